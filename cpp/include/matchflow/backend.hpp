@@ -1,0 +1,29 @@
+// What this build and this machine offer.
+#pragma once
+
+#include <cstddef>
+
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+struct device_info {
+  char name[256] = {0};
+  std::size_t total_memory = 0;
+  std::size_t free_memory = 0;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+};
+
+bool cuda_compiled() noexcept;
+/// CUDA architectures compiled in ("" without CUDA).
+const char* cuda_architectures() noexcept;
+/// Number of usable CUDA devices; 0 on any runtime error (no driver, no
+/// device, CUDA_VISIBLE_DEVICES=""), never throws or aborts.
+int cuda_device_count() noexcept;
+status cuda_get_device_info(int device, device_info* info) noexcept;
+/// OpenMP threads a parallel region gets by default (1 without OpenMP).
+int openmp_max_threads() noexcept;
+bool openmp_compiled() noexcept;
+
+}  // namespace matchflow

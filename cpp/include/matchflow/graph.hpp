@@ -1,0 +1,38 @@
+// Non-owning views of a bipartite graph given by its sparse pattern.
+//
+// Rows and columns are the two vertex sets; an edge (i, j) is a stored entry
+// of the matrix, explicit zeros included.  Vertex ids are int32, offsets
+// int64, so graphs with more than 2^31 edges are representable.  The Python
+// layer has already checked the arrays (monotone offsets, ids in range);
+// duplicate entries and unsorted ids are allowed and every algorithm must
+// tolerate them (SciPy crashes on duplicates: scipy#26160).
+#pragma once
+
+#include <cstdint>
+
+namespace matchflow {
+
+using vertex_t = std::int32_t;
+using offset_t = std::int64_t;
+
+/// Compressed adjacency of one side: vertex v's neighbours are
+/// adj[ptr[v] .. ptr[v+1]).
+struct adjacency_view {
+  vertex_t n = 0;              ///< number of vertices on this side
+  const offset_t* ptr = nullptr;  ///< length n + 1
+  const vertex_t* adj = nullptr;  ///< length ptr[n]
+  offset_t nnz() const { return ptr[n]; }
+};
+
+/// Both orientations of the same bipartite graph: `rows` is the CSR pattern
+/// (row -> columns), `cols` the CSC pattern (column -> rows).  Push-relabel
+/// needs both (pushes go from columns, global relabeling searches from rows:
+/// paper 000, Algorithms 2 and 5), so the Python layer always supplies both.
+struct bipartite_view {
+  adjacency_view rows;  ///< row i -> its columns
+  adjacency_view cols;  ///< column j -> its rows
+  vertex_t n_rows() const { return rows.n; }
+  vertex_t n_cols() const { return cols.n; }
+};
+
+}  // namespace matchflow

@@ -1,0 +1,70 @@
+// Maximum cardinality bipartite matching: the C++ entry point.
+#pragma once
+
+#include <cstdint>
+
+#include "matchflow/graph.hpp"
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+/// Algorithms, named as their papers name them.
+enum class matching_method : int {
+  pr = 0,        ///< sequential push-relabel (paper 000, section II)
+  pdbfs = 1,     ///< OpenMP parallel disjoint BFS (paper 000's CPU baseline)
+  gpu_pr = 2,    ///< G-PR (paper 000, section III)
+  gpu_apfb = 3,  ///< APFB, GPU Hopcroft-Karp-Duff-Wiberg (paper 004)
+  gpu_apsb = 4,  ///< APsB, GPU Hopcroft-Karp (paper 004)
+};
+
+/// Initial matching every algorithm starts from.
+enum class matching_init : int {
+  none = 0,
+  cheap = 1,        ///< greedy: first free neighbour
+  karp_sipser = 2,  ///< Karp-Sipser: degree-one columns first
+};
+
+/// Tuning knobs; defaults are the papers' best.
+struct matching_options {
+  int threads = 0;                ///< OpenMP threads; 0 = omp_get_max_threads()
+  matching_init init = matching_init::cheap;
+  double relabel_k = -1.0;        ///< global-relabel frequency k; < 0 = method default
+  int bfs_kernel = 1;             ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
+  int thread_layout = 0;          ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
+  int device = 0;                 ///< CUDA device ordinal
+};
+
+/// What a run did; every field a method does not use stays 0.
+struct matching_stats {
+  double seconds_init = 0;        ///< initial matching
+  double seconds_solve = 0;       ///< main algorithm, after the initial matching
+  double seconds_transfer = 0;    ///< host <-> device copies (GPU methods)
+  std::int64_t init_cardinality = 0;
+  std::int64_t iterations = 0;    ///< main-loop iterations (phases)
+  std::int64_t global_relabels = 0;
+  std::int64_t pushes = 0;
+  std::int64_t augmentations = 0;
+  std::int64_t bfs_levels = 0;
+  std::int64_t kernel_launches = 0;
+};
+
+/// Computes a maximum cardinality matching of `g`.
+///
+/// @param[in]  g          the graph (both orientations)
+/// @param[in]  method     algorithm
+/// @param[in]  options    tuning knobs
+/// @param[out] col4row    length g.n_rows(): column matched to each row, or -1
+/// @param[out] row4col    length g.n_cols(): row matched to each column, or -1
+/// @param[out] stats      what the run did
+status solve_matching(const bipartite_view& g, matching_method method,
+                      const matching_options& options, vertex_t* col4row,
+                      vertex_t* row4col, matching_stats* stats) noexcept;
+
+/// The initial matching alone (what every method starts from); exposed for
+/// tests and benchmarks.  Writes both mate arrays and returns its size in
+/// stats->init_cardinality.
+status solve_initial_matching(const bipartite_view& g, matching_init init,
+                              vertex_t* col4row, vertex_t* row4col,
+                              matching_stats* stats) noexcept;
+
+}  // namespace matchflow

@@ -1,0 +1,24 @@
+// Compiled only when CUDA is not: every GPU entry point says so.
+#include "matchflow/cuda/entry.hpp"
+
+namespace matchflow::cuda {
+namespace {
+status unavailable() noexcept {
+  return fail(status::cuda_unavailable, "matchflow was built without CUDA support");
+}
+}  // namespace
+
+int device_count() noexcept { return 0; }
+status get_device_info(int, device_info*) noexcept { return unavailable(); }
+const char* architectures() noexcept { return ""; }
+
+status gpu_pr(const bipartite_view&, const matching_options&, vertex_t*, vertex_t*,
+              matching_stats*) noexcept {
+  return unavailable();
+}
+status gpu_ap(const bipartite_view&, bool, const matching_options&, vertex_t*, vertex_t*,
+              matching_stats*) noexcept {
+  return unavailable();
+}
+
+}  // namespace matchflow::cuda

@@ -1,0 +1,93 @@
+// Initial matchings.
+//
+// cheap:        the greedy "cheap matching" every paper here initialises with
+//               (paper 000, section IV; paper 004, section 4): each column,
+//               in order, takes its first unmatched row.
+// karp_sipser:  Karp-Sipser's rule restricted to columns: a column left with
+//               exactly one unmatched neighbour row is matched to it first
+//               (that choice is always part of some maximum matching); when
+//               none is left, fall back to the greedy choice.
+#include <vector>
+
+#include "matching_cpu.hpp"
+
+namespace matchflow::detail {
+namespace {
+
+vertex_t greedy(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
+  vertex_t size = 0;
+  for (vertex_t c = 0; c < g.n_cols(); ++c) {
+    for (offset_t e = g.cols.ptr[c]; e < g.cols.ptr[c + 1]; ++e) {
+      const vertex_t r = g.cols.adj[e];
+      if (col4row[r] == -1) {
+        col4row[r] = c;
+        row4col[c] = r;
+        ++size;
+        break;
+      }
+    }
+  }
+  return size;
+}
+
+/// First unmatched row of column c, or -1.
+vertex_t free_neighbour(const bipartite_view& g, const vertex_t* col4row, vertex_t c) {
+  for (offset_t e = g.cols.ptr[c]; e < g.cols.ptr[c + 1]; ++e) {
+    if (col4row[g.cols.adj[e]] == -1) return g.cols.adj[e];
+  }
+  return -1;
+}
+
+vertex_t karp_sipser(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
+  // degree[c] = number of edges from c to rows still unmatched (duplicates
+  // counted, which only delays a column's entry into the degree-one queue).
+  std::vector<offset_t> degree(g.n_cols());
+  std::vector<vertex_t> ones;
+  for (vertex_t c = 0; c < g.n_cols(); ++c) {
+    degree[c] = g.cols.ptr[c + 1] - g.cols.ptr[c];
+    if (degree[c] == 1) ones.push_back(c);
+  }
+  vertex_t size = 0;
+  auto match = [&](vertex_t r, vertex_t c) {
+    col4row[r] = c;
+    row4col[c] = r;
+    ++size;
+    for (offset_t e = g.rows.ptr[r]; e < g.rows.ptr[r + 1]; ++e) {
+      const vertex_t d = g.rows.adj[e];
+      if (row4col[d] == -1 && --degree[d] == 1) ones.push_back(d);
+    }
+  };
+  vertex_t next = 0;  // scan position for the greedy fallback
+  while (true) {
+    while (!ones.empty()) {
+      const vertex_t c = ones.back();
+      ones.pop_back();
+      if (row4col[c] != -1) continue;
+      const vertex_t r = free_neighbour(g, col4row, c);
+      if (r != -1) match(r, c);
+    }
+    while (next < g.n_cols() && row4col[next] != -1) ++next;
+    if (next == g.n_cols()) break;
+    const vertex_t r = free_neighbour(g, col4row, next);
+    if (r != -1) match(r, next);
+    ++next;
+  }
+  return size;
+}
+
+}  // namespace
+
+vertex_t initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
+                          vertex_t* row4col) {
+  switch (init) {
+    case matching_init::none:
+      return 0;
+    case matching_init::cheap:
+      return greedy(g, col4row, row4col);
+    case matching_init::karp_sipser:
+      return karp_sipser(g, col4row, row4col);
+  }
+  return 0;
+}
+
+}  // namespace matchflow::detail

@@ -1,0 +1,67 @@
+// solve_matching: initial matching, then the chosen algorithm on the chosen
+// backend.  The only matching code that calls into cuda/.
+#include <algorithm>
+#include <chrono>
+
+#include "matchflow/cuda/entry.hpp"
+#include "matchflow/matching.hpp"
+#include "matching_cpu.hpp"
+
+namespace matchflow {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+status run_method(const bipartite_view& g, matching_method method,
+                  const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) {
+  switch (method) {
+    case matching_method::pr:
+      detail::push_relabel(g, options.relabel_k, col4row, row4col, stats);
+      return status::ok;
+    case matching_method::pdbfs:
+      detail::pdbfs(g, options.threads, col4row, row4col, stats);
+      return status::ok;
+    case matching_method::gpu_pr:
+      return cuda::gpu_pr(g, options, col4row, row4col, stats);
+    case matching_method::gpu_apfb:
+      return cuda::gpu_ap(g, true, options, col4row, row4col, stats);
+    case matching_method::gpu_apsb:
+      return cuda::gpu_ap(g, false, options, col4row, row4col, stats);
+  }
+  return fail(status::invalid_input, "unknown matching method");
+}
+
+}  // namespace
+
+status solve_initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
+                              vertex_t* row4col, matching_stats* stats) noexcept {
+  return guarded([&] {
+    const auto start = clock_type::now();
+    std::fill(col4row, col4row + g.n_rows(), vertex_t{-1});
+    std::fill(row4col, row4col + g.n_cols(), vertex_t{-1});
+    stats->init_cardinality = detail::initial_matching(g, init, col4row, row4col);
+    stats->seconds_init = seconds_since(start);
+    return status::ok;
+  });
+}
+
+status solve_matching(const bipartite_view& g, matching_method method,
+                      const matching_options& options, vertex_t* col4row,
+                      vertex_t* row4col, matching_stats* stats) noexcept {
+  return guarded([&] {
+    *stats = matching_stats{};
+    status st = solve_initial_matching(g, options.init, col4row, row4col, stats);
+    if (st != status::ok) return st;
+    const auto start = clock_type::now();
+    st = run_method(g, method, options, col4row, row4col, stats);
+    stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;
+    return st;
+  });
+}
+
+}  // namespace matchflow

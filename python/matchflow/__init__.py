@@ -1,0 +1,27 @@
+"""matchflow: maximum matchings, linear assignments and maximum flows on GPUs
+and multicore CPUs, as drop-ins for the SciPy functions of the same names.
+
+>>> import scipy.sparse as sp, matchflow
+>>> matchflow.structural_rank(sp.eye(3, format="csr"))
+3
+"""
+__version__ = "0.1.0"
+
+from ._device import cuda_available, show_config
+from ._matching import (
+    MatchingResult,
+    MatchingStats,
+    maximum_bipartite_matching,
+    maximum_matching,
+    structural_rank,
+)
+
+__all__ = [
+    "MatchingResult",
+    "MatchingStats",
+    "cuda_available",
+    "maximum_bipartite_matching",
+    "maximum_matching",
+    "show_config",
+    "structural_rank",
+]

@@ -1,0 +1,112 @@
+"""Which device runs a problem: parsing `device=`, and the machine's facts.
+
+Nothing touches CUDA at import; the device count is queried on first use
+and cached.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from . import _core
+
+
+@functools.lru_cache(maxsize=1)
+def device_count() -> int:
+    """Number of usable CUDA devices (0 when CUDA is not compiled in)."""
+    if not _core.build_info()["cuda_compiled"]:
+        return 0
+    return _core.device_count()
+
+
+def cuda_available() -> bool:
+    """True when matchflow was built with CUDA and a device is usable."""
+    return device_count() > 0
+
+
+def _cuda_ordinal(device: str) -> int:
+    if device == "cuda":
+        return 0
+    suffix = device[len("cuda:"):]
+    if not suffix.isdigit():
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}")
+    return int(suffix)
+
+
+def _require_cuda(ordinal: int) -> None:
+    if not _core.build_info()["cuda_compiled"]:
+        raise RuntimeError("a CUDA device was requested, but matchflow was built without "
+                           "CUDA support (no CUDA compiler at build time)")
+    count = device_count()
+    if count == 0:
+        raise RuntimeError("a CUDA device was requested, but no usable CUDA device is "
+                           "visible (no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them)")
+    if ordinal >= count:
+        raise RuntimeError(f"CUDA device {ordinal} was requested, but only {count} "
+                           f"device(s) are visible")
+
+
+def resolve(device, *, large_enough: bool) -> tuple[str, int]:
+    """Map a `device=` argument to ("cpu", 0) or ("cuda", ordinal).
+
+    "auto" picks the GPU when one is usable and `large_enough` says the
+    problem gains from it, else the CPU; it never fails for lack of a GPU.
+    An explicit "cuda"/"cuda:N" raises RuntimeError when it is not there.
+    """
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a string ('auto', 'cpu', 'cuda', 'cuda:N'); "
+                        f"got {type(device).__name__}")
+    if device == "cpu":
+        return "cpu", 0
+    if device == "auto":
+        return ("cuda", 0) if large_enough and cuda_available() else ("cpu", 0)
+    if device == "cuda" or device.startswith("cuda:"):
+        ordinal = _cuda_ordinal(device)
+        _require_cuda(ordinal)
+        return "cuda", ordinal
+    raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}")
+
+
+def config() -> dict:
+    """Everything show_config() prints, as a dict."""
+    import numpy
+    import scipy
+
+    from . import __version__
+
+    info = dict(_core.build_info())
+    devices = []
+    for i in range(device_count()):
+        try:
+            devices.append(_core.get_device_info(i))
+        except RuntimeError as exc:  # a device that errors is reported, not fatal
+            devices.append({"name": f"unusable: {exc}"})
+    info.update(
+        matchflow=__version__,
+        python=sys.version.split()[0],
+        numpy=numpy.__version__,
+        scipy=scipy.__version__,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        devices=devices,
+    )
+    return info
+
+
+def show_config() -> None:
+    """Print how matchflow was built and what it can use on this machine."""
+    info = config()
+    print(f"matchflow {info['matchflow']} (python {info['python']}, numpy {info['numpy']}, "
+          f"scipy {info['scipy']})")
+    arch = info["cuda_architectures"] or "-"
+    print(f"  CUDA compiled:      {info['cuda_compiled']} (architectures: {arch})")
+    print(f"  OpenMP compiled:    {info['openmp_compiled']} "
+          f"(max threads: {info['openmp_max_threads']})")
+    print(f"  CUDA devices:       {len(info['devices'])}")
+    for i, d in enumerate(info["devices"]):
+        if "total_memory" in d:
+            cc = ".".join(map(str, d["compute_capability"]))
+            print(f"    cuda:{i}  {d['name']}  {d['total_memory'] / 2**30:.1f} GiB  "
+                  f"sm_{cc.replace('.', '')}  {d['multiprocessors']} SMs")
+        else:
+            print(f"    cuda:{i}  {d['name']}")

@@ -1,0 +1,235 @@
+"""Maximum cardinality bipartite matching: SciPy drop-ins and the rich entry point."""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _core, _device
+from ._validation import Bipartite, as_bipartite, check_choice, check_threads
+
+# Method name -> the C++ enum value (cpp/include/matchflow/matching.hpp).
+_METHOD_CODES = {"pr": 0, "pdbfs": 1, "gpu-pr": 2, "gpu-apfb": 3, "gpu-apsb": 4}
+CPU_METHODS = ("pr", "pdbfs")
+GPU_METHODS = ("gpu-pr", "gpu-apfb", "gpu-apsb")
+METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
+_INIT_CODES = {"none": 0, "cheap": 1, "karp-sipser": 2}
+_BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
+_LAYOUT_CODES = {"ct": 0, "mt": 1}
+
+# Below this many edges the GPU's fixed costs (transfers, launches) exceed
+# what it saves; "auto" keeps such graphs on the CPU.
+GPU_MIN_EDGES = 200_000
+
+
+@dataclass(frozen=True)
+class MatchingStats:
+    """What one run did.  Fields a method does not use are 0."""
+
+    seconds_total: float = 0.0      #: wall time of the whole call, conversion included
+    seconds_init: float = 0.0       #: initial (cheap) matching
+    seconds_solve: float = 0.0      #: the algorithm proper
+    seconds_transfer: float = 0.0   #: host <-> device copies
+    init_cardinality: int = 0       #: size of the initial matching
+    iterations: int = 0             #: main-loop iterations / phases
+    global_relabels: int = 0
+    pushes: int = 0
+    augmentations: int = 0
+    bfs_levels: int = 0
+    kernel_launches: int = 0
+
+
+@dataclass(frozen=True)
+class MatchingResult:
+    """A maximum cardinality matching and how it was found.
+
+    Attributes
+    ----------
+    col4row : ndarray of int32, shape (n_rows,)
+        Column matched to each row, or -1.
+    row4col : ndarray of int32, shape (n_cols,)
+        Row matched to each column, or -1.
+    cardinality : int
+        Number of matched pairs (the structural rank of the pattern).
+    method, device : str
+        The algorithm and the device that ran it ("cpu" or "cuda:N").
+    stats : MatchingStats
+    """
+
+    col4row: np.ndarray
+    row4col: np.ndarray
+    cardinality: int
+    method: str
+    device: str
+    stats: MatchingStats = field(default_factory=MatchingStats)
+
+
+def _auto_method(graph: Bipartite, device: str) -> str:
+    if device == "cuda":
+        return "gpu-pr"
+    return "pdbfs"
+
+
+def _resolve(graph: Bipartite, method: str, device) -> tuple[str, str, int]:
+    """Pick (method, backend, ordinal) from the user's method= and device=."""
+    check_choice(method, "method", METHODS)
+    if method in CPU_METHODS:
+        backend, ordinal = _device.resolve(device, large_enough=False)
+        if backend != "cpu":
+            raise ValueError(f"method {method!r} runs on the CPU; use device='cpu' or 'auto', "
+                             f"or a GPU method ({', '.join(GPU_METHODS)})")
+        return method, "cpu", 0
+    if method in GPU_METHODS:
+        if device == "cpu":
+            raise ValueError(f"method {method!r} runs on a GPU; use device='cuda' or 'auto', "
+                             f"or a CPU method ({', '.join(CPU_METHODS)})")
+        backend, ordinal = _device.resolve("cuda" if device == "auto" else device,
+                                           large_enough=True)
+        return method, backend, ordinal
+    backend, ordinal = _device.resolve(device, large_enough=graph.nnz >= GPU_MIN_EDGES)
+    return _auto_method(graph, backend), backend, ordinal
+
+
+def _solve(graph: Bipartite, method: str, ordinal: int, threads: int, init: str,
+           relabel_k: float | None, bfs: str, layout: str):
+    return _core.matching(graph.row_ptr, graph.row_adj, graph.col_ptr, graph.col_adj,
+                          _METHOD_CODES[method], _INIT_CODES[init], threads,
+                          -1.0 if relabel_k is None else float(relabel_k),
+                          _BFS_CODES[bfs], _LAYOUT_CODES[layout], ordinal)
+
+
+def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
+                     threads: int | None = None, init: str = "cheap",
+                     relabel_k: float | None = None, bfs: str = "gpubfs-wr",
+                     layout: str = "ct") -> MatchingResult:
+    """Maximum cardinality matching of a bipartite graph, with its statistics.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array, shape (n_rows, n_cols)
+        The bipartite graph: every stored entry (explicit zeros included) is
+        an edge between its row and its column.  Any sparse format; duplicate
+        entries and unsorted indices are fine.
+    method : {"auto", "pr", "pdbfs", "gpu-pr", "gpu-apfb", "gpu-apsb"}
+        "pr": sequential push-relabel; "pdbfs": OpenMP parallel disjoint BFS;
+        "gpu-pr": G-PR; "gpu-apfb" / "gpu-apsb": GPU augmenting paths
+        (APFB / APsB).  "auto" picks the fastest measured method for the
+        device.
+    device : {"auto", "cpu", "cuda", "cuda:N"}
+        "auto" uses a GPU when one is usable and the graph is large enough
+        to gain from it.  Asking for a GPU that is not there raises
+        RuntimeError.
+    threads : int, optional
+        OpenMP threads for CPU methods (default: OMP_NUM_THREADS or all cores).
+    init : {"cheap", "karp-sipser", "none"}
+        Initial matching every method starts from.
+    relabel_k : float, optional
+        Global-relabel frequency: every k*(m+n) pushes for "pr" (default
+        0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).
+    bfs : {"gpubfs-wr", "gpubfs"}
+        BFS kernel of "gpu-apfb" / "gpu-apsb" (paper 004).
+    layout : {"ct", "mt"}
+        Thread layout of "gpu-apfb" / "gpu-apsb": CT, a fixed grid with
+        several vertices per thread, or MT, one thread per vertex.
+
+    Returns
+    -------
+    MatchingResult
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> import matchflow
+    >>> g = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 0]]))
+    >>> r = matchflow.maximum_matching(g, method="pr")
+    >>> r.cardinality, r.col4row.tolist(), r.row4col.tolist()
+    (2, [1, 0, -1], [1, 0, -1])
+    """
+    start = time.perf_counter()
+    return _match(as_bipartite(graph), start, method=method, device=device, threads=threads,
+                  init=init, relabel_k=relabel_k, bfs=bfs, layout=layout)
+
+
+def _match(g: Bipartite, start: float, *, method: str, device: str, threads=None,
+           init: str = "cheap", relabel_k=None, bfs: str = "gpubfs-wr",
+           layout: str = "ct") -> MatchingResult:
+    check_choice(init, "init", tuple(_INIT_CODES))
+    check_choice(bfs, "bfs", tuple(_BFS_CODES))
+    check_choice(layout, "layout", tuple(_LAYOUT_CODES))
+    n_threads = check_threads(threads)
+    if relabel_k is not None and not (np.isfinite(relabel_k) and relabel_k > 0):
+        raise ValueError(f"relabel_k must be a positive number; got {relabel_k!r}")
+    method, backend, ordinal = _resolve(g, method, device)
+    try:
+        col4row, row4col, stats = _solve(g, method, ordinal, n_threads, init, relabel_k,
+                                         bfs, layout)
+    except MemoryError as exc:
+        if device != "auto" or backend != "cuda":
+            raise
+        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=2)
+        method, backend = _auto_method(g, "cpu"), "cpu"
+        col4row, row4col, stats = _solve(g, method, 0, n_threads, init, relabel_k, bfs, layout)
+    stats["seconds_total"] = time.perf_counter() - start
+    return MatchingResult(
+        col4row=col4row, row4col=row4col,
+        cardinality=int(np.count_nonzero(col4row >= 0)),
+        method=method, device="cpu" if backend == "cpu" else f"cuda:{ordinal}",
+        stats=MatchingStats(**stats))
+
+
+def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "auto",
+                               device: str = "auto") -> np.ndarray:
+    """Maximum cardinality matching; a drop-in for SciPy's function of this name.
+
+    Parameters
+    ----------
+    graph : scipy.sparse matrix or array, shape (n_rows, n_cols)
+        Every stored entry, explicit zeros included, is an edge.
+    perm_type : {"row", "column"}
+        "row": return, for each column, the row matched to it; "column":
+        for each row, the column matched to it.  Unmatched vertices get -1.
+    method, device : str
+        See `maximum_matching`.
+
+    Returns
+    -------
+    ndarray of int32
+        Length n_cols for "row", n_rows for "column".
+
+    Raises
+    ------
+    TypeError
+        If `graph` is not sparse (as SciPy).
+    ValueError
+        For an unknown `perm_type`, `method` or `device` string, or a
+        malformed sparse structure.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from matchflow import maximum_bipartite_matching
+    >>> g = sp.csr_array(np.array([[0, 1, 1], [1, 0, 0]]))  # the 0s are not stored
+    >>> maximum_bipartite_matching(g, perm_type="column", method="pr").tolist()
+    [1, 0]
+    """
+    check_choice(perm_type, "perm_type", ("row", "column"))
+    result = _match(as_bipartite(graph), time.perf_counter(), method=method, device=device)
+    return result.row4col if perm_type == "row" else result.col4row
+
+
+def structural_rank(graph) -> int:
+    """Structural rank: the size of a maximum matching of the sparsity pattern.
+
+    A drop-in for `scipy.sparse.csgraph.structural_rank`.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from matchflow import structural_rank
+    >>> structural_rank(sp.csr_array([[1, 0, 0], [1, 0, 0], [0, 1, 1]]))
+    2
+    """
+    g = as_bipartite(graph, sparse_message="Input must be sparse")
+    return _match(g, time.perf_counter(), method="auto", device="auto").cardinality

@@ -1,0 +1,98 @@
+"""Input checks and conversion, done once at the Python boundary.
+
+Everything below this layer (bindings, C++, CUDA) assumes valid input.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+@dataclass(frozen=True)
+class Bipartite:
+    """A validated sparse pattern in both orientations (int64 offsets, int32 ids)."""
+
+    n_rows: int
+    n_cols: int
+    row_ptr: np.ndarray  # CSR: row -> columns
+    row_adj: np.ndarray
+    col_ptr: np.ndarray  # CSC: column -> rows
+    col_adj: np.ndarray
+
+    @property
+    def nnz(self) -> int:
+        return int(self.row_adj.shape[0])
+
+    @property
+    def transposed(self) -> "Bipartite":
+        return Bipartite(self.n_cols, self.n_rows, self.col_ptr, self.col_adj,
+                         self.row_ptr, self.row_adj)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.row_ptr, self.row_adj, self.col_ptr, self.col_adj))
+
+
+def _check_structure(graph) -> None:
+    """Reject index arrays that would make SciPy's own conversions misbehave."""
+    fmt = graph.format
+    if fmt in ("csr", "csc", "bsr"):
+        # O(nnz): monotone offsets, ids in range, consistent lengths.
+        graph.check_format(full_check=True)
+    elif fmt == "coo":
+        n_rows, n_cols = graph.shape
+        coords = graph.coords if hasattr(graph, "coords") else (graph.row, graph.col)
+        if len(coords) != 2:
+            raise ValueError("graph must be two-dimensional")
+        for ids, bound, what in ((coords[0], n_rows, "row"), (coords[1], n_cols, "column")):
+            if ids.size and (ids.min() < 0 or ids.max() >= bound):
+                raise ValueError(f"{what} index out of range in COO graph")
+
+
+def _compressed(matrix) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.ascontiguousarray(matrix.indptr, dtype=np.int64)
+    adj = np.ascontiguousarray(matrix.indices, dtype=np.int32)
+    return ptr, adj
+
+
+def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipartite:
+    """Validate a scipy.sparse matrix/array and return its pattern both ways.
+
+    Explicit zeros are edges (as in SciPy).  Duplicate entries and unsorted
+    indices are kept: every algorithm tolerates them.
+    """
+    if not sp.issparse(graph):
+        raise TypeError(sparse_message)
+    if len(graph.shape) != 2:
+        raise ValueError("graph must be two-dimensional")
+    n_rows, n_cols = (int(d) for d in graph.shape)
+    if max(n_rows, n_cols) >= _INT32_MAX:
+        raise ValueError(f"graph has {max(n_rows, n_cols)} rows or columns; "
+                         f"at most {_INT32_MAX - 1} are supported")
+    _check_structure(graph)
+    csr = graph.tocsr()
+    csc = csr.tocsc()
+    row_ptr, row_adj = _compressed(csr)
+    col_ptr, col_adj = _compressed(csc)
+    return Bipartite(n_rows, n_cols, row_ptr, row_adj, col_ptr, col_adj)
+
+
+def check_choice(value, name: str, choices) -> str:
+    """`value` must be one of `choices` (strings); ValueError naming them otherwise."""
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
+    return value
+
+
+def check_threads(threads) -> int:
+    """None -> 0 (OpenMP default, which follows OMP_NUM_THREADS); else a positive int."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer or None; got {threads!r}")
+    return int(threads)

@@ -1,0 +1,146 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Marshalling between NumPy arrays and the C++ core.
+
+No validation or policy lives here: the Python layer has already checked and
+converted every argument.  Each function turns arrays into pointers, releases
+the GIL around the call, and maps the returned status to an exception.
+"""
+from libc.stdint cimport int32_t, int64_t
+
+import numpy as np
+
+from matchflow cimport *
+
+
+_STATUS_EXCEPTIONS = {
+    <int>status.infeasible: ValueError,
+    <int>status.invalid_input: ValueError,
+    <int>status.overflow: OverflowError,
+    <int>status.out_of_memory: MemoryError,
+    <int>status.cuda_unavailable: RuntimeError,
+    <int>status.cuda_error: RuntimeError,
+}
+
+
+cdef int _check(status st) except -1:
+    """Raise the exception that belongs to a non-ok status."""
+    if st == status.ok:
+        return 0
+    raise _STATUS_EXCEPTIONS[<int>st](last_error().decode("utf-8", "replace"))
+
+
+cdef inline const int64_t* _p64(const int64_t[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef inline const int32_t* _p32(const int32_t[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+cdef inline int32_t* _w32(int32_t[::1] a) noexcept nogil:
+    return &a[0] if a.shape[0] > 0 else NULL
+
+
+# ---- build and machine facts ------------------------------------------------
+
+def build_info():
+    """Compile-time and run-time facts about the core."""
+    return {
+        "cuda_compiled": bool(cuda_compiled()),
+        "cuda_architectures": cuda_architectures().decode(),
+        "openmp_compiled": bool(openmp_compiled()),
+        "openmp_max_threads": openmp_max_threads(),
+    }
+
+
+def device_count():
+    """Usable CUDA devices (0 without CUDA, driver or device)."""
+    cdef int n
+    with nogil:
+        n = cuda_device_count()
+    return n
+
+
+def get_device_info(int device):
+    cdef device_info info
+    cdef status st
+    with nogil:
+        st = cuda_get_device_info(device, &info)
+    _check(st)
+    return {
+        "name": info.name.decode("utf-8", "replace"),
+        "total_memory": info.total_memory,
+        "free_memory": info.free_memory,
+        "compute_capability": (info.major, info.minor),
+        "multiprocessors": info.multiprocessors,
+    }
+
+
+# ---- matching -----------------------------------------------------------------
+
+cdef bipartite_view _bipartite(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
+                               const int64_t[::1] col_ptr, const int32_t[::1] col_adj):
+    cdef bipartite_view g
+    g.rows.n = row_ptr.shape[0] - 1
+    g.rows.ptr = _p64(row_ptr)
+    g.rows.adj = _p32(row_adj)
+    g.cols.n = col_ptr.shape[0] - 1
+    g.cols.ptr = _p64(col_ptr)
+    g.cols.adj = _p32(col_adj)
+    return g
+
+
+cdef dict _stats_dict(const matching_stats& s):
+    return {
+        "seconds_init": s.seconds_init,
+        "seconds_solve": s.seconds_solve,
+        "seconds_transfer": s.seconds_transfer,
+        "init_cardinality": s.init_cardinality,
+        "iterations": s.iterations,
+        "global_relabels": s.global_relabels,
+        "pushes": s.pushes,
+        "augmentations": s.augmentations,
+        "bfs_levels": s.bfs_levels,
+        "kernel_launches": s.kernel_launches,
+    }
+
+
+def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
+             const int64_t[::1] col_ptr, const int32_t[::1] col_adj,
+             int method, int init, int threads, double relabel_k,
+             int bfs_kernel, int thread_layout, int device):
+    """Maximum matching; returns (col4row, row4col, stats)."""
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, col_ptr, col_adj)
+    cdef matching_options opt
+    opt.threads = threads
+    opt.init = <matching_init>init
+    opt.relabel_k = relabel_k
+    opt.bfs_kernel = bfs_kernel
+    opt.thread_layout = thread_layout
+    opt.device = device
+    col4row = np.empty(g.rows.n, dtype=np.int32)
+    row4col = np.empty(g.cols.n, dtype=np.int32)
+    cdef int32_t* c4r = _w32(col4row)
+    cdef int32_t* r4c = _w32(row4col)
+    cdef matching_stats stats
+    cdef status st
+    with nogil:
+        st = solve_matching(g, <matching_method>method, opt, c4r, r4c, &stats)
+    _check(st)
+    return col4row, row4col, _stats_dict(stats)
+
+
+def initial_matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
+                     const int64_t[::1] col_ptr, const int32_t[::1] col_adj, int init):
+    """The initial matching alone; returns (col4row, row4col, stats)."""
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, col_ptr, col_adj)
+    col4row = np.empty(g.rows.n, dtype=np.int32)
+    row4col = np.empty(g.cols.n, dtype=np.int32)
+    cdef int32_t* c4r = _w32(col4row)
+    cdef int32_t* r4c = _w32(row4col)
+    cdef matching_stats stats
+    cdef status st
+    with nogil:
+        st = solve_initial_matching(g, <matching_init>init, c4r, r4c, &stats)
+    _check(st)
+    return col4row, row4col, _stats_dict(stats)

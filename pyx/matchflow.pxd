@@ -1,0 +1,63 @@
+# Declarations of the C++ API (cpp/include/matchflow/*.hpp) for _core.pyx.
+from libc.stdint cimport int32_t, int64_t
+from libcpp cimport bool as cbool
+
+
+cdef extern from "matchflow/status.hpp" namespace "matchflow" nogil:
+    enum class status(int):
+        ok
+        infeasible
+        invalid_input
+        overflow
+        out_of_memory
+        cuda_unavailable
+        cuda_error
+    const char* last_error()
+
+
+cdef extern from "matchflow/backend.hpp" namespace "matchflow" nogil:
+    cdef cppclass device_info:
+        char name[256]
+        size_t total_memory
+        size_t free_memory
+        int major, minor, multiprocessors
+    cbool cuda_compiled()
+    const char* cuda_architectures()
+    int cuda_device_count()
+    status cuda_get_device_info(int device, device_info* info)
+    int openmp_max_threads()
+    cbool openmp_compiled()
+
+
+cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:
+    cdef cppclass adjacency_view:
+        int32_t n
+        const int64_t* ptr
+        const int32_t* adj
+    cdef cppclass bipartite_view:
+        adjacency_view rows
+        adjacency_view cols
+
+
+cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
+    enum class matching_method(int):
+        pass
+    enum class matching_init(int):
+        pass
+    cdef cppclass matching_options:
+        int threads
+        matching_init init
+        double relabel_k
+        int bfs_kernel
+        int thread_layout
+        int device
+    cdef cppclass matching_stats:
+        double seconds_init, seconds_solve, seconds_transfer
+        int64_t init_cardinality, iterations, global_relabels, pushes
+        int64_t augmentations, bfs_levels, kernel_launches
+    status solve_matching(const bipartite_view& g, matching_method method,
+                          const matching_options& options, int32_t* col4row,
+                          int32_t* row4col, matching_stats* stats)
+    status solve_initial_matching(const bipartite_view& g, matching_init init,
+                                  int32_t* col4row, int32_t* row4col,
+                                  matching_stats* stats)
