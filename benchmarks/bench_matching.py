@@ -206,7 +206,19 @@ def _scipy_call(graph):
     return time.perf_counter() - t0, int(np.count_nonzero(y >= 0))
 
 
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this child when the harness dies (e.g. by `timeout`)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _scipy_child(graph, repeat, long_run, conn):
+    _die_with_parent()
     try:
         dt, card = _scipy_call(graph)
         conn.send(("warmup", dt, card))
@@ -514,6 +526,7 @@ def markdown(results, plot_note: str) -> str:
         f"- git: {mach['git_sha']}",
         f"- command: `{mach['command']}`",
         f"- settings: {json.dumps(results['settings'])}",
+        f"- stopped early: {results['stopped_early']}" if results.get("stopped_early") else "",
         "",
         "Seconds: median of the timed runs (wall time of the public call).  "
         "In parentheses: speedup vs SciPy (t_scipy / t_method; > 1 is faster).  "
@@ -627,8 +640,9 @@ def parse_args(argv=None):
                    help="output directory (default %(default)s)")
     p.add_argument("--quick", action="store_true",
                    help="tiny sizes (2^10, 2^12), every family: checks the harness in < 1 min")
-    p.add_argument("--families", nargs="+", choices=ALL_FAMILIES, default=None,
-                   help=f"default: {' '.join(DEFAULT_FAMILIES)}; --quick adds star path blocks")
+    p.add_argument("--families", nargs="*", choices=ALL_FAMILIES, default=None,
+                   help=f"default: {' '.join(DEFAULT_FAMILIES)}; --quick adds star path blocks; "
+                        "none (just --families) with --matrix: only the files")
     p.add_argument("--log2", nargs="+", type=int, default=None,
                    help="log2 of the number of rows, one or more (default 18 20)")
     p.add_argument("--matrix", nargs="*", default=[],
@@ -656,17 +670,19 @@ def parse_args(argv=None):
                    help="layered (gh-26147): ladder depth; SciPy's cost per copy ~ 2^levels")
     p.add_argument("--delaunay-max-log2", type=int, default=20,
                    help="skip delaunay above 2^this points (Qhull is slow; default %(default)s)")
+    p.add_argument("--time-budget", type=float, default=None,
+                   help="seconds; start no new graph after this (results so far are kept)")
     p.add_argument("--git-sha", default=None, help="record this SHA (when there is no .git)")
     p.add_argument("--replot", metavar="RESULTS_JSON", default=None,
                    help="only redraw results.md and profile.png from an existing results.json")
     args = p.parse_args(argv)
     if args.quick:
         args.log2 = args.log2 or [10, 12]
-        args.families = args.families or list(ALL_FAMILIES)
+        args.families = list(ALL_FAMILIES) if args.families is None else args.families
         args.layered_levels = min(args.layered_levels, 10)
         args.long_run = min(args.long_run, 2.0)
     args.log2 = args.log2 or [18, 20]
-    args.families = args.families or list(DEFAULT_FAMILIES)
+    args.families = list(DEFAULT_FAMILIES) if args.families is None else args.families
     return args
 
 
@@ -690,12 +706,19 @@ def main(argv=None) -> int:
     warm_up(solvers)
     start = time.perf_counter()
     for name, build in suite(args):
+        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
+                                       f"before {name}"
+            print(f"[stop] {results['stopped_early']}", flush=True)
+            break
         t0 = time.perf_counter()
         graph = build()
         gen = time.perf_counter() - t0
         results["graphs"].append(bench_graph(name, graph, gen, solvers, args))
         write_outputs(results, out)           # partial results survive a kill
         if not args.no_rcp:
+            if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+                continue
             t0 = time.perf_counter()
             graph = generators.random_permutation(graph, seed=args.seed + 1)
             gen = time.perf_counter() - t0

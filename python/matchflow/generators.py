@@ -21,10 +21,11 @@ complete_bipartite_blocks  dense blocks on the diagonal (many equal choices)
 random_permutation      RCP: rows and columns randomly permuted (paper 004)
 
 Memory: the random families keep O(nnz) int32/int64 arrays, generated in
-chunks where the intermediate arrays would be large; 2^24 rows with 16
-edges per row (rmat scale 24) peaks at about 15 GB.  `delaunay` is the
-exception in time, not memory: Qhull is single-threaded and takes minutes
-beyond 2^22 points (see its docstring).
+chunks where the intermediate arrays would be large: about 25 bytes per
+generated edge at the peak (rmat scale 21, 33.5 M edges: 0.77 GB measured;
+so about 6-7 GB for scale 24, 268 M edges).  `delaunay` is the exception
+in time, not memory: Qhull is single-threaded and takes minutes beyond
+2^21 points (see its docstring).
 """
 from __future__ import annotations
 
@@ -162,8 +163,9 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19,
     Notes
     -----
     Memory is O(nnz): the edges are generated in chunks of 2^24, with
-    float32 random draws.  Scale 24 (16.7 M rows, 268 M edges) needs about
-    15 GB and a few minutes on one core.
+    float32 random draws; about 25 bytes per generated edge at the peak.
+    Measured on a loaded 2-core VM: scale 21 in 27 s, 0.77 GB; scale 24
+    (268 M edges) then needs about 6-7 GB and a few minutes.
 
     Examples
     --------
@@ -234,9 +236,10 @@ def delaunay(n_points: int, seed: int = 0, diagonal: bool = True) -> sp.csr_arra
     Notes
     -----
     Uses `scipy.spatial.Delaunay` (Qhull), which is single-threaded:
-    about 1 minute for 2^20 points and 5+ minutes and ~10 GB for 2^22 on a
-    current server core.  The benchmark harness caps this family at 2^21
-    points by default (``--delaunay-max-log2``).
+    2^19 points took 29 s (0.46 GB) on a loaded 2-core VM, so expect about
+    a minute for 2^20 and several minutes for 2^22.  The benchmark harness
+    skips this family above 2^20 points by default
+    (``--delaunay-max-log2``).
 
     Examples
     --------
@@ -283,7 +286,8 @@ def random_geometric(n_points: int, degree: float = 8.0, radius: float | None = 
     Notes
     -----
     Uses `scipy.spatial.cKDTree.query_pairs` with ``output_type="ndarray"``;
-    memory is O(nnz).  2^24 points at degree 8 take a few minutes.
+    memory is O(nnz).  2^21 points at degree 8 took 17 s (0.37 GB) on a
+    loaded 2-core VM.
 
     Examples
     --------
