@@ -279,8 +279,11 @@ def run_scipy(graph, args) -> dict:
         return out
     warm = not times
     times = times or [warm_dt]
-    return dict(status="ok", times=times, seconds=statistics.median(times),
-                cardinality=card, warmup_timed=warm)
+    res = dict(status="ok", times=times, seconds=statistics.median(times),
+               cardinality=card, warmup_timed=warm)
+    if out is not None:            # a later run timed out: keep the finished ones
+        res["note"] = out["note"]
+    return res
 
 
 # ----------------------------------------------------------------------------
