@@ -26,7 +26,6 @@ set -u -o pipefail
 
 START=$SECONDS
 OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
 TOTAL_S=${TOTAL_S:-570}
 TEST_TIMEOUT_S=${TEST_TIMEOUT_S:-240}
 CUDA_ARCH=${CUDA_ARCH:-90}
@@ -47,12 +46,13 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
         build|info|test|bench) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
            exit 2 ;;
     esac
 done
 [ ${#parts[@]} -eq 0 ] && parts=(build info test bench)
+mkdir -p "$OUT"
 
 status=0
 note() { echo "[gpu_run $(( SECONDS - START ))s] $*" | tee -a "$OUT/summary.txt"; }
