@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
         build|info|test|bench) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
            exit 2 ;;
     esac
