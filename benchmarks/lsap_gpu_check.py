@@ -132,6 +132,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("methods", nargs="*", default=["tree", "classic"])
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--timeout", type=float, default=120)
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
     cs = cases()
@@ -142,7 +143,17 @@ def main():
         paths.append(p)
     failures = 0
     for method in a.methods:
-        r = subprocess.run([a.driver, "files", method, str(a.reps)] + paths, capture_output=True, text=True)
+        try:
+            r = subprocess.run([a.driver, "files", method, str(a.reps)] + paths, capture_output=True,
+                               text=True, timeout=a.timeout)
+        except subprocess.TimeoutExpired as e:
+            err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+            last = err.strip().splitlines()[-1:] if err.strip() else ["?"]
+            names = dict(zip(paths, (n for n, _ in cs)))
+            lastp = last[0].replace("case ", "")
+            print(f"{method}: TIMEOUT after {a.timeout} s in {lastp} ({names.get(lastp, '?')})")
+            failures += 1
+            continue
         if r.returncode != 0:
             print(f"{method}: driver failed rc={r.returncode}\n{r.stderr[-3000:]}")
             failures += 1

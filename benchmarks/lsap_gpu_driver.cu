@@ -61,6 +61,8 @@ static int run_file(const char* path, bool tree, int reps, std::FILE* in, std::i
 
 static int files_mode(bool tree, int reps, int argc, char** argv) {
   for (int k = 0; k < argc; ++k) {
+    std::fprintf(stderr, "case %s\n", argv[k]);
+    std::fflush(stderr);
     std::FILE* in = std::fopen(argv[k], "rb");
     if (!in) return 1;
     std::int64_t h[3];

@@ -189,6 +189,7 @@ struct control {
   key_t theta_key[3];       // min uncovered slack found in step s, slot s % 3
   key_t max_abs_key;        // largest finite |c| (tolerance of floating costs)
   int rev_found;            // stamp: an augmenting path exists in iteration rev_found
+  int rev_step[3];          // CU-TREE: stamp `it` when step s found a reverse column, slot s % 3
   int error;                // 1 = no finite dual step (infeasible input)
   long long iterations, augmenting_paths, dual_updates;
 };
@@ -263,12 +264,13 @@ __device__ inline void augment_walk(const state<T>& s, int r) {
 /// A column becomes tight (slack <= tol): cover it; its assigned row joins the
 /// tree (appended to `out`), or it is a reverse column.
 template <class T>
-__device__ inline void tighten(const state<T>& s, int j, int it, int* out, int* out_count) {
+__device__ inline void tighten(const state<T>& s, int j, int it, int slot, int* out, int* out_count) {
   s.vc[j] = it;
   const int inew = s.ac[j];
   if (inew == none) {
     s.rev[j] = it;
     atomic_write(&s.ctl->rev_found, it);
+    atomic_write(&s.ctl->rev_step[slot], it);
   } else {
     s.pr[inew] = j;
     s.vr[inew] = it;
@@ -348,7 +350,7 @@ __device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K
     }
     s.slack[j] = sl;
     s.pc[j] = p;
-    if (sl <= tol) tighten(s, j, it, out, out_count);
+    if (sl <= tol) tighten(s, j, it, slot, out, out_count);
     else local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
@@ -374,7 +376,7 @@ __device__ void tree_dual_step(const state<T>& s, T theta, int it, T tol, int sl
     }
     const T sl = s.slack[j] == cost_inf<T>() ? s.slack[j] : s.slack[j] - theta;
     s.slack[j] = sl;
-    if (sl <= tol) tighten(s, j, it, out, out_count);
+    if (sl <= tol) tighten(s, j, it, slot, out, out_count);
     else local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
@@ -440,7 +442,7 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
     if (tid == 0) ++ctl->iterations;
     const int* fr = s.roots[it & 1];
     int nf = nroots;
-    bool found = false;
+    bool found = false, rev = false;
     while (!found) {
       // forward pass: one BFS level
       const int slot = step % 3;
@@ -460,8 +462,13 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
       fr = s.frontier[slot];
       nf = atomic_read(&ctl->fcount[slot]);
       key_t theta_key = atomic_read(&ctl->theta_key[slot]);
+      // A per-step slot, not ctl->rev_found: a fast thread may already be in
+      // the next step (and find a reverse column there) while a slow one
+      // reads; slot s % 3 is written again only in step s + 3, and a stale
+      // `it` there means a reverse column was found earlier in this iteration.
+      rev = rev || atomic_read(&ctl->rev_step[slot]) == it;
       // dual updates until a row joins or a reverse column appears
-      while (nf == 0 && atomic_read(&ctl->rev_found) != it) {
+      while (nf == 0 && !rev) {
         if (theta_key >= key_inf<T>()) {  // no finite slack: infeasible input
           if (tid == 0) ctl->error = 1;
           return;
@@ -478,6 +485,7 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
         fr = s.frontier[dslot];
         nf = atomic_read(&ctl->fcount[dslot]);
         theta_key = atomic_read(&ctl->theta_key[dslot]);
+        rev = rev || atomic_read(&ctl->rev_step[dslot]) == it;
       }
       found = nf == 0;  // frontier exhausted with a reverse column
     }
