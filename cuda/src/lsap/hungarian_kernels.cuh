@@ -272,8 +272,7 @@ __device__ inline void tighten(const state<T>& s, int j, int it, int slot, int* 
     atomic_write(&s.ctl->rev_found, it);
     atomic_write(&s.ctl->rev_step[slot], it);
   } else {
-    s.pr[inew] = j;
-    s.vr[inew] = it;
+    s.pr[inew] = j;  // vr[inew] is stamped when the row is expanded (see tree_expand_step)
     append(out, out_count, inew);
   }
 }
@@ -316,11 +315,15 @@ __device__ void tree_partial_step(const state<T>& s, const int* fr, int nf, int 
 /// tree_partial_step (K > 1).  Also folds the minimum uncovered slack into
 /// ctl->theta_key[slot] for a dual update that may follow.
 /// sync: frontier/fcount (atomic append), theta_key (atomicMin), rev_found.
-/// safe: slack, pc, vc (one writer per column), pr, vr (one writer per row:
-/// a row is reached only through its assigned column).
+/// safe: slack, pc, vc (one writer per column), pr (one writer per row: a
+/// row is reached only through its assigned column), vr (frontier rows).
 template <class T>
 __device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K, int it, T tol,
                                  int slot, std::int64_t tid, std::int64_t nthreads) {
+  // The frontier rows join the tree now, not when tighten() found them: a
+  // row found in a dual step must not get that step's +theta, and the row
+  // loop of tree_dual_step reads vr while its column loop would write it.
+  for (std::int64_t f = tid; f < nf; f += nthreads) s.vr[fr[f]] = it;
   int* out = s.frontier[slot];
   int* out_count = &s.ctl->fcount[slot];
   key_t local = ~0ull;
