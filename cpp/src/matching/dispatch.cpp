@@ -32,6 +32,9 @@ status run_method(const bipartite_view& g, matching_method method,
       return cuda::gpu_ap(g, true, options, col4row, row4col, stats);
     case matching_method::gpu_apsb:
       return cuda::gpu_ap(g, false, options, col4row, row4col, stats);
+    case matching_method::msbfs_graft:
+      detail::msbfs_graft(g, options.threads, col4row, row4col, stats);
+      return status::ok;
   }
   return fail(status::invalid_input, "unknown matching method");
 }

@@ -20,4 +20,8 @@ void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
 void pdbfs(const bipartite_view& g, int threads, vertex_t* col4row, vertex_t* row4col,
            matching_stats* stats);
 
+/// MS-BFS-Graft: OpenMP multi-source BFS with tree grafting (msbfs_graft.cpp).
+void msbfs_graft(const bipartite_view& g, int threads, vertex_t* col4row, vertex_t* row4col,
+                 matching_stats* stats);
+
 }  // namespace matchflow::detail
