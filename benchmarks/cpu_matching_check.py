@@ -225,7 +225,8 @@ def bench(uniform_scales, rmat_scales, threads_list, scipy_limit: float, repeat:
         rows.append(dict(graph=label, method="scipy", threads=1, seconds=t_sp,
                          cardinality=size_sp, n=g.shape[0], nnz=int(g.nnz)))
         top = max(threads_list)
-        runs = [("pr", "cheap", 1), ("pr", "karp-sipser", 1), ("msbfs-graft", "cheap", top)]
+        runs = [("pr", "cheap", 1), ("pr", "karp-sipser", 1), ("pdbfs", "cheap", top),
+                ("msbfs-graft", "cheap", top)]
         runs += [(m, "karp-sipser", t) for t in threads_list for m in ("pdbfs", "msbfs-graft")]
         runs += [("auto", None, 0)]
         for method, init, t in runs:

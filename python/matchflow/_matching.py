@@ -96,11 +96,14 @@ def _core_count() -> int:
 
 
 def _default_init(method: str) -> str:
-    """Karp-Sipser for the CPU methods: measured faster overall than the cheap
-    (greedy) matching (uniform random n=1e6, 3/row: PR 2.5 s vs 3.4 s,
-    MS-BFS-Graft 3 s vs 7 s, P-DBFS 10 s vs 36 s of CPU time; R-MAT scale
-    18: KS alone is maximum).  The GPU methods keep the papers' cheap one."""
-    return "karp-sipser" if method in CPU_METHODS else "cheap"
+    """Initial matching by measurement (benchmarks/cpu_matching_check.py,
+    16-core device, uniform random 2^20 x 3/row and R-MAT scale 20-21):
+    sequential PR is faster after Karp-Sipser (0.27 s vs 0.29 s uniform,
+    0.23 s vs 0.33 s R-MAT 20: KS leaves PR almost nothing to do); the
+    parallel methods are faster after the (parallel) greedy matching, since
+    the sequential Karp-Sipser pass (0.2-0.6 s) dwarfs their solve
+    (MS-BFS-Graft 0.06-0.15 s in all).  GPU methods keep the papers' cheap one."""
+    return "karp-sipser" if method == "pr" else "cheap"
 
 
 def _resolve(graph: Bipartite, method: str, device, threads: int = 0) -> tuple[str, str, int]:
@@ -158,8 +161,8 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
         OpenMP threads for CPU methods (default: OMP_NUM_THREADS or all cores).
     init : {"karp-sipser", "cheap", "none"}, optional
         Initial matching the method starts from.  Default: "karp-sipser"
-        for CPU methods (measured faster overall), "cheap" (greedy, as in
-        the papers) for GPU methods.
+        for "pr", "cheap" (greedy; run in parallel for "pdbfs" and
+        "msbfs-graft") for the others: the fastest measured.
     relabel_k : float, optional
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).

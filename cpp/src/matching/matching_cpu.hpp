@@ -7,9 +7,10 @@
 namespace matchflow::detail {
 
 /// Greedy or Karp-Sipser initial matching on empty mate arrays (all -1).
-/// Returns its cardinality.  (cheap.cpp)
+/// Returns its cardinality.  threads != 1 runs the greedy one in parallel
+/// (0 = all threads); Karp-Sipser is sequential.  (cheap.cpp)
 vertex_t initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
-                          vertex_t* row4col);
+                          vertex_t* row4col, int threads = 1);
 
 /// Sequential push-relabel, FIFO active columns, global relabel every
 /// k * (m + n) pushes (paper 000, section II-B/C).  (push_relabel.cpp)
