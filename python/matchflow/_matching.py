@@ -68,9 +68,12 @@ class MatchingResult:
     stats: MatchingStats = field(default_factory=MatchingStats)
 
 
-# CPU "auto": below this many edges, or with fewer than AUTO_PARALLEL_THREADS
-# threads, sequential push-relabel wins (no fork/join costs); above, the
-# multicore MS-BFS-Graft.  Measured with benchmarks/cpu_matching_check.py.
+# CPU "auto": MS-BFS-Graft (greedy init) when there are threads to use and
+# the graph is not small, else sequential push-relabel (Karp-Sipser init).
+# On the 16-core device MS-BFS-Graft was the fastest CPU method on every
+# large graph measured (uniform 2^20, 2^22; R-MAT 20-22 and RCP): 29-72x
+# SciPy, vs 3-13x for PR.  The thresholds themselves are not tuned:
+# below ~200k edges every method takes milliseconds.
 AUTO_PARALLEL_EDGES = 200_000
 AUTO_PARALLEL_THREADS = 4
 
@@ -96,14 +99,15 @@ def _core_count() -> int:
 
 
 def _default_init(method: str) -> str:
-    """Initial matching by measurement (benchmarks/cpu_matching_check.py,
-    16-core device, uniform random 2^20 x 3/row and R-MAT scale 20-21):
-    sequential PR is faster after Karp-Sipser (0.27 s vs 0.29 s uniform,
-    0.23 s vs 0.33 s R-MAT 20: KS leaves PR almost nothing to do); the
-    parallel methods are faster after the (parallel) greedy matching, since
-    the sequential Karp-Sipser pass (0.2-0.6 s) dwarfs their solve
-    (MS-BFS-Graft 0.06-0.15 s in all).  GPU methods keep the papers' cheap one."""
-    return "karp-sipser" if method == "pr" else "cheap"
+    """Initial matching by measurement (benchmarks/cpu_matching_check.py on
+    the 16-core device; benchmarks/results/cpu_matching_h100host_run*.log).
+    Karp-Sipser (sequential) for "pr" and "pdbfs": R-MAT scale 22, PR 1.27 s
+    vs 2.11 s with the greedy one, P-DBFS 1.23 s vs 1.87 s (uniform 2^22:
+    4.18 vs 4.59 s and 3.29 vs 3.25 s).  Greedy (run in parallel) for
+    "msbfs-graft": 0.81 s vs 2.37 s (uniform 2^22) and 0.21 s vs 1.21 s
+    (R-MAT 22), as the sequential Karp-Sipser pass (1-2 s there) outweighs
+    its whole solve.  GPU methods keep the papers' cheap one."""
+    return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
 def _resolve(graph: Bipartite, method: str, device, threads: int = 0) -> tuple[str, str, int]:
@@ -161,8 +165,8 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
         OpenMP threads for CPU methods (default: OMP_NUM_THREADS or all cores).
     init : {"karp-sipser", "cheap", "none"}, optional
         Initial matching the method starts from.  Default: "karp-sipser"
-        for "pr", "cheap" (greedy; run in parallel for "pdbfs" and
-        "msbfs-graft") for the others: the fastest measured.
+        for "pr" and "pdbfs", "cheap" (greedy, run in parallel for the
+        OpenMP methods) for the others: the fastest measured.
     relabel_k : float, optional
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).
