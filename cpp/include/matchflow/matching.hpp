@@ -15,6 +15,7 @@ enum class matching_method : int {
   gpu_pr = 2,    ///< G-PR (paper 000, section III)
   gpu_apfb = 3,  ///< APFB, GPU Hopcroft-Karp-Duff-Wiberg (paper 004)
   gpu_apsb = 4,  ///< APsB, GPU Hopcroft-Karp (paper 004)
+  msbfs_graft = 5,  ///< OpenMP MS-BFS-Graft (Azad, Buluc, Pothen, TPDS 2017)
 };
 
 /// Initial matching every algorithm starts from.

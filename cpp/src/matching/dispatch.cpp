@@ -32,8 +32,27 @@ status run_method(const bipartite_view& g, matching_method method,
       return cuda::gpu_ap(g, true, options, col4row, row4col, stats);
     case matching_method::gpu_apsb:
       return cuda::gpu_ap(g, false, options, col4row, row4col, stats);
+    case matching_method::msbfs_graft:
+      detail::msbfs_graft(g, options.threads, col4row, row4col, stats);
+      return status::ok;
   }
   return fail(status::invalid_input, "unknown matching method");
+}
+
+void initial(const bipartite_view& g, matching_init init, int threads, vertex_t* col4row,
+             vertex_t* row4col, matching_stats* stats) {
+  const auto start = clock_type::now();
+  std::fill(col4row, col4row + g.n_rows(), vertex_t{-1});
+  std::fill(row4col, row4col + g.n_cols(), vertex_t{-1});
+  stats->init_cardinality = detail::initial_matching(g, init, col4row, row4col, threads);
+  stats->seconds_init = seconds_since(start);
+}
+
+/// The parallel methods get the parallel greedy initial matching.
+int init_threads(matching_method method, const matching_options& options) {
+  const bool parallel =
+      method == matching_method::pdbfs || method == matching_method::msbfs_graft;
+  return parallel ? options.threads : 1;
 }
 
 }  // namespace
@@ -41,11 +60,7 @@ status run_method(const bipartite_view& g, matching_method method,
 status solve_initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
                               vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
-    const auto start = clock_type::now();
-    std::fill(col4row, col4row + g.n_rows(), vertex_t{-1});
-    std::fill(row4col, row4col + g.n_cols(), vertex_t{-1});
-    stats->init_cardinality = detail::initial_matching(g, init, col4row, row4col);
-    stats->seconds_init = seconds_since(start);
+    initial(g, init, 1, col4row, row4col, stats);
     return status::ok;
   });
 }
@@ -55,10 +70,9 @@ status solve_matching(const bipartite_view& g, matching_method method,
                       vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
     *stats = matching_stats{};
-    status st = solve_initial_matching(g, options.init, col4row, row4col, stats);
-    if (st != status::ok) return st;
+    initial(g, options.init, init_threads(method, options), col4row, row4col, stats);
     const auto start = clock_type::now();
-    st = run_method(g, method, options, col4row, row4col, stats);
+    const status st = run_method(g, method, options, col4row, row4col, stats);
     stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;
     return st;
   });

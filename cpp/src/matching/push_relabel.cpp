@@ -22,7 +22,7 @@
 // with global relabeling it is fast in practice.
 #include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <limits>
 #include <vector>
 
 #include "matching_cpu.hpp"
@@ -32,18 +32,45 @@ namespace {
 
 constexpr double default_relabel_k = 0.5;
 
+// Labels never exceed m + n + 1: int32 unless m + n is that large (then
+// int64).  Half the label traffic of int64 labels, which are what the
+// pushes' random accesses read.
+template <typename label_t>
 struct pr_state {
   const bipartite_view& g;
   vertex_t* col4row;
   vertex_t* row4col;
-  std::int64_t infinity;            // m + n
-  std::vector<std::int64_t> row_label;
-  std::vector<std::int64_t> col_label;
+  label_t infinity;                 // m + n
+  std::vector<label_t> row_label;
+  std::vector<label_t> col_label;
   std::vector<vertex_t> queue;      // BFS scratch
 };
 
+/// FIFO of active columns.  A column is in it at most once (it is queued
+/// only while unmatched, and leaves before it is matched), so a ring of
+/// n + 1 slots never overflows.
+class ring {
+ public:
+  explicit ring(std::size_t capacity) : slots_(capacity + 1) {}
+  bool empty() const { return head_ == tail_; }
+  void push(vertex_t v) {
+    slots_[tail_] = v;
+    if (++tail_ == slots_.size()) tail_ = 0;
+  }
+  vertex_t pop() {
+    const vertex_t v = slots_[head_];
+    if (++head_ == slots_.size()) head_ = 0;
+    return v;
+  }
+
+ private:
+  std::vector<vertex_t> slots_;
+  std::size_t head_ = 0, tail_ = 0;
+};
+
 /// Algorithm 2 of paper 000: exact labels by BFS from the unmatched rows.
-void global_relabel(pr_state& s) {
+template <typename label_t>
+void global_relabel(pr_state<label_t>& s) {
   const auto& g = s.g;
   std::fill(s.row_label.begin(), s.row_label.end(), s.infinity);
   std::fill(s.col_label.begin(), s.col_label.end(), s.infinity);
@@ -56,7 +83,7 @@ void global_relabel(pr_state& s) {
   }
   for (std::size_t head = 0; head < s.queue.size(); ++head) {
     const vertex_t r = s.queue[head];
-    const std::int64_t next = s.row_label[r] + 1;
+    const label_t next = s.row_label[r] + 1;
     for (offset_t e = g.rows.ptr[r]; e < g.rows.ptr[r + 1]; ++e) {
       const vertex_t c = g.rows.adj[e];
       if (s.col_label[c] != s.infinity) continue;
@@ -70,21 +97,21 @@ void global_relabel(pr_state& s) {
   }
 }
 
-}  // namespace
-
-void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
-                  vertex_t* row4col, matching_stats* stats) {
+template <typename label_t>
+void run(const bipartite_view& g, double relabel_k, vertex_t* col4row, vertex_t* row4col,
+         matching_stats* stats) {
   const std::int64_t m = g.n_rows(), n = g.n_cols();
-  pr_state s{g, col4row, row4col, m + n, std::vector<std::int64_t>(m),
-             std::vector<std::int64_t>(n), {}};
+  pr_state<label_t> s{g, col4row, row4col, label_t(m + n),
+                      std::vector<label_t>(std::size_t(m)), std::vector<label_t>(std::size_t(n)),
+                      {}};
   const double k = relabel_k >= 0 ? relabel_k : default_relabel_k;
   const std::int64_t relabel_period = std::max<std::int64_t>(1, std::int64_t(k * double(m + n)));
 
   global_relabel(s);
   ++stats->global_relabels;
-  std::deque<vertex_t> active;
+  ring active(static_cast<std::size_t>(n));
   for (vertex_t c = 0; c < n; ++c) {
-    if (row4col[c] == -1 && s.col_label[c] < s.infinity) active.push_back(c);
+    if (row4col[c] == -1 && s.col_label[c] < s.infinity) active.push(c);
   }
 
   std::int64_t pushes_since_relabel = 0;
@@ -94,12 +121,11 @@ void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
       ++stats->global_relabels;
       pushes_since_relabel = 0;
     }
-    const vertex_t v = active.front();
-    active.pop_front();
+    const vertex_t v = active.pop();
     if (s.col_label[v] >= s.infinity) continue;  // unreachable: dropped for good
     // Row of minimum label among v's neighbours.
     vertex_t best = -1;
-    std::int64_t best_label = s.infinity;
+    label_t best_label = s.infinity;
     for (offset_t e = g.cols.ptr[v]; e < g.cols.ptr[v + 1]; ++e) {
       const vertex_t u = g.cols.adj[e];
       if (s.row_label[u] < best_label) {
@@ -122,8 +148,20 @@ void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
     ++pushes_since_relabel;
     if (previous != -1) {
       row4col[previous] = -1;
-      active.push_back(previous);
+      active.push(previous);
     }
+  }
+}
+
+}  // namespace
+
+void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
+                  vertex_t* row4col, matching_stats* stats) {
+  const std::int64_t labels = std::int64_t(g.n_rows()) + g.n_cols() + 2;
+  if (labels <= std::numeric_limits<std::int32_t>::max()) {
+    run<std::int32_t>(g, relabel_k, col4row, row4col, stats);
+  } else {
+    run<std::int64_t>(g, relabel_k, col4row, row4col, stats);
   }
 }
 
