@@ -3,14 +3,17 @@
 //
 // Algorithm 1 becomes one CUDA graph launched once per solve:
 //
+//   first_init                              (line 4 of the first phase)
 //   while phase_loop:                       (Algorithm 1 line 2)
-//     init_bfs_array                        (line 4; sets level_loop = 1)
+//     phase_begin                           (lines 3-5; sets level_loop)
 //     while level_loop:                     (line 6)
 //       bfs (GPUBFS or GPUBFS-WR)           (lines 7-11; its last block sets
 //                                            level_loop, APsB stops at the
 //                                            first level that found a path)
-//     alternate                             (line 12)
-//     fix_matching                          (line 13; sets phase_loop)
+//     alternate                             (line 12; sets phase_loop)
+//     fix_reset                             (line 13, and line 4 of the
+//                                            next phase on the columns
+//                                            this phase visited)
 //
 // Both loops are conditional `while` nodes, so the host neither launches
 // per level nor reads flags back: launch overhead is one graph launch per
@@ -21,10 +24,11 @@
 // Thread layouts (paper 004, section 4): CT = 256 blocks x 256 threads for
 // every kernel; MT = min(n, resident threads of the device) threads, where n
 // is the number of vertices the kernel strides over (columns for
-// INITBFSARRAY and BFS, rows for ALTERNATE and FIXMATCHING).
+// INITBFSARRAY, BFS and FIXMATCHING, rows for ALTERNATE).
 //
-// Memory: CSC offsets and ids, rmatch, cmatch, predecessor, bfs_array and
-// (GPUBFS-WR) root; the CSR orientation is not used.
+// Memory: CSC offsets and ids, rmatch, cmatch, predecessor, bfs_array,
+// mate0, two column queues, the end-row list and (GPUBFS-WR) root; the CSR
+// orientation is not used.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -80,8 +84,8 @@ cudaGraphNode_t add_kernel(cudaGraph_t g, cudaGraphNode_t dep, void* func, unsig
                            ap::ap_args* args) {
   cudaKernelNodeParams p{};
   p.func = func;
-  p.gridDim = dim3(blocks);
-  p.blockDim = dim3(threads_per_block);
+  p.gridDim = dim3(blocks > 0 ? blocks : 1);
+  p.blockDim = dim3(blocks > 0 ? threads_per_block : 1);  // 0 blocks: one thread
   p.sharedMemBytes = 0;
   void* params[] = {args};
   p.kernelParams = params;
@@ -107,26 +111,30 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   cudaGraph_t top = owner.graph();
   MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.phase_loop, top, 1,
                                                       cudaGraphCondAssignDefault));
+  // Kernel parameters are copied when a node is added, so both handles must
+  // be in `args` before the first kernel node: create the phase loop's
+  // body first, then the level loop's handle in it.
   cudaGraphNode_t phase_node = nullptr;
   cudaGraph_t phase_body = add_while(top, nullptr, args.phase_loop, &phase_node);
   MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.level_loop, phase_body, 1,
                                                       cudaGraphCondAssignDefault));
-  // Kernel parameters are copied when a node is added, so both handles must
-  // be in `args` before the first kernel node.
   const unsigned int col_blocks = lay.blocks(args.n_cols);
   const unsigned int row_blocks = lay.blocks(args.n_rows);
-  cudaGraphNode_t init = add_kernel(phase_body, nullptr,
-                                    reinterpret_cast<void*>(&ap::init_bfs_array_kernel<WR>),
-                                    col_blocks, &args);
+  cudaGraphNode_t first = add_kernel(top, nullptr,
+                                     reinterpret_cast<void*>(&ap::first_init_kernel<WR>),
+                                     col_blocks, &args);
+  MATCHFLOW_CUDA_TRY(cudaGraphAddDependencies(top, &first, &phase_node, nullptr, 1));
+  cudaGraphNode_t begin = add_kernel(phase_body, nullptr,
+                                     reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
   cudaGraphNode_t level_node = nullptr;
-  cudaGraph_t level_body = add_while(phase_body, init, args.level_loop, &level_node);
+  cudaGraph_t level_body = add_while(phase_body, begin, args.level_loop, &level_node);
   add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR>), col_blocks,
              &args);
   void* alternate = (WR && args.shortest)
                         ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
                         : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
   cudaGraphNode_t alt = add_kernel(phase_body, level_node, alternate, row_blocks, &args);
-  add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_matching_kernel), row_blocks,
+  add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
              &args);
   owner.instantiate();
 }
@@ -146,10 +154,12 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     if (nr == 0 || nc == 0) return status::ok;
     const bool wr = options.bfs_kernel != 0;
     const std::size_t nnz = static_cast<std::size_t>(g.cols.nnz());
+    // CSC, then per column bfs_array, cmatch, mate0, two queues (+ root),
+    // per row rmatch, predecessor, end-row list.
     const std::size_t bytes = (static_cast<std::size_t>(nc) + 1) * sizeof(offset_t) +
                               nnz * sizeof(vertex_t) +
-                              2 * static_cast<std::size_t>(nr) * sizeof(vertex_t) +  // rmatch, pred
-                              (wr ? 3 : 2) * static_cast<std::size_t>(nc) * sizeof(vertex_t) +
+                              (wr ? 6 : 5) * static_cast<std::size_t>(nc) * sizeof(vertex_t) +
+                              3 * static_cast<std::size_t>(nr) * sizeof(vertex_t) +
                               sizeof(ap::ap_control);
     use_device_with_memory(options.device, bytes);
 
@@ -165,7 +175,8 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     stream s;
     device_buffer<offset_t> d_cxadj(static_cast<std::size_t>(nc) + 1);
     device_buffer<vertex_t> d_cadj(nnz);
-    device_buffer<vertex_t> d_rmatch(nr), d_cmatch(nc), d_pred(nr), d_bfs(nc);
+    device_buffer<vertex_t> d_rmatch(nr), d_cmatch(nc), d_pred(nr), d_bfs(nc), d_mate0(nc);
+    device_buffer<vertex_t> d_queue0(nc), d_queue1(nc), d_ends(nr);
     device_buffer<vertex_t> d_root(wr ? nc : 0);
     device_buffer<ap::ap_control> d_ctl(1);
 
@@ -191,6 +202,10 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     args.predecessor = d_pred.data();
     args.bfs_array = d_bfs.data();
     args.root = d_root.data();
+    args.mate0 = d_mate0.data();
+    args.queue[0] = d_queue0.data();
+    args.queue[1] = d_queue1.data();
+    args.ends = d_ends.data();
     args.ctl = d_ctl.data();
     args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
     args.shortest = !apfb;
@@ -214,14 +229,14 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
 
     stats->iterations += ctl.phases;
     stats->bfs_levels += ctl.bfs_levels;
-    // Kernel executions inside the graph: per phase INITBFSARRAY,
-    // ALTERNATE and FIXMATCHING, plus one BFS per level.
-    stats->kernel_launches += 3 * ctl.phases + ctl.bfs_levels;
+    // Kernel executions inside the graph: the first INITBFSARRAY, per phase
+    // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
+    stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
     stats->augmentations += cardinality(col4row, nr) - before;
     if (ctl.error != 0) {
       return fail(status::cuda_error,
                   std::string("gpu-ap") + (apfb ? "fb" : "sb") +
-                      ": safety cap on BFS levels or phases reached (internal error)");
+                      ": safety cap on phases reached (internal error)");
     }
     return status::ok;
   });

@@ -3,11 +3,13 @@
 //
 // Paper 004 (Deveci, Kaya, Ucar, Catalyurek, "GPU accelerated maximum
 // cardinality matching algorithms for bipartite graphs", Euro-Par 2013):
-//   init_bfs_array_kernel  INITBFSARRAY (section 3, text after Algorithm 2)
-//   bfs_kernel<false,..>   Algorithm 2, GPUBFS
-//   bfs_kernel<true,..>    Algorithm 4, GPUBFS-WR (root array, early exit)
+//   first_init_kernel +    INITBFSARRAY (section 3, text after Algorithm 2)
+//   phase_begin_kernel
+//   bfs_kernel<false>      Algorithm 2, GPUBFS
+//   bfs_kernel<true>       Algorithm 4, GPUBFS-WR (root array, early exit)
 //   alternate_kernel       Algorithm 3, ALTERNATE
-//   fix_matching_kernel    FIXMATCHING: rmatch[r] <- -1 if cmatch[rmatch[r]] != r
+//   fix_reset_kernel       FIXMATCHING (rmatch[r] <- -1 if cmatch[rmatch[r]]
+//                          != r) fused with the next phase's INITBFSARRAY
 // The host driver (apfb_dispatch.cu) wires them into Algorithm 1 (APsB; APFB
 // is Algorithm 1 without lines 9-10) as one CUDA graph whose two `while`
 // loops are conditional nodes, so the loop control of Algorithm 1 runs on
@@ -23,33 +25,43 @@
 // the path's end row (the paper writes -(row); +1 keeps row 0 distinct),
 // and ALTERNATE then starts only from that row (section 3, last paragraph).
 //
-// Thread layouts (section 4): every kernel strides over its vertices with
+// Thread layouts (section 4): every kernel strides over its items with
 // `i * total_threads + tid` (getProcessCount); the grid is 256 x 256 (CT) or
 // min(n, resident threads of the device) (MT); the host picks the grid.
 //
-// Deviations from the paper, all for robustness or speed:
+// Deviations from the paper, for speed:
+//  * Frontier queue.  The paper's BFS kernel scans every column for
+//    bfs_array[c] == bfs_level (Algorithm 2 line 4), i.e. O(n_cols) work per
+//    level.  Here the columns of a phase are kept in a queue in BFS order
+//    (the roots, then level by level), and a level launch strides over its
+//    segment [level_begin, level_end) only.  A column enters the queue when
+//    its atomicCAS(bfs_array, L0 - 1, level + 1) succeeds, so it enters once
+//    (the paper's plain store lets several threads insert it; that race is
+//    still allowed for predecessor and root, see bfs_visit).
+//  * The same queue bounds the per-phase bookkeeping: end rows are listed
+//    when claimed, ALTERNATE runs over that list, and FIXMATCHING plus the
+//    next phase's INITBFSARRAY run over the phase's queue and end rows
+//    (mate0[c] remembers the row each queued column was matched to when it
+//    was reached; those and the end rows are the only rows ALTERNATE
+//    touches).  Only the first INITBFSARRAY scans all columns.
+//  * A column of degree > warp_degree is scanned by a whole warp (lanes
+//    stride over its rows) instead of by its own thread.
+//  * Loop control on the device (ap_control, conditional graph nodes).
+// Deviations for robustness:
 //  * A free row is claimed as a path end with atomicCAS(rmatch[r], -1, -2)
 //    instead of a plain store, so only one thread writes its predecessor.
-//    Together with ALTERNATE's predecessor check this guarantees progress:
-//    every BFS tree that holds a claimed (and, for APsB-WR, selected) end
-//    row gets its root column written in ALTERNATE, which nets +1 matched
-//    pair, so each phase that found a path augments at least once and the
-//    outer loop terminates with a maximum matching.
-//  * A column of degree > warp_degree is scanned by a whole warp (lanes
-//    stride over its rows) instead of by its own thread; the work per edge
-//    is the paper's.
+//    With ALTERNATE's predecessor check this guarantees progress: every BFS
+//    tree holding a claimed (for APsB-WR: selected) end row gets its root
+//    column written in ALTERNATE, a net +1 matched pair, so each phase that
+//    found a path augments and the outer loop ends with a maximum matching.
 //  * ALTERNATE guards the root step (cmatch[root] = -1 has no predecessor;
 //    the paper would read predecessor[-1]).  FIXMATCHING also clears end
-//    rows left at -2 (their path lost every race).
-//  * Level and phase counts are capped (n_cols + 2 levels per phase,
-//    min(n_rows, n_cols) + 2 phases): unreachable when the algorithm is
-//    right, but a bug then reports an error instead of hanging the GPU.
-//  * The loop-control flags of Algorithm 1 (vertex_inserted,
-//    augmenting_path_found, bfs_level) live in device memory (ap_control);
-//    the last block of each BFS launch decides whether the level loop goes
-//    on and sets the graph's conditional handle.
+//    rows left at -2 (their walk lost every race).
+//  * Phases are capped at min(n_rows, n_cols) + 2: unreachable when the
+//    above holds, but a bug then reports an error instead of hanging.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -66,14 +78,18 @@ constexpr int L0 = 2;
 constexpr offset_t warp_degree = 32;
 constexpr unsigned full_mask = 0xffffffffu;
 
-/// Algorithm 1's loop state, in device memory (one per solve).
+/// Algorithm 1's loop state, in device memory (one per solve, zeroed).
 struct ap_control {
   int bfs_level;            ///< level being expanded (Algorithm 1, bfs_level)
-  int vertex_inserted;      ///< a column was added to the next level
-  int path_found;           ///< augmenting_path_found of this phase
-  int error;                ///< a safety cap was hit (never expected)
+  int cur;                  ///< which of the two queues this phase uses
+  int tail;                 ///< columns queued in this phase
+  int next_tail;            ///< roots queued for the next phase
+  int level_begin;          ///< queue segment of the current level
+  int level_end;
+  int n_roots;              ///< queue[0, n_roots) are this phase's roots
+  int n_ends;               ///< end rows claimed in this phase
+  int error;                ///< the phase cap was hit (never expected)
   unsigned int blocks_done; ///< last-block ticket of the BFS launch
-  int pad_;
   long long phases;         ///< outer iterations run
   long long bfs_levels;     ///< BFS launches run
 };
@@ -88,6 +104,9 @@ struct ap_args {
   vertex_t* predecessor;               ///< row -> column that reached it
   int* bfs_array;                      ///< column -> BFS level / marker
   vertex_t* root;                      ///< column -> root of its BFS tree (WR only)
+  vertex_t* mate0;                     ///< queued column -> its row when reached
+  vertex_t* queue[2];                  ///< per-phase column queues (ping-pong)
+  vertex_t* ends;                      ///< end rows claimed in this phase
   ap_control* ctl;
   long long max_phases;
   cudaGraphConditionalHandle level_loop;  ///< inner while (BFS levels)
@@ -102,48 +121,73 @@ __device__ inline std::int64_t total_threads() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 }
 
+/// Appends `v` to `list` (warp-aggregated over the threads calling it now).
+__device__ inline void push(vertex_t* list, int* counter, vertex_t v) {
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group active = cg::coalesced_threads();
+  int base = 0;
+  if (active.thread_rank() == 0) base = atomicAdd(counter, static_cast<int>(active.size()));
+  base = active.shfl(base, 0);
+  list[base + static_cast<int>(active.thread_rank())] = v;
+}
+
 // ---------------------------------------------------------------------------
-// INITBFSARRAY.  Thread mapping: column c = i * total + tid.
-// sync: none (each thread writes only its own columns; ctl by block 0 thread 0)
+// INITBFSARRAY for the first phase: every column.  Thread mapping: column
+// c = i * total + tid.  Free columns are queued as roots (into queue[1],
+// which the first phase_begin_kernel selects).
+// sync: ctl->next_tail (atomic)
 // safe: bfs_array, root (own entries), cmatch (read only)
 template <bool WR>
-__global__ __launch_bounds__(threads_per_block) void init_bfs_array_kernel(const ap_args a) {
+__global__ __launch_bounds__(threads_per_block) void first_init_kernel(const ap_args a) {
   const std::int64_t tot = total_threads();
   for (std::int64_t c = global_tid(); c < a.n_cols; c += tot) {
     const bool is_free = a.cmatch[c] == -1;
     a.bfs_array[c] = is_free ? L0 : L0 - 1;
-    if (WR) a.root[c] = is_free ? static_cast<vertex_t>(c) : -1;
+    if (is_free) {
+      if (WR) a.root[c] = static_cast<vertex_t>(c);
+      push(a.queue[1], &a.ctl->next_tail, static_cast<vertex_t>(c));
+    }
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    ap_control* ctl = a.ctl;
-    ctl->bfs_level = L0;
-    ctl->vertex_inserted = 0;
-    ctl->path_found = 0;
-    ctl->blocks_done = 0;
-    ctl->phases += 1;
-    cudaGraphSetConditional(a.level_loop, 1u);
-  }
+}
+
+// ---------------------------------------------------------------------------
+// Start of a phase (Algorithm 1 lines 3-5), one thread: switch to the queue
+// the previous phase filled with the remaining free columns.
+__global__ void phase_begin_kernel(const ap_args a) {
+  ap_control* ctl = a.ctl;
+  ctl->cur ^= 1;
+  ctl->tail = ctl->next_tail;
+  ctl->next_tail = 0;
+  ctl->n_roots = ctl->tail;
+  ctl->level_begin = 0;
+  ctl->level_end = ctl->tail;
+  ctl->n_ends = 0;
+  ctl->bfs_level = L0;
+  ctl->blocks_done = 0;
+  ctl->phases += 1;
+  cudaGraphSetConditional(a.level_loop, ctl->tail > 0 ? 1u : 0u);
 }
 
 // ---------------------------------------------------------------------------
 // One BFS edge (column c at `level` -> row), Algorithm 2 lines 6-17 /
 // Algorithm 4 lines 9-22.
 template <bool WR>
-__device__ inline void bfs_visit(const ap_args& a, vertex_t c, vertex_t row, int level,
-                                 vertex_t my_root, bool& inserted, bool& found) {
+__device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row,
+                                 int level, vertex_t my_root) {
   // Benign race: rmatch[row] may turn -1 -> -2 under us (another thread
   // claims it as a path end); both values mean "free row" below.
   const vertex_t col_match = atomic_read(&a.rmatch[row]);
   if (col_match >= 0) {
-    // Benign race (paper): several level-`level` columns may all see
-    // col_match unvisited and all insert it; they write the same level and
-    // each a valid level-`level` predecessor (and, WR, a root of the same
-    // level), so any winner gives a valid BFS forest.
-    if (atomic_read(&a.bfs_array[col_match]) == L0 - 1) {
-      atomic_write(&a.bfs_array[col_match], level + 1);
-      if (WR) atomic_write(&a.root[col_match], my_root);
-      atomic_write(&a.predecessor[row], c);
-      inserted = true;
+    if (atomic_read(&a.bfs_array[col_match]) != L0 - 1) return;
+    // Benign race (paper): several level-`level` columns may reach the
+    // same row; each writes a valid level-`level` predecessor (and, WR, a
+    // root), and any winner gives a valid BFS forest.  The CAS only decides
+    // who queues col_match.
+    atomic_write(&a.predecessor[row], c);
+    if (WR) atomic_write(&a.root[col_match], my_root);
+    if (atomicCAS(&a.bfs_array[col_match], L0 - 1, level + 1) == L0 - 1) {
+      a.mate0[col_match] = row;
+      push(q, &a.ctl->tail, col_match);
     }
   } else if (col_match == -1) {
     // Deviation: claim the free row once, so that its predecessor (and the
@@ -151,79 +195,74 @@ __device__ inline void bfs_visit(const ap_args& a, vertex_t c, vertex_t row, int
     if (atomicCAS(&a.rmatch[row], vertex_t{-1}, vertex_t{-2}) == -1) {
       atomic_write(&a.predecessor[row], c);
       if (WR) atomic_write(&a.bfs_array[my_root], a.shortest ? -(row + 1) : L0 - 2);
-      found = true;
+      push(a.ends, &a.ctl->n_ends, row);
     }
   }
 }
 
-/// Whether column c is on the frontier and (WR) its tree has no path yet.
-template <bool WR>
-__device__ inline bool on_frontier(const ap_args& a, vertex_t c, int level, vertex_t& my_root) {
-  // Benign race: bfs_array[c] may be set to level + 1 during this launch
-  // (never to `level`), so a stale read cannot admit a wrong column.
-  if (atomic_read(&a.bfs_array[c]) != level) return false;
-  if (!WR) return true;
-  my_root = atomic_read(&a.root[c]);
-  // Early exit (Algorithm 4 lines 6-7); benign race: the marker may appear
-  // during this launch, and exploring a finished tree is only wasted work.
-  return atomic_read(&a.bfs_array[my_root]) >= L0 - 1;
-}
-
 /// The last block of a BFS launch decides whether the level loop goes on.
-__device__ inline void bfs_level_done(const ap_args& a, bool inserted, bool found) {
+__device__ inline void bfs_level_done(const ap_args& a) {
   ap_control* ctl = a.ctl;
+  __syncthreads();
   if (threadIdx.x != 0) return;
-  if (inserted) atomic_write(&ctl->vertex_inserted, 1);
-  if (found) atomic_write(&ctl->path_found, 1);
   __threadfence();
   const unsigned ticket = atomicAdd(&ctl->blocks_done, 1u);
   if (ticket != gridDim.x - 1) return;
   __threadfence();
-  const bool any_inserted = atomic_read(&ctl->vertex_inserted) != 0;
-  const bool any_found = atomic_read(&ctl->path_found) != 0;
-  const int next_level = ctl->bfs_level + 1;
-  // Algorithm 1 lines 6-11 (APFB drops lines 9-10); the level cap never
-  // binds for a correct run (each level inserts a new column).
-  bool go_on = any_inserted && !(a.shortest && any_found);
-  if (go_on && next_level - L0 > a.n_cols + 1) {
-    ctl->error = 1;
-    go_on = false;
-  }
-  ctl->vertex_inserted = 0;
+  const int tail = atomic_read(&ctl->tail);
+  const bool any_found = atomic_read(&ctl->n_ends) > 0;
+  // Algorithm 1 lines 6-11 (APFB drops lines 9-10): go on while the level
+  // inserted a column (the queue grew) and, for APsB, no path was found.
+  const bool go_on = tail > ctl->level_end && !(a.shortest && any_found);
+  ctl->level_begin = ctl->level_end;
+  ctl->level_end = tail;
   ctl->blocks_done = 0;
-  ctl->bfs_level = next_level;
+  ctl->bfs_level += 1;
   ctl->bfs_levels += 1;
   cudaGraphSetConditional(a.level_loop, go_on ? 1u : 0u);
 }
 
 // ---------------------------------------------------------------------------
 // GPUBFS (WR = false, Algorithm 2) and GPUBFS-WR (WR = true, Algorithm 4):
-// one BFS level.  Thread mapping: column c = i * total + tid; a frontier
-// column of degree > warp_degree is handed to its whole warp (lanes stride
-// over its rows).  Every thread of a warp runs the same number of rounds so
-// that the warp collectives see full warps.
-// sync: rmatch (-1 -> -2 by CAS), bfs_array, root, predecessor (benign
-//       races, see bfs_visit), ctl (last-block ticket)
-// safe: cxadj, cadj (read only)
+// one BFS level.  Thread mapping: queue entry k = level_begin + i * total +
+// tid; a column of degree > warp_degree is handed to its whole warp (lanes
+// stride over its rows).  All threads of a warp run the same number of
+// rounds so that the warp collectives see full warps.
+// sync: rmatch (-1 -> -2 by CAS), bfs_array (CAS), root, predecessor
+//       (benign races, see bfs_visit), ctl->tail, ctl->n_ends (atomic),
+//       ctl (last-block ticket)
+// safe: cxadj, cadj (read only), mate0 (one writer per column: the CAS winner)
 template <bool WR>
 __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a) {
-  const int level = a.ctl->bfs_level;  // written by the previous launch only
+  const ap_control* ctl = a.ctl;
+  // Written by the previous launch (or phase_begin) only.
+  const int level = ctl->bfs_level;
+  const int begin = ctl->level_begin, end = ctl->level_end;
+  vertex_t* const q = a.queue[ctl->cur];
   const std::int64_t tot = total_threads();
-  const std::int64_t rounds = (a.n_cols + tot - 1) / tot;
+  const std::int64_t rounds = (end - begin + tot - 1) / tot;
   const int lane = threadIdx.x % warp_size;
-  bool inserted = false, found = false;
   for (std::int64_t i = 0; i < rounds; ++i) {
-    const std::int64_t c64 = i * tot + global_tid();
-    const vertex_t c = static_cast<vertex_t>(c64);
-    vertex_t my_root = -1;
+    const std::int64_t k = begin + i * tot + global_tid();
+    vertex_t c = -1, my_root = -1;
     bool wide = false;
-    if (c64 < a.n_cols && on_frontier<WR>(a, c, level, my_root)) {
-      const offset_t begin = a.cxadj[c], end = a.cxadj[c + 1];
-      if (end - begin > warp_degree) {
-        wide = true;
-      } else {
-        for (offset_t j = begin; j < end; ++j)
-          bfs_visit<WR>(a, c, a.cadj[j], level, my_root, inserted, found);
+    if (k < end) {
+      c = q[k];
+      bool live = true;
+      if (WR) {
+        my_root = a.root[c];  // stable: written before c was queued
+        // Early exit (Algorithm 4 lines 6-7).  Benign race: the marker may
+        // appear during this launch; exploring a finished tree is only
+        // wasted work.
+        live = atomic_read(&a.bfs_array[my_root]) >= L0 - 1;
+      }
+      if (live) {
+        const offset_t b = a.cxadj[c], e = a.cxadj[c + 1];
+        if (e - b > warp_degree) {
+          wide = true;
+        } else {
+          for (offset_t j = b; j < e; ++j) bfs_visit<WR>(a, q, c, a.cadj[j], level, my_root);
+        }
       }
     }
     for (unsigned wide_lanes = __ballot_sync(full_mask, wide); wide_lanes;
@@ -231,37 +270,41 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       const int leader = __ffs(wide_lanes) - 1;
       const vertex_t wc = __shfl_sync(full_mask, c, leader);
       const vertex_t wroot = __shfl_sync(full_mask, my_root, leader);
-      const offset_t end = a.cxadj[wc + 1];
-      for (offset_t j = a.cxadj[wc] + lane; j < end; j += warp_size)
-        bfs_visit<WR>(a, wc, a.cadj[j], level, wroot, inserted, found);
+      const offset_t e = a.cxadj[wc + 1];
+      for (offset_t j = a.cxadj[wc] + lane; j < e; j += warp_size)
+        bfs_visit<WR>(a, q, wc, a.cadj[j], level, wroot);
     }
   }
-  inserted = __syncthreads_or(inserted);
-  found = __syncthreads_or(found);
-  bfs_level_done(a, inserted, found);
+  bfs_level_done(a);
 }
 
 // ---------------------------------------------------------------------------
-// ALTERNATE (Algorithm 3).  Thread mapping: row r = i * total + tid; rows
-// claimed as path ends (rmatch = -2) walk their path back to its root.
+// ALTERNATE (Algorithm 3).  Thread mapping: end row ends[i * total + tid];
+// each walks its path back to its root.  Block 0 thread 0 also sets the
+// phase loop's condition (Algorithm 1 line 2: go on while a path was found).
 // sync: cmatch, rmatch (benign races: paths of one BFS tree may meet; the
 //       predecessor check of line 8 stops a walk at a column another walk
 //       already alternated, and FIXMATCHING repairs concurrent writes)
-// safe: predecessor, bfs_array, root (read only here)
+// safe: predecessor, bfs_array, root, ends (read only here)
 template <bool SELECT_END>
 __global__ __launch_bounds__(threads_per_block) void alternate_kernel(const ap_args a) {
+  const int n_ends = a.ctl->n_ends;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    ap_control* ctl = a.ctl;
+    bool go_on = n_ends > 0;
+    if (go_on && ctl->phases >= a.max_phases) {
+      ctl->error = 1;
+      go_on = false;
+    }
+    cudaGraphSetConditional(a.phase_loop, go_on ? 1u : 0u);
+  }
   const std::int64_t tot = total_threads();
-  for (std::int64_t r = global_tid(); r < a.n_rows; r += tot) {
-    // Only this thread writes rmatch of an end row (others write matched rows).
-    if (atomic_read(&a.rmatch[r]) != -2) continue;
-    vertex_t row = static_cast<vertex_t>(r);
+  for (std::int64_t i = global_tid(); i < n_ends; i += tot) {
+    vertex_t row = a.ends[i];
     if (SELECT_END) {
       // APsB-WR: start only from the end row recorded for this tree's root.
       const vertex_t tree_root = a.root[a.predecessor[row]];
-      if (a.bfs_array[tree_root] != -(row + 1)) {
-        atomic_write(&a.rmatch[row], vertex_t{-1});
-        continue;
-      }
+      if (a.bfs_array[tree_root] != -(row + 1)) continue;  // FIXMATCHING frees it
     }
     while (row != -1) {
       const vertex_t matched_col = a.predecessor[row];
@@ -276,26 +319,48 @@ __global__ __launch_bounds__(threads_per_block) void alternate_kernel(const ap_a
   }
 }
 
+/// FIXMATCHING for one row.
+__device__ inline void fix_row(const ap_args& a, vertex_t r) {
+  const vertex_t c = a.rmatch[r];
+  if (c == -2 || (c >= 0 && a.cmatch[c] != r)) a.rmatch[r] = -1;
+}
+
 // ---------------------------------------------------------------------------
-// FIXMATCHING.  Thread mapping: row r = i * total + tid.  Also ends the
-// phase: block 0 thread 0 sets the phase loop's condition (Algorithm 1
-// line 2: go on while a path was found).
-// sync: none (each thread writes only its own rmatch entries)
-// safe: cmatch (read only)
-__global__ __launch_bounds__(threads_per_block) void fix_matching_kernel(const ap_args a) {
+// FIXMATCHING fused with the next phase's INITBFSARRAY.  Thread mapping:
+// item k = i * total + tid over the phase's queue [0, tail) then its end
+// rows.  A queued column is reset to unreached, or, if it was a root and is
+// still free, queued again as a root for the next phase; the row it was
+// matched to when reached (mate0) and every end row are fixed.  These are
+// all the rows ALTERNATE can have touched.
+// sync: ctl->next_tail (atomic)
+// safe: rmatch (each row is fixed by one thread: mate0 rows are distinct
+//       and were matched, end rows were free), cmatch (read only),
+//       bfs_array, root (one thread per queued column)
+template <bool WR>
+__global__ __launch_bounds__(threads_per_block) void fix_reset_kernel(const ap_args a) {
+  const ap_control* ctl = a.ctl;
+  const int tail = ctl->tail, n_roots = ctl->n_roots;
+  const std::int64_t items = static_cast<std::int64_t>(tail) + ctl->n_ends;
+  const vertex_t* q = a.queue[ctl->cur];
+  vertex_t* next = a.queue[ctl->cur ^ 1];
   const std::int64_t tot = total_threads();
-  for (std::int64_t r = global_tid(); r < a.n_rows; r += tot) {
-    const vertex_t c = a.rmatch[r];
-    if (c == -2 || (c >= 0 && a.cmatch[c] != r)) a.rmatch[r] = -1;
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    ap_control* ctl = a.ctl;
-    bool go_on = ctl->path_found != 0 && ctl->error == 0;
-    if (go_on && ctl->phases >= a.max_phases) {
-      ctl->error = 2;
-      go_on = false;
+  for (std::int64_t k = global_tid(); k < items; k += tot) {
+    if (k >= tail) {
+      fix_row(a, a.ends[k - tail]);
+      continue;
     }
-    cudaGraphSetConditional(a.phase_loop, go_on ? 1u : 0u);
+    const vertex_t c = q[k];
+    if (k < n_roots) {
+      if (a.cmatch[c] == -1) {
+        a.bfs_array[c] = L0;
+        push(next, &a.ctl->next_tail, c);  // root[c] == c still
+      } else {
+        a.bfs_array[c] = L0 - 1;
+      }
+    } else {
+      a.bfs_array[c] = L0 - 1;
+      fix_row(a, a.mate0[c]);
+    }
   }
 }
 
