@@ -32,6 +32,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,10 @@ namespace matchflow::cuda {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+
+/// Direction-optimizing BFS: a level runs bottom-up when its frontier times
+/// this ratio reaches the number of unreached columns (0 = never).
+constexpr int default_bottom_up_ratio = 2;
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
@@ -154,13 +160,17 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     if (nr == 0 || nc == 0) return status::ok;
     const bool wr = options.bfs_kernel != 0;
     const std::size_t nnz = static_cast<std::size_t>(g.cols.nnz());
-    // CSC, then per column bfs_array, cmatch, mate0, two queues (+ root),
-    // per row rmatch, predecessor, end-row list.
-    const std::size_t bytes = (static_cast<std::size_t>(nc) + 1) * sizeof(offset_t) +
-                              nnz * sizeof(vertex_t) +
-                              (wr ? 6 : 5) * static_cast<std::size_t>(nc) * sizeof(vertex_t) +
-                              3 * static_cast<std::size_t>(nr) * sizeof(vertex_t) +
-                              sizeof(ap::ap_control);
+    // TUNING (temporary): bottom-up switch ratio from the environment.
+    int bottom_up_ratio = default_bottom_up_ratio;
+    if (const char* env = std::getenv("MATCHFLOW_AP_BOTTOM_UP")) bottom_up_ratio = std::atoi(env);
+    const bool bottom_up = bottom_up_ratio > 0;
+    // CSC (+ CSR for bottom-up levels), then per column bfs_array, cmatch,
+    // mate0, two queues (+ root), per row rmatch, predecessor, end rows.
+    const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
+    const std::size_t csc_bytes = (n_cols + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);
+    const std::size_t csr_bytes = bottom_up ? (n_rows + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t) : 0;
+    const std::size_t bytes = csc_bytes + csr_bytes + (wr ? 6 : 5) * n_cols * sizeof(vertex_t) +
+                              3 * n_rows * sizeof(vertex_t) + sizeof(ap::ap_control);
     use_device_with_memory(options.device, bytes);
 
     int sms = 0, threads_per_sm = 0;
@@ -175,6 +185,8 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     stream s;
     device_buffer<offset_t> d_cxadj(static_cast<std::size_t>(nc) + 1);
     device_buffer<vertex_t> d_cadj(nnz);
+    device_buffer<offset_t> d_rxadj(bottom_up ? static_cast<std::size_t>(nr) + 1 : 0);
+    device_buffer<vertex_t> d_radj(bottom_up ? nnz : 0);
     device_buffer<vertex_t> d_rmatch(nr), d_cmatch(nc), d_pred(nr), d_bfs(nc), d_mate0(nc);
     device_buffer<vertex_t> d_queue0(nc), d_queue1(nc), d_ends(nr);
     device_buffer<vertex_t> d_root(wr ? nc : 0);
@@ -183,6 +195,10 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     const auto t_in = clock_type::now();
     d_cxadj.copy_from_host(g.cols.ptr, static_cast<std::size_t>(nc) + 1, s);
     d_cadj.copy_from_host(g.cols.adj, nnz, s);
+    if (bottom_up) {
+      d_rxadj.copy_from_host(g.rows.ptr, static_cast<std::size_t>(nr) + 1, s);
+      d_radj.copy_from_host(g.rows.adj, nnz, s);
+    }
     d_rmatch.copy_from_host(col4row, nr, s);
     d_cmatch.copy_from_host(row4col, nc, s);
     s.synchronize();
@@ -197,6 +213,9 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     args.n_cols = nc;
     args.cxadj = d_cxadj.data();
     args.cadj = d_cadj.data();
+    args.rxadj = d_rxadj.data();
+    args.radj = d_radj.data();
+    args.bottom_up_ratio = bottom_up_ratio;
     args.rmatch = d_rmatch.data();
     args.cmatch = d_cmatch.data();
     args.predecessor = d_pred.data();
@@ -216,10 +235,15 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     } else {
       build_graph<false>(graph, args, lay);
     }
+    const auto t_run = clock_type::now();
     graph.launch(s);
     ap::ap_control ctl{};
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
     s.synchronize();
+    if (std::getenv("MATCHFLOW_AP_DEBUG")) {  // TUNING (temporary)
+      std::fprintf(stderr, "gpu_ap graph %.5f s, phases %lld levels %lld bottom-up %lld\n",
+                   seconds_since(t_run), ctl.phases, ctl.bfs_levels, ctl.bottom_up_levels);
+    }
 
     const auto t_out = clock_type::now();
     d_rmatch.copy_to_host(col4row, nr, s);
