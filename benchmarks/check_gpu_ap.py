@@ -209,25 +209,6 @@ def timing(log2n: int, scipy_log2n: int, reps: int = 5):
                   f"total {r.stats.seconds_total:.4f}s card {r.cardinality}")
 
 
-def tune(log2n: int, ratios):
-    """TUNING: solve time per bottom-up ratio (env MATCHFLOW_AP_BOTTOM_UP)."""
-    n = 1 << log2n
-    g = uniform_random(n, n, degree=3.0, seed=1)
-    print(f"\n# tune: uniform_random n=2^{log2n}", flush=True)
-    for ratio in ratios:
-        os.environ["MATCHFLOW_AP_BOTTOM_UP"] = str(ratio)
-        for (m, b, l) in (("gpu-apfb", "gpubfs-wr", "ct"), ("gpu-apfb", "gpubfs-wr", "mt"),
-                          ("gpu-apfb", "gpubfs", "ct"), ("gpu-apsb", "gpubfs-wr", "ct")):
-            matchflow.maximum_matching(g, method=m, device="cuda", bfs=b, layout=l)
-            runs = [matchflow.maximum_matching(g, method=m, device="cuda", bfs=b, layout=l)
-                    for _ in range(3)]
-            print(f"ratio {ratio:4d} {m} {b:9s} {l}: solve "
-                  f"{np.median([r.stats.seconds_solve for r in runs]):.4f}s levels "
-                  f"{runs[-1].stats.bfs_levels} phases {runs[-1].stats.iterations} "
-                  f"card {runs[-1].cardinality}", flush=True)
-    os.environ.pop("MATCHFLOW_AP_BOTTOM_UP")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--random", type=int, default=360)
@@ -237,11 +218,7 @@ def main():
     ap.add_argument("--no-data", action="store_true")
     ap.add_argument("--time", type=int, default=0, help="log2 n for timing (0 = none)")
     ap.add_argument("--scipy-time", type=int, default=0, help="log2 n for SciPy's timing")
-    ap.add_argument("--tune", type=int, default=0, help="log2 n for the bottom-up ratio sweep")
     args = ap.parse_args()
-    if args.tune:
-        tune(args.tune, [0, 1, 2, 4, 8])
-        return
     if args.small:
         graphs = [gr for gr in random_graphs(24) if gr[1].shape[0] * gr[1].shape[1] < 40000][:8]
         p, f = sweep(graphs, lambda name: 1)

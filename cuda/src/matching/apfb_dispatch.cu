@@ -32,9 +32,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/buffer.cuh"
@@ -47,10 +46,6 @@ namespace matchflow::cuda {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-/// Direction-optimizing BFS: a level runs bottom-up when its frontier times
-/// this ratio reaches the number of unreached columns (0 = never).
-constexpr int default_bottom_up_ratio = 2;
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
@@ -145,10 +140,14 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   owner.instantiate();
 }
 
-std::int64_t cardinality(const vertex_t* col4row, vertex_t n_rows) {
-  std::int64_t k = 0;
-  for (vertex_t r = 0; r < n_rows; ++r) k += col4row[r] >= 0;
-  return k;
+void copy_to_device(vertex_t* d_dst, const vertex_t* h_src, std::size_t n, cudaStream_t s) {
+  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n * sizeof(vertex_t),
+                                            cudaMemcpyHostToDevice, s));
+}
+
+void copy_to_host(vertex_t* h_dst, const vertex_t* d_src, std::size_t n, cudaStream_t s) {
+  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, n * sizeof(vertex_t),
+                                            cudaMemcpyDeviceToHost, s));
 }
 
 }  // namespace
@@ -160,17 +159,12 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     if (nr == 0 || nc == 0) return status::ok;
     const bool wr = options.bfs_kernel != 0;
     const std::size_t nnz = static_cast<std::size_t>(g.cols.nnz());
-    // TUNING (temporary): bottom-up switch ratio from the environment.
-    int bottom_up_ratio = default_bottom_up_ratio;
-    if (const char* env = std::getenv("MATCHFLOW_AP_BOTTOM_UP")) bottom_up_ratio = std::atoi(env);
-    const bool bottom_up = bottom_up_ratio > 0;
-    // CSC (+ CSR for bottom-up levels), then per column bfs_array, cmatch,
-    // mate0, two queues (+ root), per row rmatch, predecessor, end rows.
+    // CSC, then per column bfs_array, cmatch, mate0, two queues (+ root),
+    // per row rmatch, predecessor, end-row list.
     const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
-    const std::size_t csc_bytes = (n_cols + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);
-    const std::size_t csr_bytes = bottom_up ? (n_rows + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t) : 0;
-    const std::size_t bytes = csc_bytes + csr_bytes + (wr ? 6 : 5) * n_cols * sizeof(vertex_t) +
-                              3 * n_rows * sizeof(vertex_t) + sizeof(ap::ap_control);
+    const std::size_t bytes = (n_cols + 1) * sizeof(offset_t) +
+                              (nnz + (wr ? 6 : 5) * n_cols + 3 * n_rows) * sizeof(vertex_t) +
+                              sizeof(ap::ap_control);
     use_device_with_memory(options.device, bytes);
 
     int sms = 0, threads_per_sm = 0;
@@ -183,48 +177,49 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
 
     stream s;
-    device_buffer<offset_t> d_cxadj(static_cast<std::size_t>(nc) + 1);
-    device_buffer<vertex_t> d_cadj(nnz);
-    device_buffer<offset_t> d_rxadj(bottom_up ? static_cast<std::size_t>(nr) + 1 : 0);
-    device_buffer<vertex_t> d_radj(bottom_up ? nnz : 0);
-    device_buffer<vertex_t> d_rmatch(nr), d_cmatch(nc), d_pred(nr), d_bfs(nc), d_mate0(nc);
-    device_buffer<vertex_t> d_queue0(nc), d_queue1(nc), d_ends(nr);
-    device_buffer<vertex_t> d_root(wr ? nc : 0);
+    // Two allocations (offsets, 32-bit arrays) rather than one per array:
+    // every cudaFree synchronizes the device.
+    device_buffer<offset_t> d_cxadj(n_cols + 1);
+    device_buffer<vertex_t> d_pool(nnz + 5 * n_cols + 3 * n_rows + (wr ? n_cols : 0));
     device_buffer<ap::ap_control> d_ctl(1);
+    vertex_t* carve = d_pool.data();
+    auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
+    vertex_t* const d_cadj = take(nnz);
+    vertex_t* const d_rmatch = take(n_rows);
+    vertex_t* const d_pred = take(n_rows);
+    vertex_t* const d_ends = take(n_rows);
+    vertex_t* const d_cmatch = take(n_cols);
+    vertex_t* const d_bfs = take(n_cols);
+    vertex_t* const d_mate0 = take(n_cols);
+    vertex_t* const d_queue0 = take(n_cols);
+    vertex_t* const d_queue1 = take(n_cols);
+    vertex_t* const d_root = wr ? take(n_cols) : nullptr;
 
     const auto t_in = clock_type::now();
-    d_cxadj.copy_from_host(g.cols.ptr, static_cast<std::size_t>(nc) + 1, s);
-    d_cadj.copy_from_host(g.cols.adj, nnz, s);
-    if (bottom_up) {
-      d_rxadj.copy_from_host(g.rows.ptr, static_cast<std::size_t>(nr) + 1, s);
-      d_radj.copy_from_host(g.rows.adj, nnz, s);
-    }
-    d_rmatch.copy_from_host(col4row, nr, s);
-    d_cmatch.copy_from_host(row4col, nc, s);
+    d_cxadj.copy_from_host(g.cols.ptr, n_cols + 1, s);
+    copy_to_device(d_cadj, g.cols.adj, nnz, s);
+    copy_to_device(d_rmatch, col4row, n_rows, s);
+    copy_to_device(d_cmatch, row4col, n_cols, s);
     s.synchronize();
     stats->seconds_transfer += seconds_since(t_in);
-    const std::int64_t before = cardinality(col4row, nr);
 
     d_ctl.fill_bytes(0, s);
-    d_pred.fill_bytes(0xff, s);  // -1: no predecessor yet
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
 
     ap::ap_args args{};
     args.n_rows = nr;
     args.n_cols = nc;
     args.cxadj = d_cxadj.data();
-    args.cadj = d_cadj.data();
-    args.rxadj = d_rxadj.data();
-    args.radj = d_radj.data();
-    args.bottom_up_ratio = bottom_up_ratio;
-    args.rmatch = d_rmatch.data();
-    args.cmatch = d_cmatch.data();
-    args.predecessor = d_pred.data();
-    args.bfs_array = d_bfs.data();
-    args.root = d_root.data();
-    args.mate0 = d_mate0.data();
-    args.queue[0] = d_queue0.data();
-    args.queue[1] = d_queue1.data();
-    args.ends = d_ends.data();
+    args.cadj = d_cadj;
+    args.rmatch = d_rmatch;
+    args.cmatch = d_cmatch;
+    args.predecessor = d_pred;
+    args.bfs_array = d_bfs;
+    args.root = d_root;
+    args.mate0 = d_mate0;
+    args.queue[0] = d_queue0;
+    args.queue[1] = d_queue1;
+    args.ends = d_ends;
     args.ctl = d_ctl.data();
     args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
     args.shortest = !apfb;
@@ -235,19 +230,14 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     } else {
       build_graph<false>(graph, args, lay);
     }
-    const auto t_run = clock_type::now();
     graph.launch(s);
     ap::ap_control ctl{};
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
     s.synchronize();
-    if (std::getenv("MATCHFLOW_AP_DEBUG")) {  // TUNING (temporary)
-      std::fprintf(stderr, "gpu_ap graph %.5f s, phases %lld levels %lld bottom-up %lld\n",
-                   seconds_since(t_run), ctl.phases, ctl.bfs_levels, ctl.bottom_up_levels);
-    }
 
     const auto t_out = clock_type::now();
-    d_rmatch.copy_to_host(col4row, nr, s);
-    d_cmatch.copy_to_host(row4col, nc, s);
+    copy_to_host(col4row, d_rmatch, n_rows, s);
+    copy_to_host(row4col, d_cmatch, n_cols, s);
     s.synchronize();
     stats->seconds_transfer += seconds_since(t_out);
 
@@ -256,7 +246,9 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     // Kernel executions inside the graph: the first INITBFSARRAY, per phase
     // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
     stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
-    stats->augmentations += cardinality(col4row, nr) - before;
+    // Columns never lose their match, so the matching grew by the number of
+    // free columns that got matched (the last phase re-queues those left).
+    stats->augmentations += ctl.first_free - ctl.next_tail;
     if (ctl.error != 0) {
       return fail(status::cuda_error,
                   std::string("gpu-ap") + (apfb ? "fb" : "sb") +

@@ -89,11 +89,10 @@ struct ap_control {
   int n_roots;              ///< queue[0, n_roots) are this phase's roots
   int n_ends;               ///< end rows claimed in this phase
   int error;                ///< the phase cap was hit (never expected)
-  int bottom_up;            ///< the current level runs bottom-up
   unsigned int blocks_done; ///< last-block ticket of the BFS launch
+  int first_free;           ///< free columns before the first phase
   long long phases;         ///< outer iterations run
   long long bfs_levels;     ///< BFS launches run
-  long long bottom_up_levels;  ///< of which bottom-up
 };
 
 /// Everything the kernels read or write; passed by value to every kernel.
@@ -101,8 +100,6 @@ struct ap_args {
   vertex_t n_rows, n_cols;
   const offset_t* __restrict__ cxadj;  ///< CSC offsets, n_cols + 1
   const vertex_t* __restrict__ cadj;   ///< CSC row ids
-  const offset_t* __restrict__ rxadj;  ///< CSR offsets, n_rows + 1 (bottom-up levels)
-  const vertex_t* __restrict__ radj;   ///< CSR column ids
   vertex_t* rmatch;                    ///< row -> column (col4row)
   vertex_t* cmatch;                    ///< column -> row (row4col)
   vertex_t* predecessor;               ///< row -> column that reached it
@@ -115,7 +112,6 @@ struct ap_args {
   long long max_phases;
   cudaGraphConditionalHandle level_loop;  ///< inner while (BFS levels)
   cudaGraphConditionalHandle phase_loop;  ///< outer while (phases)
-  int bottom_up_ratio;                    ///< go bottom-up when frontier * ratio >= unreached
   bool shortest;                          ///< APsB: stop the BFS at the first path
 };
 
@@ -160,6 +156,7 @@ __global__ __launch_bounds__(threads_per_block) void first_init_kernel(const ap_
 // the previous phase filled with the remaining free columns.
 __global__ void phase_begin_kernel(const ap_args a) {
   ap_control* ctl = a.ctl;
+  if (ctl->phases == 0) ctl->first_free = ctl->next_tail;
   ctl->cur ^= 1;
   ctl->tail = ctl->next_tail;
   ctl->next_tail = 0;
@@ -168,7 +165,6 @@ __global__ void phase_begin_kernel(const ap_args a) {
   ctl->level_end = ctl->tail;
   ctl->n_ends = 0;
   ctl->bfs_level = L0;
-  ctl->bottom_up = 0;
   ctl->blocks_done = 0;
   ctl->phases += 1;
   cudaGraphSetConditional(a.level_loop, ctl->tail > 0 ? 1u : 0u);
@@ -206,8 +202,7 @@ __device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vert
   }
 }
 
-/// The last block of a BFS launch decides whether the level loop goes on,
-/// and in which direction the next level runs.
+/// The last block of a BFS launch decides whether the level loop goes on.
 __device__ inline void bfs_level_done(const ap_args& a) {
   ap_control* ctl = a.ctl;
   __syncthreads();
@@ -221,70 +216,12 @@ __device__ inline void bfs_level_done(const ap_args& a) {
   // Algorithm 1 lines 6-11 (APFB drops lines 9-10): go on while the level
   // inserted a column (the queue grew) and, for APsB, no path was found.
   const bool go_on = tail > ctl->level_end && !(a.shortest && any_found);
-  const std::int64_t frontier = tail - ctl->level_end;
-  const std::int64_t unreached = static_cast<std::int64_t>(a.n_cols) - tail;
-  ctl->bottom_up = a.bottom_up_ratio > 0 && frontier * a.bottom_up_ratio >= unreached;
   ctl->level_begin = ctl->level_end;
   ctl->level_end = tail;
   ctl->blocks_done = 0;
   ctl->bfs_level += 1;
   ctl->bfs_levels += 1;
   cudaGraphSetConditional(a.level_loop, go_on ? 1u : 0u);
-}
-
-/// Whether column d is on the frontier of `level` and (WR) its tree has
-/// no path yet; sets its root.
-template <bool WR>
-__device__ inline bool live_parent(const ap_args& a, vertex_t d, int level, vertex_t& d_root) {
-  // Benign race: bfs_array[d] may change to level + 1 (an unreached column
-  // being inserted) or to a done marker (a root) during this launch; neither
-  // equals `level` for a column that is not on the frontier.
-  if (atomic_read(&a.bfs_array[d]) != level) return false;
-  if (!WR) return true;
-  d_root = a.root[d];  // stable: written before d reached the frontier
-  return atomic_read(&a.bfs_array[d_root]) >= L0 - 1;
-}
-
-/// Bottom-up level (deviation, direction-optimizing BFS): every unreached
-/// matched column looks for a frontier column among the neighbours of its
-/// matched row, and every free row for a frontier neighbour.  Each column
-/// and row is decided by its own thread, so inserting needs no CAS; the
-/// queue, predecessor, root, mate0 and end-row list end up as a top-down
-/// level would leave them.
-template <bool WR>
-__device__ inline void bfs_bottom_up(const ap_args& a, int level, vertex_t* q) {
-  const std::int64_t tot = total_threads();
-  const std::int64_t items = static_cast<std::int64_t>(a.n_cols) + a.n_rows;
-  for (std::int64_t k = global_tid(); k < items; k += tot) {
-    const bool is_col = k < a.n_cols;
-    vertex_t row;
-    if (is_col) {
-      if (atomic_read(&a.bfs_array[k]) != L0 - 1) continue;  // reached, or a root
-      row = a.cmatch[k];
-    } else {
-      row = static_cast<vertex_t>(k - a.n_cols);
-      if (a.rmatch[row] != -1) continue;  // matched, or already an end row
-    }
-    const offset_t e = a.rxadj[row + 1];
-    for (offset_t j = a.rxadj[row]; j < e; ++j) {
-      const vertex_t d = a.radj[j];
-      vertex_t d_root = -1;
-      if (!live_parent<WR>(a, d, level, d_root)) continue;
-      atomic_write(&a.predecessor[row], d);
-      if (is_col) {
-        const vertex_t c = static_cast<vertex_t>(k);
-        if (WR) atomic_write(&a.root[c], d_root);
-        a.mate0[c] = row;
-        atomic_write(&a.bfs_array[c], level + 1);
-        push(q, &a.ctl->tail, c);
-      } else {
-        atomic_write(&a.rmatch[row], vertex_t{-2});
-        if (WR) atomic_write(&a.bfs_array[d_root], a.shortest ? -(row + 1) : L0 - 2);
-        push(a.ends, &a.ctl->n_ends, row);
-      }
-      break;
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -304,12 +241,6 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
   const int level = ctl->bfs_level;
   const int begin = ctl->level_begin, end = ctl->level_end;
   vertex_t* const q = a.queue[ctl->cur];
-  if (ctl->bottom_up) {
-    if (global_tid() == 0) a.ctl->bottom_up_levels += 1;
-    bfs_bottom_up<WR>(a, level, q);
-    bfs_level_done(a);
-    return;
-  }
   const std::int64_t tot = total_threads();
   const std::int64_t rounds = (end - begin + tot - 1) / tot;
   const int lane = threadIdx.x % warp_size;
