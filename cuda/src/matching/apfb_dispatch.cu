@@ -1,9 +1,261 @@
-// PLACEHOLDER until APFB/APsB land (helper task): reports that it is missing.
+// APFB / APsB host driver: maximum cardinality bipartite matching by GPU
+// augmenting paths (paper 004, Algorithm 1; kernels in apfb_kernels.cuh).
+//
+// Algorithm 1 becomes one CUDA graph launched once per solve:
+//
+//   first_init                              (line 4 of the first phase)
+//   while phase_loop:                       (Algorithm 1 line 2)
+//     phase_begin                           (lines 3-5; sets level_loop)
+//     while level_loop:                     (line 6)
+//       bfs (GPUBFS or GPUBFS-WR)           (lines 7-11; its last block sets
+//                                            level_loop, APsB stops at the
+//                                            first level that found a path)
+//     alternate                             (line 12; sets phase_loop)
+//     fix_reset                             (line 13, and line 4 of the
+//                                            next phase on the columns
+//                                            this phase visited)
+//
+// Both loops are conditional `while` nodes, so the host neither launches
+// per level nor reads flags back: launch overhead is one graph launch per
+// solve plus the device-side scheduling of each kernel node.  The paper
+// launches every kernel from the host and copies vertex_inserted and
+// augmenting_path_found back after each level.
+//
+// Thread layouts (paper 004, section 4): CT = 256 blocks x 256 threads for
+// every kernel; MT = min(n, resident threads of the device) threads, where n
+// is the number of vertices the kernel strides over (columns for
+// INITBFSARRAY, BFS and FIXMATCHING, rows for ALTERNATE).
+//
+// Memory: CSC offsets and ids, rmatch, cmatch, predecessor, bfs_array,
+// mate0, two column queues, the end-row list and (GPUBFS-WR) root; the CSR
+// orientation is not used.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/buffer.cuh"
 #include "common/error.cuh"
+#include "common/launch.cuh"
 #include "matchflow/cuda/entry.hpp"
+#include "matching/apfb_kernels.cuh"
+
 namespace matchflow::cuda {
-status gpu_ap(const bipartite_view&, bool, const matching_options&, vertex_t*, vertex_t*,
-              matching_stats*) noexcept {
-  return fail(status::cuda_unavailable, "gpu-apfb/apsb are not built yet");
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
 }
+
+/// Owns a graph and its executable form.
+class graph_owner {
+ public:
+  graph_owner() { MATCHFLOW_CUDA_TRY(cudaGraphCreate(&graph_, 0)); }
+  ~graph_owner() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  graph_owner(const graph_owner&) = delete;
+  graph_owner& operator=(const graph_owner&) = delete;
+  cudaGraph_t graph() const { return graph_; }
+  void instantiate() { MATCHFLOW_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0)); }
+  void launch(cudaStream_t s) { MATCHFLOW_CUDA_TRY(cudaGraphLaunch(exec_, s)); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+/// Grid sizes of the two thread layouts.
+struct layout {
+  bool mt = false;
+  std::int64_t resident_threads = 0;  ///< SMs x max threads per SM
+  unsigned int blocks(std::int64_t n) const {
+    if (!mt) return 256;  // CT: the paper's fixed 256 x 256 grid
+    return blocks_for(std::max<std::int64_t>(1, std::min(n, resident_threads)));
+  }
+};
+
+/// Appends a kernel node taking `args` to `g` after `dep` (if any).
+cudaGraphNode_t add_kernel(cudaGraph_t g, cudaGraphNode_t dep, void* func, unsigned int blocks,
+                           ap::ap_args* args) {
+  cudaKernelNodeParams p{};
+  p.func = func;
+  p.gridDim = dim3(blocks > 0 ? blocks : 1);
+  p.blockDim = dim3(blocks > 0 ? threads_per_block : 1);  // 0 blocks: one thread
+  p.sharedMemBytes = 0;
+  void* params[] = {args};
+  p.kernelParams = params;
+  cudaGraphNode_t node = nullptr;
+  MATCHFLOW_CUDA_TRY(cudaGraphAddKernelNode(&node, g, dep ? &dep : nullptr, dep ? 1 : 0, &p));
+  return node;
+}
+
+/// Appends a `while` node on `handle` after `dep`; returns its body graph.
+cudaGraph_t add_while(cudaGraph_t g, cudaGraphNode_t dep, cudaGraphConditionalHandle handle,
+                      cudaGraphNode_t* node) {
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeConditional;
+  p.conditional.handle = handle;
+  p.conditional.type = cudaGraphCondTypeWhile;
+  p.conditional.size = 1;
+  MATCHFLOW_CUDA_TRY(cudaGraphAddNode(node, g, dep ? &dep : nullptr, nullptr, dep ? 1 : 0, &p));
+  return p.conditional.phGraph_out[0];
+}
+
+template <bool WR>
+void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
+  cudaGraph_t top = owner.graph();
+  MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.phase_loop, top, 1,
+                                                      cudaGraphCondAssignDefault));
+  // Kernel parameters are copied when a node is added, so both handles must
+  // be in `args` before the first kernel node: create the phase loop's
+  // body first, then the level loop's handle in it.
+  cudaGraphNode_t phase_node = nullptr;
+  cudaGraph_t phase_body = add_while(top, nullptr, args.phase_loop, &phase_node);
+  MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.level_loop, phase_body, 1,
+                                                      cudaGraphCondAssignDefault));
+  const unsigned int col_blocks = lay.blocks(args.n_cols);
+  const unsigned int row_blocks = lay.blocks(args.n_rows);
+  cudaGraphNode_t first = add_kernel(top, nullptr,
+                                     reinterpret_cast<void*>(&ap::first_init_kernel<WR>),
+                                     col_blocks, &args);
+  MATCHFLOW_CUDA_TRY(cudaGraphAddDependencies(top, &first, &phase_node, nullptr, 1));
+  cudaGraphNode_t begin = add_kernel(phase_body, nullptr,
+                                     reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
+  cudaGraphNode_t level_node = nullptr;
+  cudaGraph_t level_body = add_while(phase_body, begin, args.level_loop, &level_node);
+  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR>), col_blocks,
+             &args);
+  void* alternate = (WR && args.shortest)
+                        ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
+                        : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
+  cudaGraphNode_t alt = add_kernel(phase_body, level_node, alternate, row_blocks, &args);
+  add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
+             &args);
+  owner.instantiate();
+}
+
+void copy_to_device(vertex_t* d_dst, const vertex_t* h_src, std::size_t n, cudaStream_t s) {
+  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n * sizeof(vertex_t),
+                                            cudaMemcpyHostToDevice, s));
+}
+
+void copy_to_host(vertex_t* h_dst, const vertex_t* d_src, std::size_t n, cudaStream_t s) {
+  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, n * sizeof(vertex_t),
+                                            cudaMemcpyDeviceToHost, s));
+}
+
+}  // namespace
+
+status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& options,
+              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
+  return cuda_guarded([&]() -> status {
+    const vertex_t nr = g.n_rows(), nc = g.n_cols();
+    if (nr == 0 || nc == 0) return status::ok;
+    const bool wr = options.bfs_kernel != 0;
+    const std::size_t nnz = static_cast<std::size_t>(g.cols.nnz());
+    // CSC, then per column bfs_array, cmatch, mate0, two queues (+ root),
+    // per row rmatch, predecessor, end-row list.
+    const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
+    const std::size_t bytes = (n_cols + 1) * sizeof(offset_t) +
+                              (nnz + (wr ? 6 : 5) * n_cols + 3 * n_rows) * sizeof(vertex_t) +
+                              sizeof(ap::ap_control);
+    use_device_with_memory(options.device, bytes);
+
+    int sms = 0, threads_per_sm = 0;
+    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
+    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm,
+                                              cudaDevAttrMaxThreadsPerMultiProcessor,
+                                              options.device));
+    layout lay;
+    lay.mt = options.thread_layout != 0;
+    lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
+
+    stream s;
+    // Two allocations (offsets, 32-bit arrays) rather than one per array:
+    // every cudaFree synchronizes the device.
+    device_buffer<offset_t> d_cxadj(n_cols + 1);
+    device_buffer<vertex_t> d_pool(nnz + 5 * n_cols + 3 * n_rows + (wr ? n_cols : 0));
+    device_buffer<ap::ap_control> d_ctl(1);
+    vertex_t* carve = d_pool.data();
+    auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
+    vertex_t* const d_cadj = take(nnz);
+    vertex_t* const d_rmatch = take(n_rows);
+    vertex_t* const d_pred = take(n_rows);
+    vertex_t* const d_ends = take(n_rows);
+    vertex_t* const d_cmatch = take(n_cols);
+    vertex_t* const d_bfs = take(n_cols);
+    vertex_t* const d_mate0 = take(n_cols);
+    vertex_t* const d_queue0 = take(n_cols);
+    vertex_t* const d_queue1 = take(n_cols);
+    vertex_t* const d_root = wr ? take(n_cols) : nullptr;
+
+    const auto t_in = clock_type::now();
+    d_cxadj.copy_from_host(g.cols.ptr, n_cols + 1, s);
+    copy_to_device(d_cadj, g.cols.adj, nnz, s);
+    copy_to_device(d_rmatch, col4row, n_rows, s);
+    copy_to_device(d_cmatch, row4col, n_cols, s);
+    s.synchronize();
+    stats->seconds_transfer += seconds_since(t_in);
+
+    d_ctl.fill_bytes(0, s);
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
+
+    ap::ap_args args{};
+    args.n_rows = nr;
+    args.n_cols = nc;
+    args.cxadj = d_cxadj.data();
+    args.cadj = d_cadj;
+    args.rmatch = d_rmatch;
+    args.cmatch = d_cmatch;
+    args.predecessor = d_pred;
+    args.bfs_array = d_bfs;
+    args.root = d_root;
+    args.mate0 = d_mate0;
+    args.queue[0] = d_queue0;
+    args.queue[1] = d_queue1;
+    args.ends = d_ends;
+    args.ctl = d_ctl.data();
+    args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
+    args.shortest = !apfb;
+
+    graph_owner graph;
+    if (wr) {
+      build_graph<true>(graph, args, lay);
+    } else {
+      build_graph<false>(graph, args, lay);
+    }
+    graph.launch(s);
+    ap::ap_control ctl{};
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
+    s.synchronize();
+
+    const auto t_out = clock_type::now();
+    copy_to_host(col4row, d_rmatch, n_rows, s);
+    copy_to_host(row4col, d_cmatch, n_cols, s);
+    s.synchronize();
+    stats->seconds_transfer += seconds_since(t_out);
+
+    stats->iterations += ctl.phases;
+    stats->bfs_levels += ctl.bfs_levels;
+    // Kernel executions inside the graph: the first INITBFSARRAY, per phase
+    // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
+    stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
+    // Columns never lose their match, so the matching grew by the number of
+    // free columns that got matched (the last phase re-queues those left).
+    stats->augmentations += ctl.first_free - ctl.next_tail;
+    if (ctl.error != 0) {
+      return fail(status::cuda_error,
+                  std::string("gpu-ap") + (apfb ? "fb" : "sb") +
+                      ": safety cap on phases reached (internal error)");
+    }
+    return status::ok;
+  });
+}
+
 }  // namespace matchflow::cuda

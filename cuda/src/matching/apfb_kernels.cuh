@@ -1,0 +1,375 @@
+// APFB / APsB device code: maximum cardinality bipartite matching by GPU
+// augmenting paths.
+//
+// Paper 004 (Deveci, Kaya, Ucar, Catalyurek, "GPU accelerated maximum
+// cardinality matching algorithms for bipartite graphs", Euro-Par 2013):
+//   first_init_kernel +    INITBFSARRAY (section 3, text after Algorithm 2)
+//   phase_begin_kernel
+//   bfs_kernel<false>      Algorithm 2, GPUBFS
+//   bfs_kernel<true>       Algorithm 4, GPUBFS-WR (root array, early exit)
+//   alternate_kernel       Algorithm 3, ALTERNATE
+//   fix_reset_kernel       FIXMATCHING (rmatch[r] <- -1 if cmatch[rmatch[r]]
+//                          != r) fused with the next phase's INITBFSARRAY
+// The host driver (apfb_dispatch.cu) wires them into Algorithm 1 (APsB; APFB
+// is Algorithm 1 without lines 9-10) as one CUDA graph whose two `while`
+// loops are conditional nodes, so the loop control of Algorithm 1 runs on
+// the device and the host never synchronizes between levels or phases.
+//
+// Terms.  Columns are the BFS sources (the paper's cxadj/cadj = our CSC,
+// g.cols).  rmatch = col4row (row -> column), cmatch = row4col (column ->
+// row).  bfs_array[c] is column c's BFS level: L0 - 1 = matched and not yet
+// reached, L0 = free column (a BFS root), L0 + k = reached at level k.  We
+// take L0 = 2 as the paper suggests, so that every "done" marker of
+// GPUBFS-WR is <= 0: APFB-WR writes L0 - 2 = 0 into bfs_array[root] once the
+// root's tree found an augmenting path; APsB-WR writes -(row + 1), naming
+// the path's end row (the paper writes -(row); +1 keeps row 0 distinct),
+// and ALTERNATE then starts only from that row (section 3, last paragraph).
+//
+// Thread layouts (section 4): every kernel strides over its items with
+// `i * total_threads + tid` (getProcessCount); the grid is 256 x 256 (CT) or
+// min(n, resident threads of the device) (MT); the host picks the grid.
+//
+// Deviations from the paper, for speed:
+//  * Frontier queue.  The paper's BFS kernel scans every column for
+//    bfs_array[c] == bfs_level (Algorithm 2 line 4), i.e. O(n_cols) work per
+//    level.  Here the columns of a phase are kept in a queue in BFS order
+//    (the roots, then level by level), and a level launch strides over its
+//    segment [level_begin, level_end) only.  A column enters the queue when
+//    its atomicCAS(bfs_array, L0 - 1, level + 1) succeeds, so it enters once
+//    (the paper's plain store lets several threads insert it; that race is
+//    still allowed for predecessor and root, see bfs_visit).
+//  * The same queue bounds the per-phase bookkeeping: end rows are listed
+//    when claimed, ALTERNATE runs over that list, and FIXMATCHING plus the
+//    next phase's INITBFSARRAY run over the phase's queue and end rows
+//    (mate0[c] remembers the row each queued column was matched to when it
+//    was reached; those and the end rows are the only rows ALTERNATE
+//    touches).  Only the first INITBFSARRAY scans all columns.
+//    Queues are appended with warp-aggregated atomicAdd (push) rather than
+//    CUB compaction: the appends happen inside the BFS and FIXMATCHING
+//    kernels, whose sizes only the device knows.
+//  * A column of degree > warp_degree is scanned by a whole warp (lanes
+//    stride over its rows) instead of by its own thread.
+//  * Tried and dropped: direction-optimizing (bottom-up) levels over the
+//    CSR; on uniform random n = 2^22 they changed the solve time by < 5%
+//    (noise), at the cost of a second copy of the graph on the device.
+//  * Loop control on the device (ap_control, conditional graph nodes).
+// Deviations for robustness:
+//  * A free row is claimed as a path end with atomicCAS(rmatch[r], -1, -2)
+//    instead of a plain store, so only one thread writes its predecessor.
+//    With ALTERNATE's predecessor check this guarantees progress: every BFS
+//    tree holding a claimed (for APsB-WR: selected) end row gets its root
+//    column written in ALTERNATE, a net +1 matched pair, so each phase that
+//    found a path augments and the outer loop ends with a maximum matching.
+//  * ALTERNATE guards the root step (cmatch[root] = -1 has no predecessor;
+//    the paper would read predecessor[-1]).  FIXMATCHING also clears end
+//    rows left at -2 (their walk lost every race).
+//  * Phases are capped at min(n_rows, n_cols) + 2: unreachable when the
+//    above holds, but a bug then reports an error instead of hanging.
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/atomics.cuh"
+#include "common/launch.cuh"
+#include "matchflow/graph.hpp"
+
+namespace matchflow::cuda::ap {
+
+/// BFS start level L0 (paper: "By choosing L0 as 2 ...").
+constexpr int L0 = 2;
+/// Columns of larger degree are scanned by a whole warp.
+constexpr offset_t warp_degree = 32;
+constexpr unsigned full_mask = 0xffffffffu;
+
+/// Algorithm 1's loop state, in device memory (one per solve, zeroed).
+struct ap_control {
+  int bfs_level;            ///< level being expanded (Algorithm 1, bfs_level)
+  int cur;                  ///< which of the two queues this phase uses
+  int tail;                 ///< columns queued in this phase
+  int next_tail;            ///< roots queued for the next phase
+  int level_begin;          ///< queue segment of the current level
+  int level_end;
+  int n_roots;              ///< queue[0, n_roots) are this phase's roots
+  int n_ends;               ///< end rows claimed in this phase
+  int error;                ///< the phase cap was hit (never expected)
+  unsigned int blocks_done; ///< last-block ticket of the BFS launch
+  int first_free;           ///< free columns before the first phase
+  long long phases;         ///< outer iterations run
+  long long bfs_levels;     ///< BFS launches run
+};
+
+/// Everything the kernels read or write; passed by value to every kernel.
+struct ap_args {
+  vertex_t n_rows, n_cols;
+  const offset_t* __restrict__ cxadj;  ///< CSC offsets, n_cols + 1
+  const vertex_t* __restrict__ cadj;   ///< CSC row ids
+  vertex_t* rmatch;                    ///< row -> column (col4row)
+  vertex_t* cmatch;                    ///< column -> row (row4col)
+  vertex_t* predecessor;               ///< row -> column that reached it
+  int* bfs_array;                      ///< column -> BFS level / marker
+  vertex_t* root;                      ///< column -> root of its BFS tree (WR only)
+  vertex_t* mate0;                     ///< queued column -> its row when reached
+  vertex_t* queue[2];                  ///< per-phase column queues (ping-pong)
+  vertex_t* ends;                      ///< end rows claimed in this phase
+  ap_control* ctl;
+  long long max_phases;
+  cudaGraphConditionalHandle level_loop;  ///< inner while (BFS levels)
+  cudaGraphConditionalHandle phase_loop;  ///< outer while (phases)
+  bool shortest;                          ///< APsB: stop the BFS at the first path
+};
+
+__device__ inline std::int64_t global_tid() {
+  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline std::int64_t total_threads() {
+  return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+}
+
+/// Appends `v` to `list` (warp-aggregated over the threads calling it now).
+__device__ inline void push(vertex_t* list, int* counter, vertex_t v) {
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group active = cg::coalesced_threads();
+  int base = 0;
+  if (active.thread_rank() == 0) base = atomicAdd(counter, static_cast<int>(active.size()));
+  base = active.shfl(base, 0);
+  list[base + static_cast<int>(active.thread_rank())] = v;
+}
+
+// ---------------------------------------------------------------------------
+// INITBFSARRAY for the first phase: every column.  Thread mapping: column
+// c = i * total + tid.  Free columns are queued as roots (into queue[1],
+// which the first phase_begin_kernel selects).
+// sync: ctl->next_tail (atomic)
+// safe: bfs_array, root (own entries), cmatch (read only)
+template <bool WR>
+__global__ __launch_bounds__(threads_per_block) void first_init_kernel(const ap_args a) {
+  const std::int64_t tot = total_threads();
+  for (std::int64_t c = global_tid(); c < a.n_cols; c += tot) {
+    const bool is_free = a.cmatch[c] == -1;
+    a.bfs_array[c] = is_free ? L0 : L0 - 1;
+    if (is_free) {
+      if (WR) a.root[c] = static_cast<vertex_t>(c);
+      push(a.queue[1], &a.ctl->next_tail, static_cast<vertex_t>(c));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Start of a phase (Algorithm 1 lines 3-5), one thread: switch to the queue
+// the previous phase filled with the remaining free columns.
+__global__ void phase_begin_kernel(const ap_args a) {
+  ap_control* ctl = a.ctl;
+  if (ctl->phases == 0) ctl->first_free = ctl->next_tail;
+  ctl->cur ^= 1;
+  ctl->tail = ctl->next_tail;
+  ctl->next_tail = 0;
+  ctl->n_roots = ctl->tail;
+  ctl->level_begin = 0;
+  ctl->level_end = ctl->tail;
+  ctl->n_ends = 0;
+  ctl->bfs_level = L0;
+  ctl->blocks_done = 0;
+  ctl->phases += 1;
+  cudaGraphSetConditional(a.level_loop, ctl->tail > 0 ? 1u : 0u);
+}
+
+// ---------------------------------------------------------------------------
+// One BFS edge (column c at `level` -> row), Algorithm 2 lines 6-17 /
+// Algorithm 4 lines 9-22.
+template <bool WR>
+__device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row,
+                                 int level, vertex_t my_root) {
+  // Benign race: rmatch[row] may turn -1 -> -2 under us (another thread
+  // claims it as a path end); both values mean "free row" below.
+  const vertex_t col_match = atomic_read(&a.rmatch[row]);
+  if (col_match >= 0) {
+    if (atomic_read(&a.bfs_array[col_match]) != L0 - 1) return;
+    // Benign race (paper): several level-`level` columns may reach the
+    // same row; each writes a valid level-`level` predecessor (and, WR, a
+    // root), and any winner gives a valid BFS forest.  The CAS only decides
+    // who queues col_match.
+    atomic_write(&a.predecessor[row], c);
+    if (WR) atomic_write(&a.root[col_match], my_root);
+    if (atomicCAS(&a.bfs_array[col_match], L0 - 1, level + 1) == L0 - 1) {
+      a.mate0[col_match] = row;
+      push(q, &a.ctl->tail, col_match);
+    }
+  } else if (col_match == -1) {
+    // Deviation: claim the free row once, so that its predecessor (and the
+    // APsB-WR end-row marker) is written by one thread only.
+    if (atomicCAS(&a.rmatch[row], vertex_t{-1}, vertex_t{-2}) == -1) {
+      atomic_write(&a.predecessor[row], c);
+      if (WR) atomic_write(&a.bfs_array[my_root], a.shortest ? -(row + 1) : L0 - 2);
+      push(a.ends, &a.ctl->n_ends, row);
+    }
+  }
+}
+
+/// The last block of a BFS launch decides whether the level loop goes on.
+__device__ inline void bfs_level_done(const ap_args& a) {
+  ap_control* ctl = a.ctl;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  __threadfence();
+  const unsigned ticket = atomicAdd(&ctl->blocks_done, 1u);
+  if (ticket != gridDim.x - 1) return;
+  __threadfence();
+  const int tail = atomic_read(&ctl->tail);
+  const bool any_found = atomic_read(&ctl->n_ends) > 0;
+  // Algorithm 1 lines 6-11 (APFB drops lines 9-10): go on while the level
+  // inserted a column (the queue grew) and, for APsB, no path was found.
+  const bool go_on = tail > ctl->level_end && !(a.shortest && any_found);
+  ctl->level_begin = ctl->level_end;
+  ctl->level_end = tail;
+  ctl->blocks_done = 0;
+  ctl->bfs_level += 1;
+  ctl->bfs_levels += 1;
+  cudaGraphSetConditional(a.level_loop, go_on ? 1u : 0u);
+}
+
+// ---------------------------------------------------------------------------
+// GPUBFS (WR = false, Algorithm 2) and GPUBFS-WR (WR = true, Algorithm 4):
+// one BFS level.  Thread mapping: queue entry k = level_begin + i * total +
+// tid; a column of degree > warp_degree is handed to its whole warp (lanes
+// stride over its rows).  All threads of a warp run the same number of
+// rounds so that the warp collectives see full warps.
+// sync: rmatch (-1 -> -2 by CAS), bfs_array (CAS), root, predecessor
+//       (benign races, see bfs_visit), ctl->tail, ctl->n_ends (atomic),
+//       ctl (last-block ticket)
+// safe: cxadj, cadj (read only), mate0 (one writer per column: the CAS winner)
+template <bool WR>
+__global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a) {
+  const ap_control* ctl = a.ctl;
+  // Written by the previous launch (or phase_begin) only.
+  const int level = ctl->bfs_level;
+  const int begin = ctl->level_begin, end = ctl->level_end;
+  vertex_t* const q = a.queue[ctl->cur];
+  const std::int64_t tot = total_threads();
+  const std::int64_t rounds = (end - begin + tot - 1) / tot;
+  const int lane = threadIdx.x % warp_size;
+  for (std::int64_t i = 0; i < rounds; ++i) {
+    const std::int64_t k = begin + i * tot + global_tid();
+    vertex_t c = -1, my_root = -1;
+    bool wide = false;
+    if (k < end) {
+      c = q[k];
+      bool live = true;
+      if (WR) {
+        my_root = a.root[c];  // stable: written before c was queued
+        // Early exit (Algorithm 4 lines 6-7).  Benign race: the marker may
+        // appear during this launch; exploring a finished tree is only
+        // wasted work.
+        live = atomic_read(&a.bfs_array[my_root]) >= L0 - 1;
+      }
+      if (live) {
+        const offset_t b = a.cxadj[c], e = a.cxadj[c + 1];
+        if (e - b > warp_degree) {
+          wide = true;
+        } else {
+          for (offset_t j = b; j < e; ++j) bfs_visit<WR>(a, q, c, a.cadj[j], level, my_root);
+        }
+      }
+    }
+    for (unsigned wide_lanes = __ballot_sync(full_mask, wide); wide_lanes;
+         wide_lanes &= wide_lanes - 1) {
+      const int leader = __ffs(wide_lanes) - 1;
+      const vertex_t wc = __shfl_sync(full_mask, c, leader);
+      const vertex_t wroot = __shfl_sync(full_mask, my_root, leader);
+      const offset_t e = a.cxadj[wc + 1];
+      for (offset_t j = a.cxadj[wc] + lane; j < e; j += warp_size)
+        bfs_visit<WR>(a, q, wc, a.cadj[j], level, wroot);
+    }
+  }
+  bfs_level_done(a);
+}
+
+// ---------------------------------------------------------------------------
+// ALTERNATE (Algorithm 3).  Thread mapping: end row ends[i * total + tid];
+// each walks its path back to its root.  Block 0 thread 0 also sets the
+// phase loop's condition (Algorithm 1 line 2: go on while a path was found).
+// sync: cmatch, rmatch (benign races: paths of one BFS tree may meet; the
+//       predecessor check of line 8 stops a walk at a column another walk
+//       already alternated, and FIXMATCHING repairs concurrent writes)
+// safe: predecessor, bfs_array, root, ends (read only here)
+template <bool SELECT_END>
+__global__ __launch_bounds__(threads_per_block) void alternate_kernel(const ap_args a) {
+  const int n_ends = a.ctl->n_ends;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    ap_control* ctl = a.ctl;
+    bool go_on = n_ends > 0;
+    if (go_on && ctl->phases >= a.max_phases) {
+      ctl->error = 1;
+      go_on = false;
+    }
+    cudaGraphSetConditional(a.phase_loop, go_on ? 1u : 0u);
+  }
+  const std::int64_t tot = total_threads();
+  for (std::int64_t i = global_tid(); i < n_ends; i += tot) {
+    vertex_t row = a.ends[i];
+    if (SELECT_END) {
+      // APsB-WR: start only from the end row recorded for this tree's root.
+      const vertex_t tree_root = a.root[a.predecessor[row]];
+      if (a.bfs_array[tree_root] != -(row + 1)) continue;  // FIXMATCHING frees it
+    }
+    while (row != -1) {
+      const vertex_t matched_col = a.predecessor[row];
+      const vertex_t matched_row = atomic_read(&a.cmatch[matched_col]);
+      // Line 8: matched_col already alternated by another walk.  (A root
+      // column has no matched row: the walk ends after writing it.)
+      if (matched_row >= 0 && a.predecessor[matched_row] == matched_col) break;
+      atomic_write(&a.cmatch[matched_col], row);
+      atomic_write(&a.rmatch[row], matched_col);
+      row = matched_row;
+    }
+  }
+}
+
+/// FIXMATCHING for one row.
+__device__ inline void fix_row(const ap_args& a, vertex_t r) {
+  const vertex_t c = a.rmatch[r];
+  if (c == -2 || (c >= 0 && a.cmatch[c] != r)) a.rmatch[r] = -1;
+}
+
+// ---------------------------------------------------------------------------
+// FIXMATCHING fused with the next phase's INITBFSARRAY.  Thread mapping:
+// item k = i * total + tid over the phase's queue [0, tail) then its end
+// rows.  A queued column is reset to unreached, or, if it was a root and is
+// still free, queued again as a root for the next phase; the row it was
+// matched to when reached (mate0) and every end row are fixed.  These are
+// all the rows ALTERNATE can have touched.
+// sync: ctl->next_tail (atomic)
+// safe: rmatch (each row is fixed by one thread: mate0 rows are distinct
+//       and were matched, end rows were free), cmatch (read only),
+//       bfs_array, root (one thread per queued column)
+template <bool WR>
+__global__ __launch_bounds__(threads_per_block) void fix_reset_kernel(const ap_args a) {
+  const ap_control* ctl = a.ctl;
+  const int tail = ctl->tail, n_roots = ctl->n_roots;
+  const std::int64_t items = static_cast<std::int64_t>(tail) + ctl->n_ends;
+  const vertex_t* q = a.queue[ctl->cur];
+  vertex_t* next = a.queue[ctl->cur ^ 1];
+  const std::int64_t tot = total_threads();
+  for (std::int64_t k = global_tid(); k < items; k += tot) {
+    if (k >= tail) {
+      fix_row(a, a.ends[k - tail]);
+      continue;
+    }
+    const vertex_t c = q[k];
+    if (k < n_roots) {
+      if (a.cmatch[c] == -1) {
+        a.bfs_array[c] = L0;
+        push(next, &a.ctl->next_tail, c);  // root[c] == c still
+      } else {
+        a.bfs_array[c] = L0 - 1;
+      }
+    } else {
+      a.bfs_array[c] = L0 - 1;
+      fix_row(a, a.mate0[c]);
+    }
+  }
+}
+
+}  // namespace matchflow::cuda::ap
