@@ -108,9 +108,9 @@ def family_builder(family: str, log2n: int, args):
 
 def load_matrix(path: str) -> sp.csr_array:
     """A Matrix Market file (.mtx or .mtx.gz) as a pattern: every stored entry is an edge."""
-    import scipy.io
+    from matchflow.io import read_graph
 
-    a = sp.csr_array(scipy.io.mmread(path))
+    a = read_graph(path)
     a.sum_duplicates()
     return sp.csr_array((np.ones(a.nnz, dtype=np.int8), a.indices, a.indptr), shape=a.shape)
 

@@ -33,7 +33,7 @@ def read_graph(path) -> sp.csr_array:
     stem = path.name.removesuffix(".gz")
     with _open(path) as fh:
         if stem.endswith(".mtx"):
-            return sp.csr_array(scipy.io.mmread(fh))
+            return sp.csr_array(scipy.io.mmread(fh, spmatrix=False))
         if stem.endswith(".txt"):
             edges = np.loadtxt(fh, dtype=np.int64, comments="#", ndmin=2)
             n = int(edges.max()) + 1 if edges.size else 0
