@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
@@ -90,6 +91,7 @@ struct gpr_state {
   device_buffer<label_t> psi_row, psi_col;
   device_buffer<int> ia;
   device_buffer<vertex_t> list_a, list_b;  // A_c and A_p (roles swap on compaction)
+  device_buffer<vertex_t> queue_a, queue_b;  // frontier BFS row queues (m each)
   device_buffer<control> ctl;
   device_buffer<unsigned char> cub_temp;
 };
@@ -106,11 +108,13 @@ class gpr_solver {
   std::size_t cub_temp_bytes(std::int64_t capacity) const;
   void allocate_and_upload();
   void global_relabel();
+  void launch_bfs_level(int level);
   void select_all_columns();
   void shrink();
   void read_control();
   void launch_init();
   void launch_push();
+  void run_tail(int iterations);
   void download();
 
   const bipartite_view& g_;
@@ -128,6 +132,9 @@ class gpr_solver {
   int loop_ = 0;             // Algorithm 7's loop counter (iA stamps)
   int max_level_ = 0;        // maxLevel of the last global relabel
   int last_levels_ = level_batch_min;
+  bool paper_bfs_ = false;   // G-GR-KRNL as in the paper (scan all rows per level)
+  bool use_tail_ = true;     // short lists: many iterations per launch
+  unsigned frontier_blocks_ = 1;
 };
 
 std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
@@ -141,7 +148,13 @@ std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
                                            static_cast<const vertex_t*>(nullptr),
                                            static_cast<vertex_t*>(nullptr),
                                            static_cast<int*>(nullptr), capacity, pred));
-  return std::max<std::size_t>({all_bytes, list_bytes, 1});
+  std::size_t row_bytes = 0;
+  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, row_bytes,
+                                           thrust::counting_iterator<vertex_t>(0),
+                                           static_cast<vertex_t*>(nullptr),
+                                           static_cast<int*>(nullptr), g_.n_rows(),
+                                           gpr::unmatched_row{nullptr}));
+  return std::max<std::size_t>({all_bytes, list_bytes, row_bytes, 1});
 }
 
 void gpr_solver::allocate_and_upload() {
@@ -158,7 +171,7 @@ void gpr_solver::allocate_and_upload() {
                             sizeof(label_t) * std::size_t(m + n) +   // labels
                             sizeof(int) * std::size_t(n) +           // iA
                             sizeof(vertex_t) * std::size_t(2 * capacity) + sizeof(control) +
-                            temp;
+                            (paper_bfs_ ? 0 : sizeof(vertex_t) * std::size_t(2 * m)) + temp;
   use_device_with_memory(options_.device, bytes);
 
   s_.m = g_.n_rows();
@@ -175,6 +188,14 @@ void gpr_solver::allocate_and_upload() {
   s_.ia = device_buffer<int>(std::size_t(n));
   s_.list_a = device_buffer<vertex_t>(std::size_t(capacity));
   s_.list_b = device_buffer<vertex_t>(std::size_t(capacity));
+  if (!paper_bfs_) {
+    s_.queue_a = device_buffer<vertex_t>(std::size_t(m));
+    s_.queue_b = device_buffer<vertex_t>(std::size_t(m));
+    int sms = 1;
+    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                              options_.device));
+    frontier_blocks_ = std::min<unsigned>(blocks_for(m), unsigned(sms) * 8);
+  }
   s_.ctl = device_buffer<control>(1);
   s_.cub_temp = device_buffer<unsigned char>(temp);
   a_c_ = s_.list_a.data();
@@ -200,6 +221,24 @@ void gpr_solver::read_control() {
   stream_.synchronize();
 }
 
+/// One BFS level (G-GR-KRNL) of either form.
+void gpr_solver::launch_bfs_level(int level) {
+  if (paper_bfs_) {
+    gpr::gr_level_kernel<<<blocks_for(s_.m), threads_per_block, 0, stream_>>>(
+        s_.m, s_.row_ptr.data(), s_.row_adj.data(), s_.col4row.data(), s_.row4col.data(),
+        s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level, s_.ctl.data());
+  } else {
+    const bool even = (level / 2) % 2 == 0;
+    gpr::gr_frontier_kernel<<<frontier_blocks_, threads_per_block, 0, stream_>>>(
+        s_.row_ptr.data(), s_.row_adj.data(), s_.col4row.data(), s_.row4col.data(),
+        s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level,
+        even ? s_.queue_a.data() : s_.queue_b.data(),
+        even ? s_.queue_b.data() : s_.queue_a.data(), s_.ctl.data());
+  }
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  ++stats_->kernel_launches;
+}
+
 /// G-GR (Algorithm 4): INITRELABEL, then G-GR-KRNL level by level, enqueued
 /// in batches; leaves maxLevel in max_level_ (and the control block read).
 void gpr_solver::global_relabel() {
@@ -209,19 +248,23 @@ void gpr_solver::global_relabel() {
       s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
+  if (!paper_bfs_) {  // level-0 queue: the unmatched rows
+    std::size_t temp = s_.cub_temp.size();
+    MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
+        s_.cub_temp.data(), temp, thrust::counting_iterator<vertex_t>(0), s_.queue_a.data(),
+        &s_.ctl.data()->queue_size[0], s_.m, gpr::unmatched_row{s_.col4row.data()}, stream_));
+    stats_->kernel_launches += 2;
+  }
   int level = 0;
   int batch = std::max(level_batch_min, last_levels_ + 1);
   for (;;) {
-    for (int b = 0; b < batch; ++b, level += 2) {
-      gpr::gr_level_kernel<<<blocks_for(s_.m), threads_per_block, 0, stream_>>>(
-          s_.m, s_.row_ptr.data(), s_.row_adj.data(), s_.col4row.data(), s_.row4col.data(),
-          s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level, s_.ctl.data());
-      MATCHFLOW_CUDA_CHECK_LAUNCH();
-      ++stats_->kernel_launches;
-    }
+    for (int b = 0; b < batch; ++b, level += 2) launch_bfs_level(level);
     read_control();
-    const int last_slot = ((level - 2) / 2) % gpr::flag_ring;
-    if (host_ctl_.get()->level_added[last_slot] == 0) break;
+    // Done when the level that would run next has nothing to do.
+    const control& c = *host_ctl_.get();
+    const bool more = paper_bfs_ ? c.level_added[((level - 2) / 2) % gpr::flag_ring] != 0
+                                 : c.queue_size[(level / 2) % 3] != 0;
+    if (!more) break;
     batch = 2 * level_batch_min;
   }
   max_level_ = host_ctl_.get()->max_level;
@@ -280,6 +323,19 @@ void gpr_solver::launch_push() {
   ++stats_->kernel_launches;
 }
 
+/// `iterations` iterations of lines 16-20 in one launch (short lists).
+void gpr_solver::run_tail(int iterations) {
+  gpr::pr_tail_kernel<<<1, gpr::tail_block, 0, stream_>>>(
+      count_, a_c_, a_p_, s_.col_ptr.data(), s_.col_adj.data(), s_.col4row.data(),
+      s_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
+      iterations, s_.infinity, s_.ctl.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  ++stats_->kernel_launches;
+  loop_ += iterations;  // stamps stay unique even if the kernel stopped early
+  read_control();
+  stats_->iterations += host_ctl_.get()->tail_iterations;
+}
+
 void gpr_solver::download() {
   gpr::fix_matching_kernel<<<blocks_for(s_.n), threads_per_block, 0, stream_>>>(
       s_.n, s_.col4row.data(), s_.row4col.data());
@@ -297,7 +353,24 @@ void gpr_solver::download() {
 /// columns after a fresh global relabel; that rebuild finding nothing is the
 /// (certified) end.
 void gpr_solver::run() {
+  // Experiment switches (TEMP: to become options): MATCHFLOW_GPR_PAPER=1
+  // runs the paper's structure (scan BFS, one INIT+PUSH launch pair per
+  // iteration); MATCHFLOW_GPR_BFS=scan only the scan BFS.
+  if (const char* e = std::getenv("MATCHFLOW_GPR_PAPER"); e && *e == '1') {
+    paper_bfs_ = true;
+    use_tail_ = false;
+  }
+  if (const char* bfs = std::getenv("MATCHFLOW_GPR_BFS")) paper_bfs_ = std::strcmp(bfs, "scan") == 0;
+  const bool prof = std::getenv("MATCHFLOW_GPR_PROFILE") != nullptr;  // TEMP
+  auto t0 = clock_type::now();
+  auto lap = [&](const char* what, long a, long b) {
+    if (!prof) return;
+    stream_.synchronize();
+    std::fprintf(stderr, "[gpr] %-8s %9.3f ms  %ld %ld\n", what, 1e3 * seconds_since(t0), a, b);
+    t0 = clock_type::now();
+  };
   allocate_and_upload();
+  lap("upload", 0, 0);
   const double k = options_.relabel_k > 0 ? options_.relabel_k : default_relabel_k;
   // Guard against a runaway loop (a bug must not hang the caller): far above
   // anything push-relabel needs, since every useful iteration raises a label.
@@ -308,6 +381,7 @@ void gpr_solver::run() {
   for (;;) {
     if (need_relabel) {
       global_relabel();  // Algorithm 7, lines 6-9
+      lap("gr", max_level_, count_);
       // The control block read by the relabel also holds actExists of the
       // last iteration (no kernel since has touched it): an empty list goes
       // to the rebuild, which certifies the end.
@@ -315,9 +389,11 @@ void gpr_solver::run() {
     }
     if (!list_valid) {
       select_all_columns();
+      lap("select", count_, 0);
       if (count_ == 0) break;  // exact labels reach no unmatched column: maximum
     } else {
       shrink();  // lines 11-14
+      lap("shrink", count_, 0);
       if (count_ == 0) {  // labels are fresh: re-check over all columns
         list_valid = false;
         need_relabel = false;
@@ -329,7 +405,9 @@ void gpr_solver::run() {
     // GETITERGR (section III-A): the next global relabel after k * maxLevel
     // iterations.
     const int period = std::max(1, int(std::ceil(k * double(max_level_))));
-    for (int it = 0; it < period; ++it) {
+    if (count_ <= gpr::tail_block && use_tail_) {
+      run_tail(period);
+    } else for (int it = 0; it < period; ++it) {
       launch_init();  // lines 16-17 (idempotent right after a shrink)
       launch_push();  // lines 18-20
       ++loop_;
@@ -339,11 +417,13 @@ void gpr_solver::run() {
         if (host_ctl_.get()->act_exists[(loop_ - 1) & 1] == 0) break;
       }
     }
+    lap("period", period, count_);
     if (loop_ > loop_limit) {
       throw cuda_failure(cudaErrorUnknown, "gpu-pr did not converge (iteration limit)");
     }
   }
   download();  // FIXMATCHING (line 23) and the copy back
+  lap("download", loop_, 0);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 // Kernels, with the paper's names:
 //   init_relabel_kernel  INITRELABEL            (Algorithm 4, line 1)
 //   gr_level_kernel      G-GR-KRNL              (Algorithm 5), one BFS level
+//   gr_frontier_kernel   G-GR-KRNL over a row queue (default; see there)
 //   pr_init_kernel       G-PR-INITKRNL          (Algorithm 8)
 //   pr_push_kernel       G-PR-PUSHKRNL          (Algorithm 9)
+//   pr_tail_kernel       Algorithm 7 lines 16-20 repeated in one block (short lists)
 //   active_in_list / active_column             predicates of G-PR-SHRKRNL
 //                                              (the compaction itself is
 //                                              cub::DeviceSelect, host side)
@@ -49,6 +51,8 @@
 //    exact, so they cannot reach an unmatched row).
 #pragma once
 
+#include <cooperative_groups.h>
+
 #include <cstdint>
 
 #include "common/atomics.cuh"
@@ -70,6 +74,8 @@ struct control {
   int act_exists[2];           ///< actExists of Algorithm 7, one per loop parity
   int max_level;               ///< maxLevel of Algorithm 4
   int num_active;              ///< |A_c| after a compaction (cub output)
+  int queue_size[3];           ///< frontier BFS: sizes of the row queues (ring)
+  int tail_iterations;         ///< iterations pr_tail_kernel ran
 };
 
 /// Column v is not consistently matched (paper: mu(v) = -1 or mu(mu(v)) != v).
@@ -77,6 +83,15 @@ __device__ inline bool column_active(vertex_t v, const vertex_t* row4col,
                                      const vertex_t* col4row) {
   const vertex_t u = row4col[v];
   return u < 0 || col4row[u] != v;
+}
+
+/// Sets *flag = 1 when any thread of the block has `value` (one store per
+/// block, and none when the flag is already up: thousands of threads storing
+/// to one address serialise in L2).  Every thread of the block must call it.
+__device__ inline void raise_flag(int* flag, bool value) {
+  if (__syncthreads_or(value) && threadIdx.x == 0 && atomic_read(flag) == 0) {
+    atomic_write(flag, 1);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -96,6 +111,7 @@ __global__ __launch_bounds__(threads_per_block) void init_relabel_kernel(
     for (int k = 0; k < flag_ring; ++k) ctl->level_added[k] = 0;
     ctl->level_added[flag_ring - 1] = 1;  // "level -1 added rows": level 0 runs
     ctl->max_level = 0;
+    for (int k = 0; k < 3; ++k) ctl->queue_size[k] = 0;
   }
 }
 
@@ -109,7 +125,7 @@ __global__ __launch_bounds__(threads_per_block) void init_relabel_kernel(
 /// Thread mapping: one thread per row.
 /// sync: psi_col, psi_row (several threads may store the same value into one
 ///       entry and read entries others store: intentional, relaxed atomics);
-///       ctl->level_added[slot] (idempotent store of 1).
+///       ctl->level_added[slot] (raise_flag: one idempotent store per block).
 /// safe: col4row, row4col (read only during a global relabel).
 __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
     vertex_t m, const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
@@ -123,21 +139,71 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
   if (blockIdx.x == 0 && threadIdx.x == 0) ctl->max_level = level + 2;
 
   const std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= m) return;
-  if (atomic_read(&psi_row[u]) != level) return;  // Alg. 5 line 2
   bool added = false;
-  for (offset_t e = row_ptr[u]; e < row_ptr[u + 1]; ++e) {  // line 3
-    const vertex_t v = row_adj[e];
-    if (atomic_read(&psi_col[v]) != infinity) continue;  // line 4
-    atomic_write(&psi_col[v], label_t(level + 1));       // line 5
-    const vertex_t w = row4col[v];
-    if (w >= 0 && col4row[w] == v) {                     // line 6
-      atomic_write(&psi_row[w], label_t(level + 2));     // line 7
-      added = true;                                      // line 8
+  if (u < m && atomic_read(&psi_row[u]) == level) {  // Alg. 5 line 2
+    for (offset_t e = row_ptr[u]; e < row_ptr[u + 1]; ++e) {  // line 3
+      const vertex_t v = row_adj[e];
+      if (atomic_read(&psi_col[v]) != infinity) continue;  // line 4
+      atomic_write(&psi_col[v], label_t(level + 1));       // line 5
+      const vertex_t w = row4col[v];
+      if (w >= 0 && col4row[w] == v) {                     // line 6
+        atomic_write(&psi_row[w], label_t(level + 2));     // line 7
+        added = true;                                      // line 8
+      }
     }
   }
-  if (added) atomic_write(&ctl->level_added[this_slot], 1);
+  raise_flag(&ctl->level_added[this_slot], added);
 }
+
+/// Frontier form of G-GR-KRNL (the default; gr_level_kernel is the paper's
+/// form): instead of testing psi(u) = cLevel on every row, level L takes its
+/// rows from a queue (level 0: the unmatched rows, selected with CUB) and
+/// appends the rows it labels to the next queue, so a level costs in
+/// proportion to its frontier, not to m.  Deviation from the paper: a column
+/// is claimed with atomicCAS (INF -> L + 1) so that its mate enters the next
+/// queue exactly once, and appends use one atomicAdd per coalesced group.
+/// Queue sizes live in a ring of 3 (read the current, append to the next,
+/// thread 0 clears the one after), so the host need not read them per level.
+/// Thread mapping: grid-stride loop, one thread per frontier row.
+/// sync: psi_col (atomicCAS), ctl->queue_size[next] (atomicAdd).
+/// safe: psi_row[w] (only the claimer of w's column writes it); q_out slots
+///       (reserved by atomicAdd); col4row, row4col, q_in (read only).
+__global__ __launch_bounds__(threads_per_block) void gr_frontier_kernel(
+    const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
+    const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col,
+    label_t* __restrict__ psi_row, label_t* psi_col, label_t infinity, int level,
+    const vertex_t* __restrict__ q_in, vertex_t* __restrict__ q_out, control* ctl) {
+  const int step = level / 2;
+  if (blockIdx.x == 0 && threadIdx.x == 0) ctl->queue_size[(step + 2) % 3] = 0;
+  const int size = ctl->queue_size[step % 3];  // written by the previous launch
+  if (size == 0) return;                       // BFS finished (uniform)
+  if (blockIdx.x == 0 && threadIdx.x == 0) ctl->max_level = level + 2;
+  int* tail = &ctl->queue_size[(step + 1) % 3];
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
+       i += stride) {
+    const vertex_t u = q_in[i];
+    for (offset_t e = row_ptr[u]; e < row_ptr[u + 1]; ++e) {
+      const vertex_t v = row_adj[e];
+      if (atomic_read(&psi_col[v]) != infinity) continue;
+      if (atomicCAS(&psi_col[v], infinity, label_t(level + 1)) != infinity) continue;
+      const vertex_t w = row4col[v];
+      if (w < 0 || col4row[w] != v) continue;  // v unmatched: nothing to add
+      psi_row[w] = level + 2;
+      const auto group = cooperative_groups::coalesced_threads();
+      int base = 0;
+      if (group.thread_rank() == 0) base = atomicAdd(tail, int(group.size()));
+      base = group.shfl(base, 0);
+      q_out[base + int(group.thread_rank())] = w;
+    }
+  }
+}
+
+/// Level-0 queue of the frontier BFS: the unmatched rows.
+struct unmatched_row {
+  const vertex_t* col4row;
+  __device__ bool operator()(vertex_t u) const { return col4row[u] == none; }
+};
 
 // ---------------------------------------------------------------------------
 // Push-relabel on the active-column lists (Algorithms 8 and 9)
@@ -150,16 +216,12 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
 /// Thread mapping: one thread per slot i < count.
 /// safe: a_c[i], a_p[i] (slot owner only); ia (each active column is in one
 ///       slot); col4row, row4col (read only: no PUSH runs concurrently).
-/// sync: ctl->act_exists (idempotent store of 1; thread 0 clears next parity).
-__global__ __launch_bounds__(threads_per_block) void pr_init_kernel(
-    int count, vertex_t* __restrict__ a_c, const vertex_t* __restrict__ a_p,
-    const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col,
-    int* __restrict__ ia, int loop, control* ctl) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) ctl->act_exists[(loop + 1) & 1] = 0;
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  vertex_t v = a_c[i];
-  if (v == none) return;
+/// sync: ctl->act_exists (raise_flag; thread 0 clears the next parity).
+__device__ inline vertex_t init_slot(std::int64_t i, int count, vertex_t* __restrict__ a_c,
+                                    const vertex_t* __restrict__ a_p, const vertex_t* col4row,
+                                    const vertex_t* row4col, int* __restrict__ ia, int loop) {
+  vertex_t v = i < count ? a_c[i] : none;
+  if (v == none) return none;
   if (!column_active(v, row4col, col4row)) {  // v's push won: the slot takes w
     const vertex_t w = a_p[i];
     v = (w != none && column_active(w, row4col, col4row)) ? w : none;
@@ -167,9 +229,18 @@ __global__ __launch_bounds__(threads_per_block) void pr_init_kernel(
     v = none;
   }                                           // else: roll back, v stays
   a_c[i] = v;
-  if (v == none) return;
-  ia[v] = loop;                                // Alg. 8 line 10
-  atomic_write(&ctl->act_exists[loop & 1], 1);  // line 11
+  if (v != none) ia[v] = loop;                // Alg. 8 line 10
+  return v;
+}
+
+__global__ __launch_bounds__(threads_per_block) void pr_init_kernel(
+    int count, vertex_t* __restrict__ a_c, const vertex_t* __restrict__ a_p,
+    const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col,
+    int* __restrict__ ia, int loop, control* ctl) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) ctl->act_exists[(loop + 1) & 1] = 0;
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const vertex_t v = init_slot(i, count, a_c, a_p, col4row, row4col, ia, loop);
+  raise_flag(&ctl->act_exists[loop & 1], v != none);  // line 11
 }
 
 /// Result of scanning Gamma(v): the row of minimum label and that label.
@@ -258,15 +329,13 @@ __device__ inline void push_or_give_up(int i, vertex_t v, min_row best, vertex_t
 ///       relaxed atomics; the last store wins, see the header).
 /// safe: row4col[v], psi_col[v] (only v's slot touches v: each active column
 ///       is in one slot); a_c[i], a_p[i] (slot owner); ia (read only).
-__global__ __launch_bounds__(threads_per_block) void pr_push_kernel(
-    int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
-    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
-    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
-    label_t* __restrict__ psi_col, const int* __restrict__ ia, int loop, label_t infinity) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ inline void push_slot(std::int64_t i, int count, vertex_t v, vertex_t* a_c,
+                                 vertex_t* a_p, const offset_t* __restrict__ col_ptr,
+                                 const vertex_t* __restrict__ col_adj, vertex_t* col4row,
+                                 vertex_t* row4col, label_t* psi_row, label_t* psi_col,
+                                 const int* ia, int loop, label_t infinity) {
   const int lane = threadIdx.x % warp_size;
-  const vertex_t v = i < count ? a_c[i] : none;  // line 2
-  const bool has = v != none;                     // line 3
+  const bool has = v != none;  // line 3
   const label_t psi_v = has ? psi_col[v] : 0;
   const bool wide = has && (col_ptr[v + 1] - col_ptr[v]) > warp_degree;
 
@@ -289,6 +358,56 @@ __global__ __launch_bounds__(threads_per_block) void pr_push_kernel(
   }
   push_or_give_up(int(i), v, best, a_c, a_p, col4row, row4col, psi_row, psi_col, ia, loop,
                   infinity);
+}
+
+__global__ __launch_bounds__(threads_per_block) void pr_push_kernel(
+    int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
+    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
+    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
+    label_t* __restrict__ psi_col, const int* __restrict__ ia, int loop, label_t infinity) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const vertex_t v = i < count ? a_c[i] : none;  // line 2
+  push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia,
+            loop, infinity);
+}
+
+constexpr int tail_block = 1024;  ///< lists this short run in pr_tail_kernel
+
+/// Several iterations of Algorithm 7 (lines 16-20: INIT then PUSH) in one
+/// launch of one block, for short lists (count <= tail_block), where
+/// launch latency, not work, bounds an iteration.  Deviation from the
+/// paper's host loop, same kernels: __syncthreads() stands in for the
+/// kernel boundary between INIT and PUSH and between iterations (it orders
+/// the block's global-memory accesses), and actExists is the block-wide OR.
+/// Stops early when no slot is active.  On exit thread 0 records the
+/// iterations run and leaves actExists of the last loop value as the host
+/// loop would (act_exists[last & 1] = any active, the next parity cleared).
+/// Thread mapping: one block; thread i owns slot i.
+/// sync/safe: as pr_init_kernel and pr_push_kernel.
+__global__ __launch_bounds__(tail_block) void pr_tail_kernel(
+    int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
+    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
+    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
+    label_t* __restrict__ psi_col, int* __restrict__ ia, int loop0, int iterations,
+    label_t infinity, control* ctl) {
+  const std::int64_t i = threadIdx.x;
+  int done = 0;
+  bool active = true;
+  for (; done < iterations; ++done) {
+    const int loop = loop0 + done;
+    const vertex_t v = init_slot(i, count, a_c, a_p, col4row, row4col, ia, loop);
+    active = __syncthreads_or(v != none);  // also the INIT -> PUSH barrier
+    if (!active) break;
+    push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia,
+              loop, infinity);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const int last = loop0 + iterations - 1;
+    ctl->act_exists[last & 1] = active ? 1 : 0;
+    ctl->act_exists[(last + 1) & 1] = 0;
+    ctl->tail_iterations = done;
+  }
 }
 
 // ---------------------------------------------------------------------------
