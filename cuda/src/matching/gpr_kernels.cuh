@@ -67,6 +67,8 @@ constexpr vertex_t none = -1;      ///< unmatched / empty slot
 constexpr vertex_t given_up = -2;  ///< column found no row with a finite label (Alg. 9 l. 20)
 constexpr int warp_degree = 32;    ///< columns of larger degree are scanned by a whole warp
 constexpr int flag_ring = 4;       ///< ring of per-level BFS flags (see gr_level_kernel)
+constexpr int scan_chunk = 4;      ///< neighbours whose labels one thread loads at once
+constexpr int bfs_lanes = 4;       ///< threads sharing one frontier row in gr_frontier_kernel
 
 /// Device-side counters and flags of one solve (one allocation).
 struct control {
@@ -164,7 +166,7 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
 /// queue exactly once, and appends use one atomicAdd per coalesced group.
 /// Queue sizes live in a ring of 3 (read the current, append to the next,
 /// thread 0 clears the one after), so the host need not read them per level.
-/// Thread mapping: grid-stride loop, one thread per frontier row.
+/// Thread mapping: grid-stride loop, bfs_lanes threads per frontier row.
 /// sync: psi_col (atomicCAS), ctl->queue_size[next] (atomicAdd).
 /// safe: psi_row[w] (only the claimer of w's column writes it); q_out slots
 ///       (reserved by atomicAdd); col4row, row4col, q_in (read only).
@@ -180,10 +182,13 @@ __global__ __launch_bounds__(threads_per_block) void gr_frontier_kernel(
   if (blockIdx.x == 0 && threadIdx.x == 0) ctl->max_level = level + 2;
   int* tail = &ctl->queue_size[(step + 1) % 3];
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < size;
-       i += stride) {
-    const vertex_t u = q_in[i];
-    for (offset_t e = row_ptr[u]; e < row_ptr[u + 1]; ++e) {
+  // bfs_lanes threads per row, each taking every bfs_lanes-th edge (stride
+  // is a multiple of bfs_lanes, so a thread keeps its lane).
+  for (std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       t < std::int64_t(size) * bfs_lanes; t += stride) {
+    const vertex_t u = q_in[t / bfs_lanes];
+    const offset_t end = row_ptr[u + 1];
+    for (offset_t e = row_ptr[u] + t % bfs_lanes; e < end; e += bfs_lanes) {
       const vertex_t v = row_adj[e];
       if (atomic_read(&psi_col[v]) != infinity) continue;
       if (atomicCAS(&psi_col[v], infinity, label_t(level + 1)) != infinity) continue;
@@ -254,14 +259,23 @@ struct min_row {
 __device__ inline min_row scan_thread(vertex_t v, const offset_t* __restrict__ col_ptr,
                                       const vertex_t* __restrict__ col_adj,
                                       const label_t* psi_row, label_t psi_v, label_t infinity) {
+  // Neighbours are read `scan_chunk` at a time so that their loads overlap
+  // (a low-degree column costs one round trip, not one per neighbour); the
+  // early stop is tested after each chunk.
   min_row best{none, infinity};
-  for (offset_t e = col_ptr[v]; e < col_ptr[v + 1]; ++e) {
-    const vertex_t u = col_adj[e];
-    const label_t p = atomic_read(&psi_row[u]);
-    if (p < best.psi) {
-      best = {u, p};
-      if (p == psi_v - 1) break;
+  const offset_t end = col_ptr[v + 1];
+  for (offset_t e = col_ptr[v]; e < end; e += scan_chunk) {
+    vertex_t u[scan_chunk];
+    label_t p[scan_chunk];
+#pragma unroll
+    for (int k = 0; k < scan_chunk; ++k) u[k] = e + k < end ? col_adj[e + k] : none;
+#pragma unroll
+    for (int k = 0; k < scan_chunk; ++k) p[k] = u[k] != none ? atomic_read(&psi_row[u[k]]) : infinity;
+#pragma unroll
+    for (int k = 0; k < scan_chunk; ++k) {
+      if (p[k] < best.psi) best = {u[k], p[k]};
     }
+    if (best.psi <= psi_v - 1) break;
   }
   return best;
 }
