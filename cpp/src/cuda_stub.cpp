@@ -21,4 +21,19 @@ status gpu_ap(const bipartite_view&, bool, const matching_options&, vertex_t*, v
   return unavailable();
 }
 
+template <class T>
+status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_options&,
+                     std::int64_t*, T*, T*, lsap_stats*) noexcept {
+  return unavailable();
+}
+template status gpu_hungarian<double>(const double*, std::int64_t, std::int64_t, bool,
+                                      const lsap_options&, std::int64_t*, double*, double*,
+                                      lsap_stats*) noexcept;
+template status gpu_hungarian<float>(const float*, std::int64_t, std::int64_t, bool,
+                                     const lsap_options&, std::int64_t*, float*, float*,
+                                     lsap_stats*) noexcept;
+template status gpu_hungarian<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t,
+                                            bool, const lsap_options&, std::int64_t*,
+                                            std::int64_t*, std::int64_t*, lsap_stats*) noexcept;
+
 }  // namespace matchflow::cuda

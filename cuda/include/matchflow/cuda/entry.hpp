@@ -4,6 +4,7 @@
 #pragma once
 
 #include "matchflow/backend.hpp"
+#include "matchflow/lsap.hpp"
 #include "matchflow/matching.hpp"
 
 namespace matchflow::cuda {
@@ -20,5 +21,12 @@ status gpu_pr(const bipartite_view& g, const matching_options& options,
 /// APFB / APsB (paper 004); `apfb` selects APFB, else APsB.
 status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& options,
               vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept;
+
+/// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
+/// matchflow::solve_lsap_dense.
+template <class T>
+status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
+                     const lsap_options& options, std::int64_t* col4row, T* u, T* v,
+                     lsap_stats* stats) noexcept;
 
 }  // namespace matchflow::cuda

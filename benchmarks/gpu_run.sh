@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# One script for the lent GPU machine: build, `matchflow info`, tests, benchmark.
+#
+# Run from the repository root (or from a copy of it, e.g. .wt/NAME):
+#     bash benchmarks/gpu_run.sh                  # build info test bench
+#     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
+#     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
+# Parts: build, info, test, bench (default: all four).  Everything after `--`
+# goes to benchmarks/bench_matching.py and replaces its default arguments
+# ($BENCH_ARGS below).
+#
+# Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
+#     build.log, info.txt, nvidia-smi.txt, test.log, bench.log, bench/results.{md,json},
+#     bench/profile.png (when matplotlib is importable), summary.txt
+#
+# Keeps within one device call (10 minutes): the whole script has TOTAL_S
+# seconds (default 570); the tests get at most TEST_TIMEOUT_S, and the
+# benchmark gets what is left (minus a margin) as its --time-budget, plus a
+# hard `timeout`.  The harness rewrites its results after every graph, so a
+# cut-off run still leaves the graphs it finished.
+#
+# Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, PYTEST_ARGS, MATCHFLOW_DATA
+# (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
+# the device copy has no .git), CUDA_ARCH (default 90).
+set -u -o pipefail
+
+START=$SECONDS
+OUT=${OUT:-$PWD/gpu-out}
+TOTAL_S=${TOTAL_S:-570}
+TEST_TIMEOUT_S=${TEST_TIMEOUT_S:-240}
+CUDA_ARCH=${CUDA_ARCH:-90}
+BENCH_ARGS=${BENCH_ARGS:---log2 18 20 --scipy-timeout 30 --repeat 3}
+PYTEST_ARGS=${PYTEST_ARGS:--q -ra}
+export PYTHONUNBUFFERED=1
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
+
+if [ -z "${MATCHFLOW_DATA:-}" ]; then
+    for d in "$PWD/.data" "$PWD/../../.data" "$PWD/../shared/data"; do
+        if [ -d "$d" ]; then export MATCHFLOW_DATA=$(cd "$d" && pwd); break; fi
+    done
+fi
+
+parts=()
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --) shift; extra=("$@"); break ;;
+        build|info|test|bench) parts+=("$1"); shift ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
+           exit 2 ;;
+    esac
+done
+[ ${#parts[@]} -eq 0 ] && parts=(build info test bench)
+mkdir -p "$OUT"
+
+status=0
+note() { echo "[gpu_run $(( SECONDS - START ))s] $*" | tee -a "$OUT/summary.txt"; }
+left() { echo $(( TOTAL_S - (SECONDS - START) )); }
+
+note "parts: ${parts[*]}; OUT=$OUT; MATCHFLOW_DATA=${MATCHFLOW_DATA:-unset}; $(nproc) CPUs"
+
+for part in "${parts[@]}"; do
+    case "$part" in
+    build)
+        note "build: pip install --no-build-isolation . (CUDA arch $CUDA_ARCH)"
+        if pip install --no-build-isolation -q . \
+                -Ccmake.define.CMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" > "$OUT/build.log" 2>&1; then
+            note "build: ok"
+        else
+            note "build: FAILED (last lines of build.log follow)"
+            tail -50 "$OUT/build.log"
+            exit 1
+        fi
+        ;;
+    info)
+        (nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv \
+            && nvidia-smi) > "$OUT/nvidia-smi.txt" 2>&1 || true
+        # Run outside the source tree so the installed package is what is imported.
+        (cd /tmp && { matchflow info || python -m matchflow._cli info; }) > "$OUT/info.txt" 2>&1 \
+            || status=1
+        cat "$OUT/info.txt"
+        ;;
+    test)
+        t=$(( $(left) - 60 )); [ "$t" -gt "$TEST_TIMEOUT_S" ] && t=$TEST_TIMEOUT_S
+        if [ "$t" -le 10 ]; then note "test: skipped, no time left"; status=1; continue; fi
+        note "test: pytest tests/ (timeout ${t}s)"
+        # shellcheck disable=SC2086
+        timeout --kill-after=10 "$t" python -m pytest tests $PYTEST_ARGS > "$OUT/test.log" 2>&1
+        rc=$?
+        tail -25 "$OUT/test.log"
+        [ $rc -eq 124 ] && note "test: TIMED OUT after ${t}s"
+        note "test: exit code $rc ($(grep -E '(passed|failed|error)' "$OUT/test.log" | tail -1))"
+        [ $rc -ne 0 ] && status=1
+        ;;
+    bench)
+        t=$(( $(left) - 10 ))
+        if [ "$t" -le 30 ]; then note "bench: skipped, no time left"; status=1; continue; fi
+        budget=$(( t * 6 / 10 ))   # start no new graph after this; leaves room for the last one
+        if [ ${#extra[@]} -gt 0 ]; then args=("${extra[@]}"); else read -r -a args <<< "$BENCH_ARGS"; fi
+        note "bench: bench_matching.py ${args[*]} (time budget ${budget}s, hard limit ${t}s)"
+        timeout --kill-after=10 "$t" python benchmarks/bench_matching.py --out "$OUT/bench" \
+            --time-budget "$budget" "${args[@]}" > "$OUT/bench.log" 2>&1
+        rc=$?
+        tail -15 "$OUT/bench.log"
+        [ $rc -eq 124 ] && note "bench: hit the hard limit (${t}s); results.* hold the graphs done"
+        note "bench: exit code $rc"
+        [ $rc -ne 0 ] && status=1
+        ;;
+    esac
+done
+note "done, exit status $status"
+exit $status

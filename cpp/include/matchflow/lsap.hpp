@@ -1,0 +1,56 @@
+// Linear sum assignment (LSAP): the C++ entry point.
+//
+// Minimise sum_i cost[i][col4row[i]] over injective maps rows -> columns, for
+// a dense row-major cost matrix with n_rows <= n_cols (the Python layer
+// transposes tall matrices and negates for `maximize`).  Costs are float64,
+// float32 or int64 (integers are solved exactly, with 64-bit sums).  An
+// entry equal to +infinity (floating types) is forbidden; the Python layer
+// has already proved that an assignment avoiding all of them exists.
+#pragma once
+
+#include <cstdint>
+
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+enum class lsap_method : int {
+  omp_tree = 0,     ///< Date & Nagi's alternating-tree Hungarian, OpenMP (paper 001)
+  gpu_tree = 1,     ///< CU-TREE (paper 001)
+  gpu_classic = 2,  ///< CU-CLASS with zero-slack CSR compression (paper 001)
+};
+
+struct lsap_options {
+  int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
+  int device = 0;   ///< CUDA device ordinal
+};
+
+struct lsap_stats {
+  double seconds_init = 0;      ///< row/column reduction, initial assignment
+  double seconds_solve = 0;     ///< everything after
+  double seconds_transfer = 0;  ///< host <-> device copies
+  std::int64_t iterations = 0;         ///< outer iterations (each ends in augmentation or dual update)
+  std::int64_t augmenting_paths = 0;   ///< total paths augmented
+  std::int64_t dual_updates = 0;
+  std::int64_t kernel_launches = 0;
+};
+
+/// Solves the LSAP.
+/// @param[in]  cost     n_rows x n_cols, row-major, n_rows <= n_cols
+/// @param[out] col4row  length n_rows: column assigned to each row
+/// @param[out] u        length n_rows: row duals
+/// @param[out] v        length n_cols: column duals; u[i] + v[j] <= cost[i][j]
+///                      everywhere, equality on assigned pairs, v[j] <= 0 and
+///                      v[j] = 0 on unassigned columns (the optimality certificate)
+/// @param[out] stats    what the run did
+status solve_lsap_dense(const double* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        double* u, double* v, lsap_stats* stats) noexcept;
+status solve_lsap_dense(const float* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        float* u, float* v, lsap_stats* stats) noexcept;
+status solve_lsap_dense(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept;
+
+}  // namespace matchflow

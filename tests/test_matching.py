@@ -1,0 +1,202 @@
+"""Maximum bipartite matching: every method against SciPy, with certificates."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
+
+import matchflow
+from matchflow import generators
+from matchflow._matching import CPU_METHODS, GPU_METHODS
+from matchflow.io import read_graph
+
+from conftest import data_dir
+from oracles import assert_maximum_matching, scipy_cardinality
+
+METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
+    pytest.param(m, id=m, marks=pytest.mark.cuda) for m in GPU_METHODS]
+
+
+def solve(graph, method, **kwargs):
+    device = "cuda" if method.startswith("gpu") else "cpu"
+    return matchflow.maximum_matching(graph, method=method, device=device, **kwargs)
+
+
+# ---- random families ---------------------------------------------------------
+
+def random_graph(seed: int) -> sp.csr_array:
+    """One of several families, chosen by the seed, with seeded structure."""
+    rng = np.random.default_rng(seed)
+    family = seed % 6
+    n_rows, n_cols = (int(x) for x in rng.integers(1, 120, size=2))
+    if family == 0:  # square, sparse to moderately dense
+        n_cols = n_rows
+        g = sp.random_array((n_rows, n_cols), density=rng.uniform(0.005, 0.2), rng=rng)
+    elif family == 1:  # rectangular either way, very sparse (many isolated vertices)
+        g = sp.random_array((n_rows, n_cols), density=rng.uniform(0.001, 0.03), rng=rng)
+    elif family == 2:  # perfect: a hidden permutation plus noise
+        n_cols = n_rows
+        perm = sp.csr_array((np.ones(n_rows), (np.arange(n_rows), rng.permutation(n_rows))),
+                            shape=(n_rows, n_rows))
+        g = perm + sp.random_array((n_rows, n_rows), density=0.02, rng=rng)
+    elif family == 3:  # deficient: a block of rows sharing few columns
+        g = sp.random_array((n_rows, n_cols), density=0.05, rng=rng).tolil()
+        few = rng.integers(0, n_cols, size=max(1, n_cols // 10))
+        for r in rng.integers(0, n_rows, size=n_rows // 2):
+            g.rows[r], g.data[r] = sorted(set(few.tolist())), [1.0] * len(set(few.tolist()))
+    elif family == 4:  # a few dense rows and dense columns
+        g = sp.random_array((n_rows, n_cols), density=0.01, rng=rng).tolil()
+        g[int(rng.integers(n_rows)), :] = 1
+        g[:, int(rng.integers(n_cols))] = 1
+    else:  # uniform random with duplicate entries and unsorted indices
+        nnz = int(rng.integers(1, 4 * (n_rows + n_cols)))
+        r = rng.integers(0, n_rows, nnz)
+        c = rng.integers(0, n_cols, nnz)
+        g = sp.coo_array((np.ones(r[:5].size + nnz), (np.r_[r, r[:5]], np.r_[c, c[:5]])),
+                         shape=(n_rows, n_cols)).tocsr()
+        g.has_sorted_indices = False
+        g.indices[: g.indptr[1]] = g.indices[: g.indptr[1]][::-1]
+    return sp.csr_array(g)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("block", range(6))
+def test_random_graphs_against_scipy(method, block):
+    """300 seeded graphs per method (6 blocks of 50), six families."""
+    for seed in range(block * 50, (block + 1) * 50):
+        g = random_graph(seed)
+        assert_maximum_matching(g, solve(g, method))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("init", ["cheap", "karp-sipser", "none"])
+def test_every_initial_matching(method, init):
+    for seed in range(20):
+        g = random_graph(1000 + seed)
+        assert_maximum_matching(g, solve(g, method, init=init))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_larger_random_graphs(method):
+    for seed, (n_rows, n_cols, degree) in enumerate([(20000, 20000, 2.0), (30000, 10000, 1.5),
+                                                      (5000, 40000, 4.0)]):
+        g = generators.uniform_random(n_rows, n_cols, degree=degree, seed=seed)
+        assert_maximum_matching(g, solve(g, method))
+        rcp = generators.random_permutation(g, seed=seed)
+        assert_maximum_matching(rcp, solve(rcp, method))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_threads_and_relabel_frequency(method):
+    g = generators.uniform_random(3000, degree=2.5, seed=7)
+    expected = scipy_cardinality(g)
+    for kwargs in ({"threads": 1}, {"threads": 2}, {"relabel_k": 0.1}, {"relabel_k": 4.0}):
+        assert solve(g, method, **kwargs).cardinality == expected
+
+
+# ---- adversarial families ----------------------------------------------------
+
+ADVERSARIAL = {
+    "star": generators.star(3000),
+    "star-transposed": generators.star(3000).T.tocsr(),
+    "star-with-diagonal": generators.star(3000, diagonal=True),
+    "competing-rows": sp.csr_array(np.ones((500, 3))),
+    "long-path": generators.long_path(20000),
+    "long-path-rcp": generators.random_permutation(generators.long_path(20000), seed=1),
+    "complete-blocks": generators.complete_bipartite_blocks(20, 30, 25),
+    "complete-block-dense": sp.csr_array(np.ones((300, 200))),
+    "layered-jacobian": generators.layered_jacobian(40, copies=3),
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial(method, name):
+    g = ADVERSARIAL[name]
+    result = solve(g, method)
+    # The König cover proves maximality on its own; SciPy is not asked about
+    # the layered pattern (its Hopcroft-Karp is exponential there, scipy#26147):
+    # that pattern has full structural rank by construction.
+    expected = g.shape[0] if name == "layered-jacobian" else None
+    assert_maximum_matching(g, result, expected=expected)
+
+
+# ---- real matrices -----------------------------------------------------------
+
+def _manifest():
+    root = data_dir()
+    if root is None:
+        return []
+    records = json.loads((root / "MANIFEST.json").read_text())
+    return [r for r in records if r["file"].endswith((".mtx", ".mtx.gz", ".txt.gz"))
+            and r.get("sprank") is not None]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("record", _manifest(), ids=lambda r: r["file"])
+def test_real_matrices(method, record):
+    g = read_graph(data_dir() / record["file"])
+    result = solve(g, method)
+    assert_maximum_matching(g, result, expected=int(record["sprank"]))
+
+
+def test_real_matrices_present_or_skipped():
+    """Say loudly (as a skip) when the data folder is missing, rather than pass."""
+    if data_dir() is None:
+        pytest.skip("../shared/data not found: real-matrix tests not run")
+    assert len(_manifest()) >= 40
+
+
+# ---- the SciPy drop-ins ------------------------------------------------------
+
+@pytest.mark.parametrize("perm_type", ["row", "column"])
+def test_drop_in_return_convention(perm_type):
+    g = sp.csr_array(np.array([[1, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]]))
+    ours = matchflow.maximum_bipartite_matching(g, perm_type=perm_type)
+    theirs = scipy_mbm(g, perm_type=perm_type)
+    assert ours.dtype == theirs.dtype == np.int32
+    assert ours.shape == theirs.shape
+    assert np.array_equal(ours >= 0, theirs >= 0)
+
+
+def test_drop_in_default_perm_type_is_row():
+    g = sp.csr_array(np.ones((2, 5)))
+    assert matchflow.maximum_bipartite_matching(g).shape == (5,)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_structural_rank_equals_scipy(seed):
+    from scipy.sparse.csgraph import structural_rank as scipy_rank
+
+    g = random_graph(seed)
+    assert matchflow.structural_rank(g) == scipy_rank(g)
+
+
+def test_structural_rank_of_dok_and_lil():
+    g = sp.random_array((50, 70), density=0.05, rng=np.random.default_rng(3))
+    expected = scipy_cardinality(g)
+    for fmt in ("dok", "lil", "dia", "bsr"):
+        assert matchflow.structural_rank(g.asformat(fmt)) == expected
+
+
+def test_result_object():
+    g = generators.uniform_random(2000, degree=3, seed=1)
+    r = matchflow.maximum_matching(g, method="pr", device="cpu")
+    assert r.method == "pr" and r.device == "cpu"
+    assert 0 < r.stats.init_cardinality <= r.cardinality
+    assert r.stats.global_relabels >= 1 and r.stats.pushes > 0
+    assert r.stats.seconds_total >= r.stats.seconds_solve >= 0
+    p = matchflow.maximum_matching(g, method="pdbfs", device="cpu", threads=2)
+    assert p.stats.iterations >= 1 and p.cardinality == r.cardinality
+
+
+def test_auto_runs_on_cpu_without_gpu():
+    g = generators.uniform_random(500, degree=3, seed=2)
+    r = matchflow.maximum_matching(g)
+    assert r.method in CPU_METHODS + GPU_METHODS
+    if not matchflow.cuda_available():
+        assert r.device == "cpu"
+    assert_maximum_matching(g, r)
