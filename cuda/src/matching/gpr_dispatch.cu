@@ -26,12 +26,26 @@
 //    column (Berge: then no augmenting path exists).  If it does reach one
 //    (it never should), the list is rebuilt from all columns and the loop
 //    goes on; so a race the analysis missed can cost time, never the answer.
+//  * BFS form.  By default a level processes a queue of its frontier rows
+//    (gr_frontier_kernel, atomicCAS/atomicAdd) instead of testing every row
+//    (gr_level_kernel, the paper's atomic-free G-GR-KRNL): a level then
+//    costs in proportion to its frontier.  Same labels either way.
+//  * Short lists.  When |A_c| <= 1024 the iterations up to the next global
+//    relabel run in one single-block launch (pr_tail_kernel: the same INIT
+//    and PUSH code, with __syncthreads() for the kernel boundaries).
+//    Towards the end of a solve only a few hundred columns stay active for
+//    hundreds of iterations, and launch latency dominated them.
+//  * The paper's structure stays reachable: MATCHFLOW_GPR_PAPER=1 in the
+//    environment selects the scan BFS and one INIT + PUSH launch pair per
+//    iteration (MATCHFLOW_GPR_BFS=scan: the scan BFS only).  Read once per
+//    solve; meant for experiments and comparisons, not for users.
 //  * Labels are int32; infinity = min(m + n, INT32_MAX - 4).  Exact distances
 //    are at most 2 min(m, n) + 1 < infinity, and a push raises a label to at
 //    most infinity + 1, so nothing overflows.
 //
-// Memory: both orientations of the graph, mates, labels, iA, the two lists
-// and CUB scratch; computed up front and checked by use_device_with_memory.
+// Memory: both orientations of the graph, mates, labels, iA, the two lists,
+// the two BFS queues and CUB scratch; computed up front and checked by
+// use_device_with_memory before anything is allocated.
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -42,7 +56,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
@@ -114,6 +127,7 @@ class gpr_solver {
   void read_control();
   void launch_init();
   void launch_push();
+  void run_iterations(int iterations);
   void run_tail(int iterations);
   void download();
 
@@ -323,6 +337,21 @@ void gpr_solver::launch_push() {
   ++stats_->kernel_launches;
 }
 
+/// Up to `iterations` iterations of lines 16-20, one launch pair each;
+/// actExists is read every act_check_period iterations.
+void gpr_solver::run_iterations(int iterations) {
+  for (int it = 0; it < iterations; ++it) {
+    launch_init();  // lines 16-17 (idempotent right after a shrink)
+    launch_push();  // lines 18-20
+    ++loop_;
+    ++stats_->iterations;
+    if ((it + 1) % act_check_period == 0 && it + 1 < iterations) {
+      read_control();
+      if (host_ctl_.get()->act_exists[(loop_ - 1) & 1] == 0) return;
+    }
+  }
+}
+
 /// `iterations` iterations of lines 16-20 in one launch (short lists).
 void gpr_solver::run_tail(int iterations) {
   gpr::pr_tail_kernel<<<1, gpr::tail_block, 0, stream_>>>(
@@ -353,24 +382,15 @@ void gpr_solver::download() {
 /// columns after a fresh global relabel; that rebuild finding nothing is the
 /// (certified) end.
 void gpr_solver::run() {
-  // Experiment switches (TEMP: to become options): MATCHFLOW_GPR_PAPER=1
-  // runs the paper's structure (scan BFS, one INIT+PUSH launch pair per
-  // iteration); MATCHFLOW_GPR_BFS=scan only the scan BFS.
+  // Experiment switches (see the header); candidates for matching_options.
   if (const char* e = std::getenv("MATCHFLOW_GPR_PAPER"); e && *e == '1') {
     paper_bfs_ = true;
     use_tail_ = false;
   }
-  if (const char* bfs = std::getenv("MATCHFLOW_GPR_BFS")) paper_bfs_ = std::strcmp(bfs, "scan") == 0;
-  const bool prof = std::getenv("MATCHFLOW_GPR_PROFILE") != nullptr;  // TEMP
-  auto t0 = clock_type::now();
-  auto lap = [&](const char* what, long a, long b) {
-    if (!prof) return;
-    stream_.synchronize();
-    std::fprintf(stderr, "[gpr] %-8s %9.3f ms  %ld %ld\n", what, 1e3 * seconds_since(t0), a, b);
-    t0 = clock_type::now();
-  };
+  if (const char* bfs = std::getenv("MATCHFLOW_GPR_BFS")) {
+    paper_bfs_ = std::strcmp(bfs, "scan") == 0;
+  }
   allocate_and_upload();
-  lap("upload", 0, 0);
   const double k = options_.relabel_k > 0 ? options_.relabel_k : default_relabel_k;
   // Guard against a runaway loop (a bug must not hang the caller): far above
   // anything push-relabel needs, since every useful iteration raises a label.
@@ -381,7 +401,6 @@ void gpr_solver::run() {
   for (;;) {
     if (need_relabel) {
       global_relabel();  // Algorithm 7, lines 6-9
-      lap("gr", max_level_, count_);
       // The control block read by the relabel also holds actExists of the
       // last iteration (no kernel since has touched it): an empty list goes
       // to the rebuild, which certifies the end.
@@ -389,11 +408,9 @@ void gpr_solver::run() {
     }
     if (!list_valid) {
       select_all_columns();
-      lap("select", count_, 0);
       if (count_ == 0) break;  // exact labels reach no unmatched column: maximum
     } else {
       shrink();  // lines 11-14
-      lap("shrink", count_, 0);
       if (count_ == 0) {  // labels are fresh: re-check over all columns
         list_valid = false;
         need_relabel = false;
@@ -407,23 +424,14 @@ void gpr_solver::run() {
     const int period = std::max(1, int(std::ceil(k * double(max_level_))));
     if (count_ <= gpr::tail_block && use_tail_) {
       run_tail(period);
-    } else for (int it = 0; it < period; ++it) {
-      launch_init();  // lines 16-17 (idempotent right after a shrink)
-      launch_push();  // lines 18-20
-      ++loop_;
-      ++stats_->iterations;
-      if ((it + 1) % act_check_period == 0 && it + 1 < period) {
-        read_control();
-        if (host_ctl_.get()->act_exists[(loop_ - 1) & 1] == 0) break;
-      }
+    } else {
+      run_iterations(period);
     }
-    lap("period", period, count_);
     if (loop_ > loop_limit) {
       throw cuda_failure(cudaErrorUnknown, "gpu-pr did not converge (iteration limit)");
     }
   }
   download();  // FIXMATCHING (line 23) and the copy back
-  lap("download", loop_, 0);
 }
 
 }  // namespace
