@@ -175,6 +175,14 @@ def random_graphs(count: int, seed: int):
         yield f"{fam}#{i}(seed={s})", sp.csr_array(g)
 
 
+def _mmread(source):
+    """scipy.io.mmread returning a sparse array where SciPy can (no deprecation warning)."""
+    try:
+        return scipy.io.mmread(source, spmatrix=False)
+    except TypeError:  # SciPy without the keyword
+        return scipy.io.mmread(source)
+
+
 def data_matrices(root: Path):
     for path in sorted(root.rglob("*")):
         if not (path.name.endswith(".mtx") or path.name.endswith(".mtx.gz")):
@@ -182,9 +190,9 @@ def data_matrices(root: Path):
         try:
             if path.name.endswith(".gz"):
                 with gzip.open(path, "rb") as fh:
-                    a = scipy.io.mmread(fh)
+                    a = _mmread(fh)
             else:
-                a = scipy.io.mmread(str(path))
+                a = _mmread(str(path))
         except Exception as exc:  # noqa: BLE001 - report and move on
             print(f"  skip {path}: {exc}")
             continue
