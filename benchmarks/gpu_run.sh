@@ -5,12 +5,15 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, bench (default: all four).  Everything after `--`
+# Parts: build, info, test, sanitize, bench, lsap (default: build info test bench).
+# sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
+# racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS).  Everything after `--`
 # goes to benchmarks/bench_matching.py and replaces its default arguments
 # ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
 #     build.log, info.txt, nvidia-smi.txt, test.log, bench.log, bench/results.{md,json},
+#     sanitize.log, lsap.log, lsap/lsap.{md,json},
 #     bench/profile.png (when matplotlib is importable), summary.txt
 #
 # Keeps within one device call (10 minutes): the whole script has TOTAL_S
@@ -45,8 +48,8 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|bench) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+        build|info|test|sanitize|bench|lsap) parts+=("$1"); shift ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
            exit 2 ;;
     esac
@@ -91,6 +94,28 @@ for part in "${parts[@]}"; do
         tail -25 "$OUT/test.log"
         [ $rc -eq 124 ] && note "test: TIMED OUT after ${t}s"
         note "test: exit code $rc ($(grep -E '(passed|failed|error)' "$OUT/test.log" | tail -1))"
+        [ $rc -ne 0 ] && status=1
+        ;;
+    sanitize)
+        note "sanitize: compute-sanitizer memcheck + racecheck on small inputs"
+        rc=0
+        for tool in memcheck racecheck; do
+            timeout --kill-after=10 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                python benchmarks/sanitize.py >> "$OUT/sanitize.log" 2>&1 || rc=1
+            note "sanitize: $tool $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize.log" | tail -1)"
+        done
+        [ $rc -ne 0 ] && { note "sanitize: FAILED"; status=1; }
+        ;;
+    lsap)
+        t=$(( $(left) - 10 ))
+        if [ "$t" -le 30 ]; then note "lsap: skipped, no time left"; status=1; continue; fi
+        note "lsap: bench_lsap.py ${LSAP_ARGS:-} (hard limit ${t}s)"
+        # shellcheck disable=SC2086
+        timeout --kill-after=10 "$t" python benchmarks/bench_lsap.py --out "$OUT/lsap" \
+            --time-budget $(( t * 6 / 10 )) ${LSAP_ARGS:-} > "$OUT/lsap.log" 2>&1
+        rc=$?
+        tail -40 "$OUT/lsap.log"
+        note "lsap: exit code $rc"
         [ $rc -ne 0 ] && status=1
         ;;
     bench)

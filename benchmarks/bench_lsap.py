@@ -1,0 +1,192 @@
+"""Linear sum assignment benchmark: paper 001's tables, SciPy vs matchflow.
+
+Suites (all seeded):
+  table1  n = 500 ... 5000, integer costs in [0, n]              (paper 001, Table 1)
+  table3  n = 5000 ... 20000 x costs in [0, n/10], [0, n], [0, 10n] (paper 001, Table 3)
+  float   uniform float64 costs in [0, 1)
+  rect    n x 2n, integer costs in [0, n]
+  orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
+
+Columns: SciPy, omp-tree at 1 thread and at all threads, gpu-classic,
+gpu-tree (when a GPU is usable), auto.  Times are wall-clock medians around
+the public call (conversion and host<->device copies included); the GPU
+solve time without copies is reported too.  Every answer is checked: its
+objective must equal SciPy's (exactly for integers) and its duals must
+certify optimality (dual feasible, dual objective = cost).
+
+    python benchmarks/bench_lsap.py --out DIR [--suites table1 table3 ...]
+           [--scipy-max-n 10000] [--t1-max-n 5000] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+
+import matchflow
+from matchflow._lsap import CPU_METHODS, GPU_METHODS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_matching import git_sha, machine_info, median_index  # noqa: E402
+
+
+def instances(suites, data_dir):
+    """Yield (name, builder) pairs."""
+    def ints(n, m, hi, seed):
+        return lambda: np.random.default_rng(seed).integers(0, hi + 1, (n, m), dtype=np.int64)
+
+    if "table1" in suites:
+        for n in (500, 1000, 2000, 3000, 4000, 5000):
+            yield f"int[0,n] n={n}", ints(n, n, n, n)
+    if "table3" in suites:
+        for n in (5000, 10000, 15000, 20000):
+            for label, hi in (("n/10", n // 10), ("n", n), ("10n", 10 * n)):
+                yield f"int[0,{label}] n={n}", ints(n, n, hi, n + hi)
+    if "float" in suites:
+        for n in (1000, 5000, 10000):
+            yield f"float[0,1) n={n}", (lambda n=n: np.random.default_rng(n).random((n, n)))
+    if "rect" in suites:
+        for n in (1000, 5000):
+            yield f"int[0,n] {n}x{2 * n}", ints(n, 2 * n, n, 7 * n)
+    if "orlib" in suites and data_dir:
+        for name in ("assign500", "assign600", "assign700"):
+            path = Path(data_dir) / "orlib" / f"{name}.txt"
+            if path.exists():
+                yield f"orlib {name}", (lambda p=path: read_orlib(p))
+
+
+def read_orlib(path) -> np.ndarray:
+    """OR-Library `assign` format: n, then the n x n costs row by row."""
+    values = np.array(Path(path).read_text().split(), dtype=np.int64)
+    n = int(values[0])
+    return values[1:1 + n * n].reshape(n, n)
+
+
+def certified(cost: np.ndarray, r) -> str:
+    """'' when the duals prove r optimal, else what is wrong (row blocks: bounded memory)."""
+    u, v = r.u.astype(np.float64), r.v.astype(np.float64)
+    scale = max(1.0, float(np.abs(cost[np.isfinite(cost)]).max()) if cost.size else 1.0)
+    tol = 0 if np.issubdtype(cost.dtype, np.integer) else 1e-9 * scale * max(cost.shape)
+    for start in range(0, cost.shape[0], 1024):
+        block = cost[start:start + 1024].astype(np.float64)
+        if np.any(u[start:start + 1024, None] + v[None, :] > block + tol):
+            return "dual infeasible"
+    if abs(u.sum() + v.sum() - float(r.cost)) > tol:
+        return "dual objective differs from the cost"
+    return ""
+
+
+def configurations(threads: int):
+    configs = [("omp-tree/t1", "omp-tree", "cpu", 1), (f"omp-tree/t{threads}", "omp-tree", "cpu",
+                                                       threads)]
+    if matchflow.cuda_available():
+        configs += [(m, m, "cuda", None) for m in GPU_METHODS]
+    return configs + [("auto", "auto", "auto", None)]
+
+
+def timed(call, repeat):
+    times, results = [], []
+    for i in range(repeat + 1):  # the first run is a warm-up
+        t0 = time.perf_counter()
+        res = call()
+        dt = time.perf_counter() - t0
+        if i or dt > 5.0:  # a long warm-up is its own measurement
+            times.append(dt)
+            results.append(res)
+        if dt > 5.0:
+            break
+    k = median_index(times)
+    return times[k], results[k]
+
+
+def bench_instance(name, cost, args, configs):
+    n = max(cost.shape)
+    row = {"name": name, "shape": list(cost.shape), "dtype": str(cost.dtype), "runs": {}}
+    ref = None
+    if n <= args.scipy_max_n:
+        t, (ri, ci) = timed(lambda: scipy_lsa(cost), args.repeat)
+        ref = cost[ri, ci].sum()
+        row["runs"]["scipy"] = {"seconds": t}
+    for label, method, device, threads in configs:
+        if label.endswith("/t1") and n > args.t1_max_n:
+            continue
+        t, r = timed(lambda: matchflow.solve_assignment(cost, method=method, device=device,
+                                                        threads=threads), args.repeat)
+        problem = certified(cost, r)
+        if ref is not None and not np.isclose(float(r.cost), float(ref), rtol=1e-12, atol=0):
+            problem = problem or f"cost {r.cost} != scipy {ref}"
+        row["runs"][label] = {"seconds": t, "solve": r.stats.seconds_solve + r.stats.seconds_init,
+                              "method": r.method, "device": r.device,
+                              "launches": r.stats.kernel_launches, "check": problem or "ok"}
+    return row
+
+
+def markdown(rows, labels) -> str:
+    head = "| instance | " + " | ".join(labels) + " |"
+    lines = [head, "|" + "---|" * (len(labels) + 1)]
+    for row in rows:
+        base = row["runs"].get("scipy", {}).get("seconds")
+        cells = []
+        for label in labels:
+            m = row["runs"].get(label)
+            if m is None:
+                cells.append("-")
+                continue
+            cell = f"{m['seconds']:.4f}"
+            if base and label != "scipy":
+                cell += f" ({base / m['seconds']:.1f}x)"
+            if label.startswith("gpu"):
+                cell += f" [solve {m['solve'] * 1e3:.1f} ms]"
+            if label == "auto":
+                cell += f" {m['method']}@{m['device']}"
+            if m.get("check", "ok") != "ok":
+                cell += f" WRONG: {m['check']}"
+            cells.append(cell)
+        lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--suites", nargs="+", default=["table1", "table3", "float", "rect", "orlib"])
+    p.add_argument("--scipy-max-n", type=int, default=10000)
+    p.add_argument("--t1-max-n", type=int, default=5000)
+    p.add_argument("--max-n", type=int, default=20000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--time-budget", type=float, default=float("inf"))
+    p.add_argument("--git-sha", default=None, help="recorded in the results (else git or "
+                   "$MATCHFLOW_GIT_SHA)")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    configs = configurations(args.threads)
+    labels = ["scipy"] + [c[0] for c in configs]
+    header = {"machine": machine_info(args), "git": git_sha(args), "command": " ".join(sys.argv)}
+    rows, start, failures = [], time.perf_counter(), 0
+    for name, build in instances(args.suites, os.environ.get("MATCHFLOW_DATA")):
+        if time.perf_counter() - start > args.time_budget:
+            print(f"[time budget] stopping before {name}", flush=True)
+            break
+        cost = build()
+        if max(cost.shape) > args.max_n:
+            continue
+        rows.append(bench_instance(name, cost, args, configs))
+        failures += sum(m.get("check", "ok") != "ok" for m in rows[-1]["runs"].values())
+        print(markdown(rows[-1:], labels).splitlines()[-1], flush=True)
+        (out / "lsap.json").write_text(json.dumps({**header, "rows": rows}, indent=1, default=str))
+        (out / "lsap.md").write_text(f"command: `{header['command']}`\n\n"
+                                     + markdown(rows, labels) + "\n")
+    print(markdown(rows, labels))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
