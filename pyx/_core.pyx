@@ -108,7 +108,7 @@ cdef dict _stats_dict(const matching_stats& s):
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
              const int64_t[::1] col_ptr, const int32_t[::1] col_adj,
              int method, int init, int threads, double relabel_k,
-             int bfs_kernel, int thread_layout, int device):
+             int bfs_kernel, int thread_layout, int device, bint paper_structure):
     """Maximum matching; returns (col4row, row4col, stats)."""
     cdef bipartite_view g = _bipartite(row_ptr, row_adj, col_ptr, col_adj)
     cdef matching_options opt
@@ -118,6 +118,7 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     opt.bfs_kernel = bfs_kernel
     opt.thread_layout = thread_layout
     opt.device = device
+    opt.paper_structure = paper_structure
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
     cdef int32_t* c4r = _w32(col4row)

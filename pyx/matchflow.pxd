@@ -51,6 +51,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         int bfs_kernel
         int thread_layout
         int device
+        bint paper_structure
     cdef cppclass matching_stats:
         double seconds_init, seconds_solve, seconds_transfer
         int64_t init_cardinality, iterations, global_relabels, pushes

@@ -89,6 +89,22 @@ def test_every_initial_matching(method, init):
         check(random_graph(1000 + seed), method, init=init)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("layout", ["ct", "mt"])
+@pytest.mark.parametrize("bfs", ["gpubfs", "gpubfs-wr"])
+@pytest.mark.parametrize("method", ["gpu-apfb", "gpu-apsb"])
+def test_every_paper_004_variant(method, bfs, layout):
+    for seed in range(60):
+        check(random_graph(2000 + seed), method, bfs=bfs, layout=layout)
+
+
+@pytest.mark.cuda
+def test_gpu_pr_paper_structure():
+    for seed in range(60):
+        check(random_graph(3000 + seed), "gpu-pr", variant="paper")
+    check(generators.uniform_random(20000, degree=2.0, seed=5), "gpu-pr", variant="paper")
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_larger_random_graphs(method):
     for seed, (n_rows, n_cols, degree) in enumerate([(20000, 20000, 2.0), (30000, 10000, 1.5),
@@ -205,3 +221,26 @@ def test_auto_runs_on_cpu_without_gpu():
     if not matchflow.cuda_available():
         assert r.device == "cpu"
     assert_maximum_matching(g, r)
+
+
+def test_auto_falls_back_to_cpu_when_the_gpu_is_out_of_memory(monkeypatch):
+    """device="auto" + MemoryError on the GPU: a warning and the CPU answer."""
+    from matchflow import _core, _device
+
+    real = _core.matching
+
+    def fake_matching(*args):
+        if args[4] >= 2:  # a GPU method code (matchflow._matching._METHOD_CODES)
+            raise MemoryError("the GPU cannot hold this problem: it needs 123 bytes")
+        return real(*args)
+
+    monkeypatch.setattr(_core, "matching", fake_matching)
+    monkeypatch.setattr(_device, "cuda_available", lambda: True)
+    g = generators.uniform_random(300_000, degree=1.0, seed=3)
+    with pytest.warns(RuntimeWarning, match="falling back to the CPU"):
+        r = matchflow.maximum_matching(g, device="auto")
+    assert r.device == "cpu"
+    assert r.cardinality == scipy_cardinality(g)
+    with pytest.raises(MemoryError, match="123 bytes"):
+        monkeypatch.setattr(_device, "_require_cuda", lambda ordinal: None)
+        matchflow.maximum_matching(g, device="cuda")

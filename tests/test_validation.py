@@ -96,6 +96,7 @@ def test_bad_options(kwargs, match):
     ({"relabel_k": float("nan")}, "relabel_k must be"),
     ({"bfs": "dfs"}, "bfs must be"),
     ({"layout": "xy"}, "layout must be"),
+    ({"variant": "fast"}, "variant must be"),
 ])
 def test_bad_tuning_options(kwargs, match):
     with pytest.raises(ValueError, match=match):

@@ -8,7 +8,7 @@ def get_device_info(device: int) -> dict[str, object]: ...
 def matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
              col_ptr: npt.NDArray[np.int64], col_adj: npt.NDArray[np.int32],
              method: int, init: int, threads: int, relabel_k: float,
-             bfs_kernel: int, thread_layout: int, device: int,
+             bfs_kernel: int, thread_layout: int, device: int, paper_structure: bool,
              ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, float]]: ...
 def initial_matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
                      col_ptr: npt.NDArray[np.int64], col_adj: npt.NDArray[np.int32],

@@ -130,18 +130,42 @@ def _resolve(graph: Bipartite, method: str, device, threads: int = 0) -> tuple[s
     return _auto_method(graph, backend, threads), backend, ordinal
 
 
-def _solve(graph: Bipartite, method: str, ordinal: int, threads: int, init: str,
-           relabel_k: float | None, bfs: str, layout: str):
+@dataclass(frozen=True)
+class _Tuning:
+    """Validated tuning keywords of `maximum_matching`, as the core wants them."""
+
+    threads: int = 0
+    init: str | None = None
+    relabel_k: float = -1.0
+    bfs: int = _BFS_CODES["gpubfs-wr"]
+    layout: int = _LAYOUT_CODES["ct"]
+    paper_structure: bool = False
+
+
+def _tuning(threads=None, init=None, relabel_k=None, bfs="gpubfs-wr", layout="ct",
+            variant="tuned") -> _Tuning:
+    if init is not None:
+        check_choice(init, "init", tuple(_INIT_CODES))
+    check_choice(bfs, "bfs", tuple(_BFS_CODES))
+    check_choice(layout, "layout", tuple(_LAYOUT_CODES))
+    check_choice(variant, "variant", ("tuned", "paper"))
+    if relabel_k is not None and not (np.isfinite(relabel_k) and relabel_k > 0):
+        raise ValueError(f"relabel_k must be a positive number; got {relabel_k!r}")
+    return _Tuning(check_threads(threads), init, -1.0 if relabel_k is None else float(relabel_k),
+                   _BFS_CODES[bfs], _LAYOUT_CODES[layout], variant == "paper")
+
+
+def _solve(graph: Bipartite, method: str, ordinal: int, t: _Tuning):
+    init = t.init or _default_init(method)
     return _core.matching(graph.row_ptr, graph.row_adj, graph.col_ptr, graph.col_adj,
-                          _METHOD_CODES[method], _INIT_CODES[init], threads,
-                          -1.0 if relabel_k is None else float(relabel_k),
-                          _BFS_CODES[bfs], _LAYOUT_CODES[layout], ordinal)
+                          _METHOD_CODES[method], _INIT_CODES[init], t.threads, t.relabel_k,
+                          t.bfs, t.layout, ordinal, t.paper_structure)
 
 
 def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
                      threads: int | None = None, init: str | None = None,
                      relabel_k: float | None = None, bfs: str = "gpubfs-wr",
-                     layout: str = "ct") -> MatchingResult:
+                     layout: str = "ct", variant: str = "tuned") -> MatchingResult:
     """Maximum cardinality matching of a bipartite graph, with its statistics.
 
     Parameters
@@ -175,6 +199,10 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
     layout : {"ct", "mt"}
         Thread layout of "gpu-apfb" / "gpu-apsb": CT, a fixed grid with
         several vertices per thread, or MT, one thread per vertex.
+    variant : {"tuned", "paper"}
+        "gpu-pr" only: "paper" runs paper 000's kernel structure (atomic-free
+        scan BFS, one INIT + PUSH launch pair per iteration) instead of the
+        Hopper-tuned one, for reproducible comparisons.
 
     Returns
     -------
@@ -190,31 +218,20 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
     (2, [1, 0, -1], [1, 0, -1])
     """
     start = time.perf_counter()
-    return _match(as_bipartite(graph), start, method=method, device=device, threads=threads,
-                  init=init, relabel_k=relabel_k, bfs=bfs, layout=layout)
+    tuning = _tuning(threads, init, relabel_k, bfs, layout, variant)
+    return _match(as_bipartite(graph), start, method, device, tuning)
 
 
-def _match(g: Bipartite, start: float, *, method: str, device: str, threads=None,
-           init: str | None = None, relabel_k=None, bfs: str = "gpubfs-wr",
-           layout: str = "ct") -> MatchingResult:
-    if init is not None:
-        check_choice(init, "init", tuple(_INIT_CODES))
-    check_choice(bfs, "bfs", tuple(_BFS_CODES))
-    check_choice(layout, "layout", tuple(_LAYOUT_CODES))
-    n_threads = check_threads(threads)
-    if relabel_k is not None and not (np.isfinite(relabel_k) and relabel_k > 0):
-        raise ValueError(f"relabel_k must be a positive number; got {relabel_k!r}")
-    method, backend, ordinal = _resolve(g, method, device, n_threads)
+def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> MatchingResult:
+    method, backend, ordinal = _resolve(g, method, device, tuning.threads)
     try:
-        col4row, row4col, stats = _solve(g, method, ordinal, n_threads,
-                                         init or _default_init(method), relabel_k, bfs, layout)
+        col4row, row4col, stats = _solve(g, method, ordinal, tuning)
     except MemoryError as exc:
         if device != "auto" or backend != "cuda":
             raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=2)
-        method, backend = _auto_method(g, "cpu", n_threads), "cpu"
-        col4row, row4col, stats = _solve(g, method, 0, n_threads,
-                                         init or _default_init(method), relabel_k, bfs, layout)
+        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
+        method, backend = _auto_method(g, "cpu", tuning.threads), "cpu"
+        col4row, row4col, stats = _solve(g, method, 0, tuning)
     stats["seconds_total"] = time.perf_counter() - start
     return MatchingResult(
         col4row=col4row, row4col=row4col,
@@ -259,7 +276,7 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
     [1, 0]
     """
     check_choice(perm_type, "perm_type", ("row", "column"))
-    result = _match(as_bipartite(graph), time.perf_counter(), method=method, device=device)
+    result = _match(as_bipartite(graph), time.perf_counter(), method, device, _Tuning())
     return result.row4col if perm_type == "row" else result.col4row
 
 
@@ -276,4 +293,4 @@ def structural_rank(graph) -> int:
     2
     """
     g = as_bipartite(graph, sparse_message="Input must be sparse")
-    return _match(g, time.perf_counter(), method="auto", device="auto").cardinality
+    return _match(g, time.perf_counter(), "auto", "auto", _Tuning()).cardinality

@@ -33,6 +33,7 @@ struct matching_options {
   int bfs_kernel = 1;             ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
   int thread_layout = 0;          ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
   int device = 0;                 ///< CUDA device ordinal
+  bool paper_structure = false;   ///< G-PR: paper 000's kernel structure instead of the tuned one
 };
 
 /// What a run did; every field a method does not use stays 0.

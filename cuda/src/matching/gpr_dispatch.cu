@@ -35,10 +35,9 @@
 //    and PUSH code, with __syncthreads() for the kernel boundaries).
 //    Towards the end of a solve only a few hundred columns stay active for
 //    hundreds of iterations, and launch latency dominated them.
-//  * The paper's structure stays reachable: MATCHFLOW_GPR_PAPER=1 in the
-//    environment selects the scan BFS and one INIT + PUSH launch pair per
-//    iteration (MATCHFLOW_GPR_BFS=scan: the scan BFS only).  Read once per
-//    solve; meant for experiments and comparisons, not for users.
+//  * The paper's structure stays reachable: matching_options::paper_structure
+//    (Python: variant="paper") selects the scan BFS and one INIT + PUSH
+//    launch pair per iteration, for reproducible comparisons.
 //  * Labels are int32; infinity = min(m + n, INT32_MAX - 4).  Exact distances
 //    are at most 2 min(m, n) + 1 < infinity, and a push raises a label to at
 //    most infinity + 1, so nothing overflows.
@@ -382,13 +381,9 @@ void gpr_solver::download() {
 /// columns after a fresh global relabel; that rebuild finding nothing is the
 /// (certified) end.
 void gpr_solver::run() {
-  // Experiment switches (see the header); candidates for matching_options.
-  if (const char* e = std::getenv("MATCHFLOW_GPR_PAPER"); e && *e == '1') {
+  if (options_.paper_structure) {  // see the header
     paper_bfs_ = true;
     use_tail_ = false;
-  }
-  if (const char* bfs = std::getenv("MATCHFLOW_GPR_BFS")) {
-    paper_bfs_ = std::strcmp(bfs, "scan") == 0;
   }
   allocate_and_upload();
   const double k = options_.relabel_k > 0 ? options_.relabel_k : default_relabel_k;
