@@ -67,7 +67,7 @@ for part in "${parts[@]}"; do
     case "$part" in
     build)
         note "build: pip install --no-build-isolation . (CUDA arch $CUDA_ARCH)"
-        if pip install --no-build-isolation -q . \
+        if python -m pip install --no-build-isolation -q . \
                 -Ccmake.define.CMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" > "$OUT/build.log" 2>&1; then
             note "build: ok"
         else
