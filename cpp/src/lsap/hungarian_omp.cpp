@@ -221,10 +221,12 @@ class tree_hungarian {
     // Roots of the next phase: the first `batch` free rows.  The paper roots
     // trees at every free row.  With real costs (few ties) a phase often
     // augments one path; the other roots were scanned for nothing, and are
-    // scanned again next phase.  So when roots that did not augment were
-    // more than half of the rows the phase scanned, the batch drops to twice
-    // the number of paths; it doubles again while a quarter of the roots
-    // augment.
+    // scanned again next phase.  So a phase that needed dual updates to
+    // augment a single path is followed by a one-root phase (Jonker &
+    // Volgenant's shortest augmenting path); when roots that did not augment
+    // were more than half of the rows the phase scanned, the batch drops to
+    // twice the number of paths; it doubles again while a quarter of the
+    // roots augment.
     index_t batch = static_cast<index_t>(free_rows.size());
     while (!free_rows.empty()) {  // optimality check (Algorithm 2)
       const index_t roots = std::min<index_t>(batch, free_rows.size());
@@ -239,7 +241,9 @@ class tree_hungarian {
                       free_rows.end());
       index_t scanned = roots;
       for (const thread_block& b : blocks_) scanned += b.n_tree_rows;
-      if (2 * (roots - paths) > scanned) {
+      if (paths == 1 && dual_updates > 0) {
+        batch = 1;  // a shortest-path phase: one root searches least
+      } else if (2 * (roots - paths) > scanned) {
         batch = std::max<index_t>(1, 2 * paths);
       } else if (4 * paths >= roots) {
         batch = 2 * roots;
