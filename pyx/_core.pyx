@@ -145,3 +145,54 @@ def initial_matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
         st = solve_initial_matching(g, <matching_init>init, c4r, r4c, &stats)
     _check(st)
     return col4row, row4col, _stats_dict(stats)
+
+
+# ---- linear sum assignment ------------------------------------------------------
+
+ctypedef fused lsap_value:
+    double
+    float
+    int64_t
+
+
+def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int device):
+    """Dense LSAP, n_rows <= n_cols; returns (col4row, u, v, stats).
+
+    u and v have the cost's dtype (one of float64, float32, int64).
+    """
+    cdef int64_t n_rows = cost.shape[0]
+    cdef int64_t n_cols = cost.shape[1]
+    if lsap_value is double:
+        dtype = np.float64
+    elif lsap_value is float:
+        dtype = np.float32
+    else:
+        dtype = np.int64
+    col4row = np.empty(n_rows, dtype=np.int64)
+    u = np.empty(n_rows, dtype=dtype)
+    v = np.empty(n_cols, dtype=dtype)
+    cdef int64_t[::1] c4r_view = col4row
+    cdef lsap_value[::1] u_view = u
+    cdef lsap_value[::1] v_view = v
+    cdef const lsap_value* c = &cost[0, 0] if n_rows > 0 and n_cols > 0 else NULL
+    cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
+    cdef lsap_value* pu = &u_view[0] if n_rows > 0 else NULL
+    cdef lsap_value* pv = &v_view[0] if n_cols > 0 else NULL
+    cdef lsap_options opt
+    opt.threads = threads
+    opt.device = device
+    cdef lsap_stats stats
+    cdef status st
+    with nogil:
+        st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu, pv,
+                              &stats)
+    _check(st)
+    return col4row, u, v, {
+        "seconds_init": stats.seconds_init,
+        "seconds_solve": stats.seconds_solve,
+        "seconds_transfer": stats.seconds_transfer,
+        "iterations": stats.iterations,
+        "augmenting_paths": stats.augmenting_paths,
+        "dual_updates": stats.dual_updates,
+        "kernel_launches": stats.kernel_launches,
+    }

@@ -62,3 +62,23 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_initial_matching(const bipartite_view& g, matching_init init,
                                   int32_t* col4row, int32_t* row4col,
                                   matching_stats* stats)
+
+
+cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
+    enum class lsap_method(int):
+        pass
+    cdef cppclass lsap_options:
+        int threads
+        int device
+    cdef cppclass lsap_stats:
+        double seconds_init, seconds_solve, seconds_transfer
+        int64_t iterations, augmenting_paths, dual_updates, kernel_launches
+    status solve_lsap_dense(const double* cost, int64_t n_rows, int64_t n_cols,
+                            lsap_method method, const lsap_options& options,
+                            int64_t* col4row, double* u, double* v, lsap_stats* stats)
+    status solve_lsap_dense(const float* cost, int64_t n_rows, int64_t n_cols,
+                            lsap_method method, const lsap_options& options,
+                            int64_t* col4row, float* u, float* v, lsap_stats* stats)
+    status solve_lsap_dense(const int64_t* cost, int64_t n_rows, int64_t n_cols,
+                            lsap_method method, const lsap_options& options,
+                            int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)

@@ -8,6 +8,7 @@ and multicore CPUs, as drop-ins for the SciPy functions of the same names.
 __version__ = "0.1.0"
 
 from ._device import cuda_available, show_config
+from ._lsap import AssignmentResult, AssignmentStats, linear_sum_assignment, solve_assignment
 from ._matching import (
     MatchingResult,
     MatchingStats,
@@ -17,11 +18,15 @@ from ._matching import (
 )
 
 __all__ = [
+    "AssignmentResult",
+    "AssignmentStats",
     "MatchingResult",
     "MatchingStats",
     "cuda_available",
+    "linear_sum_assignment",
     "maximum_bipartite_matching",
     "maximum_matching",
     "show_config",
+    "solve_assignment",
     "structural_rank",
 ]

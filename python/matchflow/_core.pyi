@@ -14,3 +14,6 @@ def initial_matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int
                      col_ptr: npt.NDArray[np.int64], col_adj: npt.NDArray[np.int32],
                      init: int,
                      ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, float]]: ...
+def lsap_dense(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.NDArray[np.int64],
+               method: int, threads: int, device: int,
+               ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...

@@ -1,0 +1,67 @@
+// solve_lsap_dense: routes a method to the CPU (omp-tree) or the GPU
+// (CU-TREE / CU-CLASS).  The only LSAP code that calls into cuda/.
+#include <chrono>
+
+#include "lsap_cpu.hpp"
+#include "matchflow/cuda/entry.hpp"
+#include "matchflow/lsap.hpp"
+
+namespace matchflow {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+template <class T>
+status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_method method,
+             const lsap_options& options, std::int64_t* col4row, T* u, T* v,
+             lsap_stats* stats) noexcept {
+  return guarded([&] {
+    *stats = lsap_stats{};
+    if (n_rows > n_cols) {
+      return fail(status::invalid_input, "solve_lsap_dense needs n_rows <= n_cols");
+    }
+    const auto start = clock_type::now();
+    status st;
+    switch (method) {
+      case lsap_method::omp_tree:
+        st = detail::hungarian_omp(cost, n_rows, n_cols, options.threads, col4row, u, v,
+                                   stats);
+        break;
+      case lsap_method::gpu_tree:
+      case lsap_method::gpu_classic:
+        st = cuda::gpu_hungarian(cost, n_rows, n_cols, method == lsap_method::gpu_tree,
+                                 options, col4row, u, v, stats);
+        break;
+      default:
+        return fail(status::invalid_input, "unknown LSAP method");
+    }
+    if (st == status::ok && stats->seconds_solve == 0) {
+      // A backend that did not time its phases: everything counts as solve.
+      stats->seconds_solve = std::chrono::duration<double>(clock_type::now() - start).count() -
+                             stats->seconds_init - stats->seconds_transfer;
+    }
+    return st;
+  });
+}
+
+}  // namespace
+
+status solve_lsap_dense(const double* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        double* u, double* v, lsap_stats* stats) noexcept {
+  return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
+}
+
+status solve_lsap_dense(const float* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        float* u, float* v, lsap_stats* stats) noexcept {
+  return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
+}
+
+status solve_lsap_dense(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept {
+  return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
+}
+
+}  // namespace matchflow

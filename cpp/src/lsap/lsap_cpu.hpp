@@ -1,0 +1,18 @@
+// CPU linear sum assignment (internal to cpp/).
+#pragma once
+
+#include <cstdint>
+
+#include "matchflow/lsap.hpp"
+
+namespace matchflow::detail {
+
+/// "omp-tree": Date & Nagi's alternating-tree Hungarian algorithm with
+/// OpenMP (paper 001), same contract as matchflow::solve_lsap_dense.
+/// Fills stats->seconds_init / seconds_solve, iterations, augmenting_paths,
+/// dual_updates.  (hungarian_omp.cpp)
+template <class T>
+status hungarian_omp(const T* cost, std::int64_t n_rows, std::int64_t n_cols, int threads,
+                     std::int64_t* col4row, T* u, T* v, lsap_stats* stats);
+
+}  // namespace matchflow::detail

@@ -1,0 +1,367 @@
+"""Linear sum assignment: the SciPy drop-in and the rich entry point.
+
+Validation and conversion happen here, once; the C++ core (omp-tree) and
+the CUDA kernels (gpu-tree, gpu-classic) assume a valid, C-contiguous,
+n_rows <= n_cols matrix of float64, float32 or int64 to be minimised, whose
++inf entries (forbidden pairs) still leave a full assignment.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _core, _device
+from ._validation import check_choice, check_threads
+
+# Method name -> the C++ enum value (cpp/include/matchflow/lsap.hpp).
+_METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2}
+CPU_METHODS = ("omp-tree",)
+GPU_METHODS = ("gpu-tree", "gpu-classic")
+METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
+
+# PLACEHOLDER, to be set by the lead from measurements on the GPU machine:
+# below this many cost entries "auto" stays on the CPU (transfers and
+# launches cost more than the GPU saves).
+GPU_MIN_ELEMENTS = 1_000_000
+
+# Integer costs are solved exactly in int64.  The duals stay within
+# [-8 M, 8 M] for M = max |c| (see hungarian_omp.cpp), and the objective
+# within n M; max(n, 8) * M <= 2**62 keeps both far from int64 overflow.
+_INT_LIMIT = 2**62
+
+
+@dataclass(frozen=True)
+class AssignmentStats:
+    """What one solve did.  Fields a method does not use are 0."""
+
+    seconds_total: float = 0.0      #: wall time of the whole call, validation included
+    seconds_init: float = 0.0       #: initial reduction and initial assignment
+    seconds_solve: float = 0.0      #: the phases (forward/reverse/augment passes, dual updates)
+    seconds_transfer: float = 0.0   #: host <-> device copies
+    iterations: int = 0             #: phases plus dual updates
+    augmenting_paths: int = 0       #: paths augmented after the initial assignment
+    dual_updates: int = 0
+    kernel_launches: int = 0
+    device: str = "cpu"             #: "cpu" or "cuda:N"
+
+
+@dataclass(frozen=True)
+class AssignmentResult:
+    """An optimal assignment, its cost, its dual certificate, and how it was found.
+
+    Attributes
+    ----------
+    row_ind, col_ind : ndarray of int64, shape (min(n_rows, n_cols),)
+        The assigned pairs, exactly as `linear_sum_assignment` returns them
+        (`row_ind` sorted).
+    cost : int or float
+        ``cost_matrix[row_ind, col_ind].sum()``: an int for integer and
+        boolean input (exact), else a float.
+    u, v : ndarray, shapes (n_rows,) and (n_cols,)
+        Dual variables in the caller's orientation, in the solve's dtype
+        (int64, float32 or float64).  Minimising: ``u[i] + v[j] <= c[i, j]``
+        for every allowed pair, with equality on assigned pairs; maximising:
+        ``u[i] + v[j] >= c[i, j]``, with equality on assigned pairs.  On the
+        longer side (columns when n_rows <= n_cols, else rows) the duals are
+        <= 0 (>= 0 when maximising) and exactly 0 on unassigned vertices, so
+        ``u.sum() + v.sum() == cost`` certifies optimality.
+    method, device : str
+        The algorithm and the device that ran it ("cpu" or "cuda:N").
+    stats : AssignmentStats
+    """
+
+    row_ind: np.ndarray
+    col_ind: np.ndarray
+    cost: int | float
+    u: np.ndarray
+    v: np.ndarray
+    method: str
+    device: str
+    stats: AssignmentStats = field(default_factory=AssignmentStats)
+
+
+# ---- input conversion (SciPy's semantics) -----------------------------------------
+
+def _scipy_float64(cost_matrix) -> np.ndarray:
+    """SciPy's own conversion (PyArray_ContiguousFromAny(obj, NPY_DOUBLE)):
+    arrays are cast safely (TypeError otherwise), anything else is built
+    directly as float64 (ValueError for strings, NaN for None)."""
+    if isinstance(cost_matrix, np.ndarray):
+        return np.asarray(cost_matrix).astype(np.float64, casting="safe", copy=False)
+    return np.asarray(cost_matrix, dtype=np.float64)
+
+
+def _as_cost_array(cost_matrix) -> np.ndarray:
+    """The cost matrix in the dtype we solve in: int64 for bool and integer
+    input, float32 for float16/float32, float64 for everything else SciPy
+    accepts; SciPy's exception for everything it rejects."""
+    if isinstance(cost_matrix, np.ndarray):
+        arr = np.asarray(cost_matrix)  # matrix, masked arrays: their data, as SciPy
+    else:
+        with warnings.catch_warnings():
+            # e.g. ragged input: let SciPy's conversion say what is wrong
+            warnings.simplefilter("ignore")
+            try:
+                arr = np.asarray(cost_matrix)
+            except (ValueError, TypeError):
+                arr = None
+        if arr is None or arr.dtype.kind not in "biuf":
+            return _scipy_float64(cost_matrix)
+    kind = arr.dtype.kind
+    if kind == "b":
+        return arr.astype(np.int64)
+    if kind in "iu":
+        if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+            return arr.astype(np.float64)  # as SciPy: rounded to float64
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype in (np.float16, np.float32):
+        return arr.astype(np.float32, copy=False)
+    if arr.dtype == np.float64:
+        return arr
+    return _scipy_float64(arr)  # longdouble, complex, strings, objects...: SciPy's TypeError
+
+
+def _check_2d(c: np.ndarray) -> None:
+    if c.ndim != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {c.ndim} array")
+
+
+def _int_fits(c: np.ndarray) -> bool:
+    """Integer costs whose exact int64 solve cannot overflow."""
+    if c.size == 0:
+        return True
+    bound = max(abs(int(c.min())), abs(int(c.max())))
+    return max(c.shape[0], c.shape[1], 8) * bound <= _INT_LIMIT
+
+
+def _has_forbidden(c: np.ndarray) -> bool:
+    """Raises SciPy's ValueError for NaN / -inf; True if +inf entries exist."""
+    if c.dtype.kind != "f":
+        return False
+    low = c.min()
+    if np.isnan(low) or low == -np.inf:
+        raise ValueError("matrix contains invalid numeric entries")
+    return bool(c.max() == np.inf)
+
+
+def _check_feasible(c: np.ndarray) -> None:
+    """A full assignment must avoid every +inf: a maximum matching of the
+    allowed (finite) pattern must cover the shorter side."""
+    from ._matching import maximum_matching
+
+    pattern = sp.csr_array(np.isfinite(c))
+    pattern.eliminate_zeros()
+    matched = maximum_matching(pattern, device="cpu").cardinality
+    if matched < min(c.shape):
+        raise ValueError("cost matrix is infeasible")
+
+
+# ---- method and device -----------------------------------------------------
+
+def _resolve(n_elements: int, method: str, device) -> tuple[str, str, int]:
+    """Pick (method, backend, ordinal) from the user's method= and device=."""
+    check_choice(method, "method", METHODS)
+    if method in CPU_METHODS:
+        backend, _ = _device.resolve(device, large_enough=False)
+        if backend != "cpu":
+            raise ValueError(f"method {method!r} runs on the CPU; use device='cpu' or 'auto', "
+                             f"or a GPU method ({', '.join(GPU_METHODS)})")
+        return method, "cpu", 0
+    if method in GPU_METHODS:
+        if device == "cpu":
+            raise ValueError(f"method {method!r} runs on a GPU; use device='cuda' or 'auto', "
+                             f"or a CPU method ({', '.join(CPU_METHODS)})")
+        backend, ordinal = _device.resolve("cuda" if device == "auto" else device,
+                                           large_enough=True)
+        return method, backend, ordinal
+    backend, ordinal = _device.resolve(device, large_enough=n_elements >= GPU_MIN_ELEMENTS)
+    # "gpu-tree": the alternating-tree variant scales best with n (paper 001,
+    # section 6); to be revisited with measurements.
+    return ("gpu-tree" if backend == "cuda" else "omp-tree"), backend, ordinal
+
+
+def _run(c: np.ndarray, method: str, ordinal: int, threads: int):
+    return _core.lsap_dense(c, _METHOD_CODES[method], threads, ordinal)
+
+
+# ---- the solve ---------------------------------------------------------------
+
+def _device_name(backend: str, ordinal: int) -> str:
+    return "cpu" if backend == "cpu" else f"cuda:{ordinal}"
+
+
+def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
+                  start: float) -> AssignmentResult:
+    """An empty dimension: nothing to assign (nothing is run)."""
+    empty = np.empty(0, dtype=np.int64)
+    zero = 0 if c.dtype.kind == "i" else 0.0
+    name = _device_name(backend, ordinal)
+    return AssignmentResult(
+        row_ind=empty, col_ind=empty.copy(), cost=zero,
+        u=np.zeros(c.shape[0], dtype=c.dtype), v=np.zeros(c.shape[1], dtype=c.dtype),
+        method=method, device=name,
+        stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
+
+
+def _solve(cost_matrix, maximize, method, device, threads, *,
+           exact_ints: bool) -> AssignmentResult:
+    start = time.perf_counter()
+    n_threads = check_threads(threads)
+    c = _as_cost_array(cost_matrix)
+    _check_2d(c)
+    maximize = bool(maximize)
+    method, backend, ordinal = _resolve(c.size, method, device)
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        return _empty_result(c, method, backend, ordinal, start)
+    if c.dtype == np.int64 and not _int_fits(c):
+        if exact_ints:
+            raise OverflowError(
+                "integer costs too large to solve exactly in int64: need "
+                f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = "
+                f"{max(abs(int(c.min())), abs(int(c.max())))} for shape {c.shape}; "
+                "convert the matrix to float64 to solve it with rounding")
+        c = c.astype(np.float64)  # what SciPy does with every input
+    work = -c if maximize else c
+    if _has_forbidden(work):
+        _check_feasible(work)
+    transposed = work.shape[0] > work.shape[1]
+    if transposed:
+        work = work.T
+    work = np.ascontiguousarray(work)
+    try:
+        col4row, u, v, stats = _run(work, method, ordinal, n_threads)
+    except (MemoryError, RuntimeError) as exc:
+        if device != "auto" or backend != "cuda":
+            raise
+        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
+        method, backend, ordinal = "omp-tree", "cpu", 0
+        col4row, u, v, stats = _run(work, method, 0, n_threads)
+    if transposed:
+        row_ind = col4row
+        col_ind = np.arange(col4row.shape[0], dtype=np.int64)
+        order = np.argsort(row_ind, kind="stable")
+        row_ind, col_ind = row_ind[order], col_ind[order]
+        u, v = v, u
+    else:
+        row_ind = np.arange(col4row.shape[0], dtype=np.int64)
+        col_ind = col4row
+    if maximize:
+        u, v = -u, -v
+    picked = c[row_ind, col_ind]
+    cost = int(picked.sum()) if c.dtype.kind == "i" else float(picked.sum(dtype=np.float64))
+    device_name = _device_name(backend, ordinal)
+    stats["seconds_total"] = time.perf_counter() - start
+    return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,
+                            method=method, device=device_name,
+                            stats=AssignmentStats(device=device_name, **stats))
+
+
+def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
+                     device: str = "auto", threads: int | None = None) -> AssignmentResult:
+    """Solve the linear sum assignment problem; return the assignment with
+    its cost, dual certificate and statistics.
+
+    Accepts everything `linear_sum_assignment` accepts, with the same
+    errors; in addition integer (and boolean) costs are solved exactly in
+    int64 and float32 costs in float32.
+
+    Parameters
+    ----------
+    cost_matrix : array_like, shape (n_rows, n_cols)
+        Any numeric or boolean 2-D array.  ``+inf`` marks a forbidden pair
+        (``-inf`` when maximising); NaN is invalid.
+    maximize : bool
+        Maximise the total instead of minimising it.
+    method : {"auto", "omp-tree", "gpu-tree", "gpu-classic"}
+        "omp-tree": Date & Nagi's alternating-tree Hungarian algorithm on
+        the CPU with OpenMP; "gpu-tree" / "gpu-classic": their GPU
+        alternating-tree and classical variants (paper 001).  "auto" picks
+        by device.
+    device : {"auto", "cpu", "cuda", "cuda:N"}
+        "auto" uses a GPU when one is usable and the matrix is large enough
+        to gain from it.  Asking for a GPU that is not there raises
+        RuntimeError.
+    threads : int, optional
+        OpenMP threads for "omp-tree" (default: OMP_NUM_THREADS or all cores).
+
+    Returns
+    -------
+    AssignmentResult
+
+    Raises
+    ------
+    ValueError
+        Not 2-D, NaN or the wrong infinity ("matrix contains invalid
+        numeric entries"), no assignment avoiding the forbidden pairs
+        ("cost matrix is infeasible"), or a bad `method`/`device`/`threads`.
+    TypeError
+        A dtype SciPy cannot cast safely to float64 (complex, object, ...).
+    OverflowError
+        Integer costs so large that the exact int64 solve could overflow
+        (``max(n_rows, n_cols, 8) * max|c| > 2**62``); convert to float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from matchflow import solve_assignment
+    >>> r = solve_assignment(np.array([[4, 1, 3], [2, 0, 5], [3, 2, 2]]), method="omp-tree")
+    >>> r.col_ind.tolist(), r.cost
+    ([1, 0, 2], 5)
+    >>> int(r.u.sum() + r.v.sum())  # the dual objective equals the cost
+    5
+    """
+    return _solve(cost_matrix, maximize, method, device, threads, exact_ints=True)
+
+
+def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
+                          device: str = "auto", threads: int | None = None):
+    """Solve the linear sum assignment problem; a drop-in for
+    `scipy.optimize.linear_sum_assignment`.
+
+    Parameters
+    ----------
+    cost_matrix : array_like, shape (n_rows, n_cols)
+        The cost matrix of the bipartite graph.  ``+inf`` entries are
+        forbidden pairs (``-inf`` when maximising).
+    maximize : bool
+        Calculates a maximum weight matching if true.
+    method, device, threads
+        See `solve_assignment`.
+
+    Returns
+    -------
+    row_ind, col_ind : ndarray of int64
+        The optimal assignment: its cost is
+        ``cost_matrix[row_ind, col_ind].sum()``.  `row_ind` is sorted; for a
+        square matrix it equals ``numpy.arange(cost_matrix.shape[0])``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As SciPy: "expected a matrix (2-D array), got a N array", "matrix
+        contains invalid numeric entries", "cost matrix is infeasible", and
+        NumPy's conversion errors.
+
+    Notes
+    -----
+    Integer costs are solved exactly in int64 unless they are so large that
+    int64 could overflow; those are solved in float64, as SciPy solves
+    every input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from matchflow import linear_sum_assignment
+    >>> cost = np.array([[4, 1, 3], [2, 0, 5], [3, 2, 2]])
+    >>> row_ind, col_ind = linear_sum_assignment(cost, method="omp-tree")
+    >>> col_ind
+    array([1, 0, 2])
+    >>> cost[row_ind, col_ind].sum()
+    5
+    """
+    result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)
+    return result.row_ind, result.col_ind

@@ -1,0 +1,436 @@
+"""Linear sum assignment: every method against SciPy, with the dual certificate."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse import random_array
+
+import matchflow
+from matchflow import linear_sum_assignment, solve_assignment
+from matchflow._lsap import CPU_METHODS, GPU_METHODS
+
+_no_cuda = pytest.mark.skipif(not matchflow.cuda_available(), reason="no usable CUDA device")
+METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
+    pytest.param(m, id=m, marks=[pytest.mark.cuda, _no_cuda]) for m in GPU_METHODS]
+
+
+def device_of(method: str) -> str:
+    return "cuda" if method.startswith("gpu") else "cpu"
+
+
+def solve(c, method, maximize=False, **kwargs):
+    return solve_assignment(c, maximize, method=method, device=device_of(method), **kwargs)
+
+
+# ---- oracles -------------------------------------------------------------------
+
+def scipy_cost(c, maximize=False):
+    """SciPy's optimum, or the ValueError it raises."""
+    c = np.asarray(c)
+    r, k = scipy_lsa(c, maximize)
+    return c[r, k].sum()
+
+
+def assert_certificate(c, result, maximize=False):
+    """The result is an assignment and (u, v) proves it optimal.
+
+    Minimising: u_i + v_j <= c_ij on allowed pairs, equality on assigned
+    ones, and on the longer side duals <= 0 and = 0 when unassigned (so the
+    dual objective equals the cost).  Maximising: the same for -c, -u, -v.
+    """
+    c = np.asarray(c)
+    n_rows, n_cols = c.shape
+    r, k = result.row_ind, result.col_ind
+    assert r.dtype == np.int64 and k.dtype == np.int64
+    assert len(r) == len(k) == min(n_rows, n_cols)
+    assert_array_equal(r, np.sort(r))
+    assert len(np.unique(r)) == len(r) and len(np.unique(k)) == len(k)
+    sign = -1 if maximize else 1
+    cost = sign * c.astype(np.float64) if c.dtype.kind == "f" else sign * c.astype(np.int64)
+    u = sign * result.u.astype(cost.dtype)
+    v = sign * result.v.astype(cost.dtype)
+    allowed = np.isfinite(cost) if cost.dtype.kind == "f" else np.ones(cost.shape, bool)
+    assert allowed[r, k].all()
+    if cost.dtype.kind == "f":
+        eps = np.finfo(result.u.dtype if result.u.dtype.kind == "f" else np.float64).eps
+        scale = max(1.0, np.abs(cost[allowed]).max()) if allowed.any() else 1.0
+        tol = 64 * eps * scale * max(n_rows, n_cols)
+    else:
+        tol = 0
+    slack = cost - u[:, None] - v[None, :]
+    assert slack[allowed].min() >= -tol
+    assert np.abs(slack[r, k]).max(initial=0) <= tol
+    long_side, assigned = (v, k) if n_rows <= n_cols else (u, r)
+    assert long_side.max(initial=0) <= tol
+    free = np.setdiff1d(np.arange(len(long_side)), assigned)
+    assert np.abs(long_side[free]).max(initial=0) <= tol
+
+
+def assert_same_optimum(c, result, maximize=False):
+    ref = scipy_cost(c, maximize)
+    got = np.asarray(c)[result.row_ind, result.col_ind].sum()
+    if np.asarray(c).dtype.kind in "biu":
+        assert int(got) == int(ref) == result.cost
+    else:
+        assert got == pytest.approx(ref, rel=1e-6 if np.asarray(c).dtype == np.float32 else 1e-12,
+                                    abs=1e-9)
+        assert result.cost == pytest.approx(float(ref), rel=1e-6, abs=1e-9)
+
+
+# ---- random families --------------------------------------------------------------
+
+def random_costs(seed: int):
+    """A seeded instance of one of several families; returns (c, family)."""
+    rng = np.random.default_rng(seed)
+    family = seed % 9
+    n = int(rng.integers(1, 90))
+    shape = [(n, n), (n, int(rng.integers(n, 130))), (int(rng.integers(n, 130)), n)][seed % 3]
+    if family == 0:  # Date & Nagi: [0, n/10]
+        c = rng.integers(0, max(1, n // 10) + 1, shape)
+    elif family == 1:  # [0, n]
+        c = rng.integers(0, n + 1, shape)
+    elif family == 2:  # [0, 10n]
+        c = rng.integers(0, 10 * n + 1, shape)
+    elif family == 3:  # uniform floats
+        c = rng.random(shape)
+    elif family == 4:  # very many ties
+        c = rng.integers(0, 3, shape).astype(np.float64)
+    elif family == 5:  # negative and positive integers
+        c = rng.integers(-10**6, 10**6, shape)
+    elif family == 6:  # forbidden entries, usually still feasible
+        c = rng.random(shape) * 100
+        c[rng.random(shape) < rng.uniform(0.2, 0.8)] = np.inf
+    elif family == 7:  # float32
+        c = rng.random(shape).astype(np.float32)
+    else:  # geometric (Euclidean distances), large scale
+        a, b = rng.random((shape[0], 2)), rng.random((shape[1], 2))
+        c = 1e6 * np.hypot(*(a[:, None, :] - b[None, :, :]).transpose(2, 0, 1))
+    return c, family
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(90))
+def test_random_against_scipy(method, seed):
+    c, family = random_costs(seed)
+    for maximize in (False, True):
+        try:
+            ref = scipy_cost(c, maximize)
+        except ValueError as exc:  # infeasible: we raise the same
+            with pytest.raises(ValueError, match=str(exc)):
+                solve(c, method, maximize)
+            continue
+        result = solve(c, method, maximize)
+        assert_same_optimum(c, result, maximize)
+        assert_certificate(c, result, maximize)
+        assert result.method == method
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("n,hi", [(300, 30), (300, 300), (300, 3000), (250, None)])
+def test_date_nagi_families(method, n, hi):
+    """The paper's instance families (costs in [0, n/10], [0, n], [0, 10n]) and floats."""
+    rng = np.random.default_rng(n + (hi or 0))
+    c = rng.integers(0, hi + 1, (n, n)) if hi else rng.random((n, n))
+    result = solve(c, method)
+    assert_same_optimum(c, result)
+    assert_certificate(c, result)
+    assert result.stats.augmenting_paths > 0 or result.stats.iterations == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_many_ties_and_structured(method):
+    n = 60
+    cases = [
+        np.zeros((n, n)),
+        np.ones((n, n + 7)),
+        np.add.outer(np.arange(n), np.arange(n)).astype(float),     # every assignment optimal
+        np.multiply.outer(np.arange(n), np.arange(n)).astype(float),  # anti-sorted optimum
+        np.tril(np.ones((n, n))) * 5 + np.eye(n),                     # one forced structure
+        (np.arange(n * n).reshape(n, n) % 7).astype(np.int64),
+    ]
+    for c in cases:
+        for maximize in (False, True):
+            result = solve(c, method, maximize)
+            assert_same_optimum(c, result, maximize)
+            assert_certificate(c, result, maximize)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_forbidden_entries_and_infeasible(method):
+    rng = np.random.default_rng(7)
+    feasible = infeasible = 0
+    for _ in range(40):
+        n, m = (int(x) for x in rng.integers(2, 40, 2))
+        c = rng.integers(1, 100, (n, m)).astype(float)
+        c[rng.random((n, m)) < 0.85] = np.inf
+        try:
+            ref = scipy_cost(c)
+        except ValueError:
+            infeasible += 1
+            with pytest.raises(ValueError, match="^cost matrix is infeasible$"):
+                solve(c, method)
+            with pytest.raises(ValueError, match="^cost matrix is infeasible$"):
+                linear_sum_assignment(c, method=method, device=device_of(method))
+            continue
+        feasible += 1
+        result = solve(c, method)
+        assert result.cost == ref
+        assert_certificate(c, result)
+    assert feasible and infeasible
+
+
+def test_scipy_both_raise_or_agree():
+    """SciPy's cross-check (test_two_methods_give_same_result_on_many_sparse_inputs)."""
+    rng = np.random.default_rng(12342309)
+    for _ in range(100):
+        sparse = random_array((100, 100), density=0.06, rng=rng,
+                              data_sampler=lambda size: rng.integers(1, 100, size))
+        dense = np.full(sparse.shape, np.inf)
+        dense[sparse.row, sparse.col] = sparse.data
+        try:
+            expected = scipy_cost(dense)
+        except ValueError:
+            with pytest.raises(ValueError, match="cost matrix is infeasible"):
+                linear_sum_assignment(dense)
+            continue
+        r, k = linear_sum_assignment(dense)
+        assert dense[r, k].sum() == expected
+
+
+# ---- SciPy's own cases (scipy/sparse/csgraph/tests/test_matching.py) ---------
+
+SCIPY_CASES = [
+    ([[400, 150, 400], [400, 450, 600], [300, 225, 300]], [150, 400, 300]),
+    ([[400, 150, 400, 1], [400, 450, 600, 2], [300, 225, 300, 3]], [150, 2, 300]),
+    ([[10, 10, 8], [9, 8, 1], [9, 7, 4]], [10, 1, 7]),
+    ([[10, 10, 8, 11], [9, 8, 1, 1], [9, 7, 4, 10]], [10, 1, 4]),
+    ([[10, np.inf, np.inf], [np.inf, np.inf, 1], [np.inf, 7, np.inf]], [10, 1, 7]),
+]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("sign", [-1, 1])
+@pytest.mark.parametrize("case", range(len(SCIPY_CASES)))
+def test_scipy_small_inputs(method, sign, case):
+    cost, expected = SCIPY_CASES[case]
+    maximize = sign == -1
+    c = sign * np.array(cost)
+    expected = sign * np.array(expected)
+    for matrix, want in ((c, expected), (c.T, np.sort(expected))):
+        r, k = linear_sum_assignment(matrix, maximize=maximize, method=method,
+                                     device=device_of(method))
+        assert_array_equal(r, np.sort(r))
+        got = matrix[r, k]
+        assert_array_equal(want, got if matrix is c else np.sort(got))
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_scipy_input_object():
+    c = [[1, 2, 3], [4, 5, 6]]
+    assert_array_equal(linear_sum_assignment(c), linear_sum_assignment(np.asarray(c)))
+    assert_array_equal(linear_sum_assignment(c), linear_sum_assignment(np.asmatrix(c)))
+
+
+def test_scipy_input_bool():
+    eye = np.identity(3)
+    assert_array_equal(linear_sum_assignment(eye.astype(np.bool_)), linear_sum_assignment(eye))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_constant_cost_matrix_gives_identity(method):
+    """scipy#11602: a constant matrix gets the identity, also rectangular."""
+    for shape in ((8, 8), (5, 9), (9, 5)):
+        r, k = linear_sum_assignment(np.ones(shape), method=method, device=device_of(method))
+        n = min(shape)
+        assert_array_equal(r, np.arange(n))
+        assert_array_equal(k, np.arange(n))
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 3)])
+def test_trivial_shapes(shape):
+    for dtype in (np.float64, np.int64, np.float32, bool):
+        c = np.empty(shape, dtype=dtype)
+        r, k = linear_sum_assignment(c)
+        assert r.dtype == k.dtype == np.int64 and len(r) == len(k) == 0
+        result = solve_assignment(c, maximize=True)
+        assert result.cost == 0 and result.u.shape == (shape[0],) and result.v.shape == (shape[1],)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_one_by_one_and_single_row(method):
+    for c in ([[5]], [[-3.5]], [[3, 1, 2]], [[3], [1], [2]], [[np.inf, 2]]):
+        for maximize in (False, True):
+            arr = np.asarray(c, dtype=float)
+            if maximize and np.isinf(arr).any():
+                continue
+            result = solve(c, method, maximize)
+            assert_same_optimum(c, result, maximize)
+            assert_certificate(arr, result, maximize)
+
+
+# ---- dtypes ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+def test_dtypes(method):
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 50, (40, 55))
+    for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint32, np.uint64,
+                  np.float16, np.float32, np.float64, bool):
+        c = base.astype(dtype)
+        result = solve(c, method)
+        kind = np.dtype(dtype).kind
+        expected_dtype = {"b": np.int64, "i": np.int64, "u": np.int64}.get(
+            kind, np.float32 if dtype in (np.float16, np.float32) else np.float64)
+        assert result.u.dtype == result.v.dtype == expected_dtype
+        assert_same_optimum(c, result)
+        assert isinstance(result.cost, int if kind in "biu" else float)
+
+
+def test_integers_are_exact():
+    """Costs near 2**53 that float64 cannot tell apart are solved exactly."""
+    big = 2**53
+    c = np.array([[big, big + 1], [big + 1, big + 3]], dtype=np.int64)
+    result = solve_assignment(c)
+    assert result.cost == 2 * big + 2
+    assert result.u.dtype == np.int64
+
+
+def test_integer_overflow_guard():
+    c = np.array([[2**61, 0], [0, 2**61]], dtype=np.int64)
+    with pytest.raises(OverflowError, match="too large to solve exactly"):
+        solve_assignment(c)
+    # The drop-in does what SciPy does: solve in float64.
+    assert_array_equal(linear_sum_assignment(c)[1], scipy_lsa(c)[1])
+
+
+def test_huge_uint64_solved_as_float_like_scipy():
+    c = np.array([[2**64 - 1, 0], [5, 2**63 + 7]], dtype=np.uint64)
+    r, k = linear_sum_assignment(c)
+    sr, sk = scipy_lsa(c)
+    assert c[r, k].astype(float).sum() == c[sr, sk].astype(float).sum()
+
+
+def test_float32_is_not_copied_to_float64():
+    c = np.random.default_rng(0).random((50, 50)).astype(np.float32)
+    result = solve_assignment(c)
+    assert result.u.dtype == np.float32
+    assert_certificate(c, result)
+
+
+def test_non_contiguous_and_subclasses():
+    rng = np.random.default_rng(4)
+    c = rng.random((30, 60))[:, ::2]
+    assert solve_assignment(c).cost == pytest.approx(scipy_cost(c))
+    masked = np.ma.array(c, mask=c < 0.5)  # SciPy ignores the mask: so do we
+    assert solve_assignment(masked).cost == pytest.approx(scipy_cost(c))
+    assert solve_assignment(c.T.tolist()).cost == pytest.approx(scipy_cost(c.T))
+
+
+# ---- errors: SciPy's exceptions and messages --------------------------------------
+
+@pytest.mark.parametrize("bad,exc,message", [
+    ([1, 2, 3], ValueError, r"^expected a matrix \(2-D array\), got a 1 array$"),
+    (np.zeros((2, 2, 2)), ValueError, r"^expected a matrix \(2-D array\), got a 3 array$"),
+    (5, ValueError, r"^expected a matrix \(2-D array\), got a 0 array$"),
+    (np.identity(3).astype(str), TypeError, "Cannot cast array data"),
+    (np.array([[1 + 1j]]), TypeError, "Cannot cast array data"),
+    (np.array([[1, None]], dtype=object), TypeError, "Cannot cast array data"),
+    (np.array([[1.0]], dtype=np.longdouble), TypeError, "Cannot cast array data"),
+    ([["a", "b"]], ValueError, "could not convert string to float"),
+    (np.diag([np.nan, 1, 1]), ValueError, "^matrix contains invalid numeric entries$"),
+    (np.diag([1, -np.inf, 1]), ValueError, "^matrix contains invalid numeric entries$"),
+    ([[1, None]], ValueError, "^matrix contains invalid numeric entries$"),
+])
+def test_scipy_errors(bad, exc, message):
+    with pytest.raises(exc, match=message):
+        scipy_lsa(bad)
+    with pytest.raises(exc, match=message):
+        linear_sum_assignment(bad)
+    with pytest.raises(exc, match=message):
+        solve_assignment(bad)
+
+
+def test_infinities_swap_roles_under_maximize():
+    c = np.identity(3)
+    c[:, 0] = np.inf
+    with pytest.raises(ValueError, match="^cost matrix is infeasible$"):
+        linear_sum_assignment(c)
+    with pytest.raises(ValueError, match="^matrix contains invalid numeric entries$"):
+        linear_sum_assignment(c, maximize=True)
+    d = -c
+    with pytest.raises(ValueError, match="^matrix contains invalid numeric entries$"):
+        linear_sum_assignment(d)
+    with pytest.raises(ValueError, match="^cost matrix is infeasible$"):
+        linear_sum_assignment(d, maximize=True)
+    ok = np.array([[-np.inf, 1.0], [2.0, 3.0]])
+    result = solve_assignment(ok, maximize=True)
+    assert result.cost == scipy_cost(ok, True) == 3.0
+    assert_certificate(ok, result, maximize=True)
+
+
+def test_argument_errors():
+    c = np.ones((3, 3))
+    with pytest.raises(ValueError, match="method must be one of"):
+        linear_sum_assignment(c, method="jv")
+    with pytest.raises(ValueError, match="device must be"):
+        linear_sum_assignment(c, device="tpu")
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        solve_assignment(c, threads=0)
+    with pytest.raises(ValueError, match="runs on a GPU"):
+        linear_sum_assignment(c, method="gpu-tree", device="cpu")
+    if not matchflow.cuda_available():
+        with pytest.raises(RuntimeError, match="CUDA device was requested"):
+            linear_sum_assignment(c, device="cuda")
+
+
+# ---- the rich result -----------------------------------------------------------
+
+def test_result_fields_and_orientation():
+    rng = np.random.default_rng(11)
+    tall = rng.integers(0, 20, (30, 12))
+    result = solve_assignment(tall, method="omp-tree", device="cpu")
+    assert result.u.shape == (30,) and result.v.shape == (12,)
+    assert result.method == "omp-tree" and result.device == "cpu"
+    assert result.stats.device == "cpu" and result.stats.seconds_total > 0
+    assert result.cost == int(result.u.sum() + result.v.sum())  # strong duality
+    assert_certificate(tall, result)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_do_not_change_the_answer(threads):
+    """The search is deterministic whatever the number of threads."""
+    c = np.random.default_rng(2).integers(0, 600, (600, 700))
+    reference = solve_assignment(c, threads=1)
+    result = solve_assignment(c, threads=threads)
+    assert_array_equal(result.col_ind, reference.col_ind)
+    assert_array_equal(result.u, reference.u)
+    assert result.stats.iterations == reference.stats.iterations
+
+
+def test_gil_is_released():
+    """A Python thread keeps running while another solves."""
+    c = np.random.default_rng(9).random((1200, 1200))
+    gaps = []
+    done = threading.Event()
+
+    def work():
+        solve_assignment(c, threads=1)
+        done.set()
+
+    start = time.perf_counter()
+    solver = threading.Thread(target=work)
+    solver.start()
+    last = time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    solver.join()
+    elapsed = time.perf_counter() - start
+    assert elapsed > 0.05  # the solve was long enough to tell
+    assert max(gaps) < 0.5 * elapsed
