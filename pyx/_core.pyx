@@ -79,14 +79,15 @@ def get_device_info(int device):
 # ---- matching -----------------------------------------------------------------
 
 cdef bipartite_view _bipartite(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
-                               const int64_t[::1] col_ptr, const int32_t[::1] col_adj):
+                               int n_cols):
+    """The CSR pattern; the core builds the column orientation when it needs it."""
     cdef bipartite_view g
     g.rows.n = row_ptr.shape[0] - 1
     g.rows.ptr = _p64(row_ptr)
     g.rows.adj = _p32(row_adj)
-    g.cols.n = col_ptr.shape[0] - 1
-    g.cols.ptr = _p64(col_ptr)
-    g.cols.adj = _p32(col_adj)
+    g.cols.n = n_cols
+    g.cols.ptr = NULL
+    g.cols.adj = NULL
     return g
 
 
@@ -106,11 +107,10 @@ cdef dict _stats_dict(const matching_stats& s):
 
 
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
-             const int64_t[::1] col_ptr, const int32_t[::1] col_adj,
-             int method, int init, int threads, double relabel_k,
+             int n_cols, int method, int init, int threads, double relabel_k,
              int bfs_kernel, int thread_layout, int device, bint paper_structure):
     """Maximum matching; returns (col4row, row4col, stats)."""
-    cdef bipartite_view g = _bipartite(row_ptr, row_adj, col_ptr, col_adj)
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
     cdef matching_options opt
     opt.threads = threads
     opt.init = <matching_init>init
@@ -132,9 +132,9 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
 
 
 def initial_matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
-                     const int64_t[::1] col_ptr, const int32_t[::1] col_adj, int init):
+                     int n_cols, int init):
     """The initial matching alone; returns (col4row, row4col, stats)."""
-    cdef bipartite_view g = _bipartite(row_ptr, row_adj, col_ptr, col_adj)
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
     cdef int32_t* c4r = _w32(col4row)

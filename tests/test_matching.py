@@ -11,7 +11,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 
 import matchflow
 from matchflow import generators
-from matchflow._matching import CPU_METHODS, GPU_METHODS
+from matchflow._matching import _METHOD_CODES, CPU_METHODS, GPU_METHODS
 from matchflow.io import read_graph
 
 from conftest import data_dir
@@ -229,10 +229,12 @@ def test_auto_falls_back_to_cpu_when_the_gpu_is_out_of_memory(monkeypatch):
 
     real = _core.matching
 
-    def fake_matching(*args):
-        if args[4] >= 2:  # a GPU method code (matchflow._matching._METHOD_CODES)
+    gpu_codes = {_METHOD_CODES[m] for m in GPU_METHODS}
+
+    def fake_matching(row_ptr, row_adj, n_cols, method, *rest):
+        if method in gpu_codes:
             raise MemoryError("the GPU cannot hold this problem: it needs 123 bytes")
-        return real(*args)
+        return real(row_ptr, row_adj, n_cols, method, *rest)
 
     monkeypatch.setattr(_core, "matching", fake_matching)
     monkeypatch.setattr(_device, "cuda_available", lambda: True)

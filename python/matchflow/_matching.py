@@ -157,7 +157,7 @@ def _tuning(threads=None, init=None, relabel_k=None, bfs="gpubfs-wr", layout="ct
 
 def _solve(graph: Bipartite, method: str, ordinal: int, t: _Tuning):
     init = t.init or _default_init(method)
-    return _core.matching(graph.row_ptr, graph.row_adj, graph.col_ptr, graph.col_adj,
+    return _core.matching(graph.row_ptr, graph.row_adj, graph.n_cols,
                           _METHOD_CODES[method], _INIT_CODES[init], t.threads, t.relabel_k,
                           t.bfs, t.layout, ordinal, t.paper_structure)
 

@@ -14,27 +14,20 @@ _INT32_MAX = np.iinfo(np.int32).max
 
 @dataclass(frozen=True)
 class Bipartite:
-    """A validated sparse pattern in both orientations (int64 offsets, int32 ids)."""
+    """A validated sparse pattern: CSR with int64 offsets and int32 ids.
+
+    The column orientation is built by the core, and only when an algorithm
+    needs it.
+    """
 
     n_rows: int
     n_cols: int
-    row_ptr: np.ndarray  # CSR: row -> columns
+    row_ptr: np.ndarray  # row -> columns
     row_adj: np.ndarray
-    col_ptr: np.ndarray  # CSC: column -> rows
-    col_adj: np.ndarray
 
     @property
     def nnz(self) -> int:
         return int(self.row_adj.shape[0])
-
-    @property
-    def transposed(self) -> "Bipartite":
-        return Bipartite(self.n_cols, self.n_rows, self.col_ptr, self.col_adj,
-                         self.row_ptr, self.row_adj)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.row_ptr, self.row_adj, self.col_ptr, self.col_adj))
 
 
 def _check_structure(graph) -> None:
@@ -60,7 +53,7 @@ def _compressed(matrix) -> tuple[np.ndarray, np.ndarray]:
 
 
 def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipartite:
-    """Validate a scipy.sparse matrix/array and return its pattern both ways.
+    """Validate a scipy.sparse matrix/array and return its CSR pattern.
 
     Explicit zeros are edges (as in SciPy).  Duplicate entries and unsorted
     indices are kept: every algorithm tolerates them.
@@ -74,11 +67,8 @@ def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipa
         raise ValueError(f"graph has {max(n_rows, n_cols)} rows or columns; "
                          f"at most {_INT32_MAX - 1} are supported")
     _check_structure(graph)
-    csr = graph.tocsr()
-    csc = csr.tocsc()
-    row_ptr, row_adj = _compressed(csr)
-    col_ptr, col_adj = _compressed(csc)
-    return Bipartite(n_rows, n_cols, row_ptr, row_adj, col_ptr, col_adj)
+    row_ptr, row_adj = _compressed(graph.tocsr())
+    return Bipartite(n_rows, n_cols, row_ptr, row_adj)
 
 
 def check_choice(value, name: str, choices) -> str:

@@ -27,12 +27,15 @@ struct adjacency_view {
 /// Both orientations of the same bipartite graph: `rows` is the CSR pattern
 /// (row -> columns), `cols` the CSC pattern (column -> rows).  Push-relabel
 /// needs both (pushes go from columns, global relabeling searches from rows:
-/// paper 000, Algorithms 2 and 5), so the Python layer always supplies both.
+/// paper 000, Algorithms 2 and 5).  Callers may leave cols.ptr null (with
+/// cols.n set): solve_matching then builds the transpose itself, and only
+/// when the initial matching is not already perfect.
 struct bipartite_view {
   adjacency_view rows;  ///< row i -> its columns
-  adjacency_view cols;  ///< column j -> its rows
+  adjacency_view cols;  ///< column j -> its rows (ptr may be null: see above)
   vertex_t n_rows() const { return rows.n; }
   vertex_t n_cols() const { return cols.n; }
+  bool has_cols() const { return cols.ptr != nullptr; }
 };
 
 }  // namespace matchflow

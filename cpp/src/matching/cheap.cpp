@@ -1,8 +1,11 @@
 // Initial matchings.
 //
 // cheap:        the greedy "cheap matching" every paper here initialises with
-//               (paper 000, section IV; paper 004, section 4): each column,
-//               in order, takes its first unmatched row.
+//               (paper 000, section IV; paper 004, section 4): each row, in
+//               order, takes its first unmatched column.  Rows drive it (the
+//               papers let columns drive; the rule is symmetric) because the
+//               row -> column pattern is the one the caller hands over: when
+//               this matching is already perfect, no transpose is ever built.
 // karp_sipser:  Karp-Sipser's rule restricted to columns: a column left with
 //               exactly one unmatched neighbour row is matched to it first
 //               (that choice is always part of some maximum matching); when
@@ -29,12 +32,12 @@ namespace {
 
 vertex_t greedy(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
   vertex_t size = 0;
-  for (vertex_t c = 0; c < g.n_cols(); ++c) {
-    for (offset_t e = g.cols.ptr[c]; e < g.cols.ptr[c + 1]; ++e) {
-      const vertex_t r = g.cols.adj[e];
-      if (col4row[r] == -1) {
-        col4row[r] = c;
+  for (vertex_t r = 0; r < g.n_rows(); ++r) {
+    for (offset_t e = g.rows.ptr[r]; e < g.rows.ptr[r + 1]; ++e) {
+      const vertex_t c = g.rows.adj[e];
+      if (row4col[c] == -1) {
         row4col[c] = r;
+        col4row[r] = c;
         ++size;
         break;
       }
@@ -43,9 +46,9 @@ vertex_t greedy(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
   return size;
 }
 
-/// The greedy rule with all columns at once: a column takes its first row
-/// that no other column has taken (CAS on col4row).  Which column wins a
-/// contested row depends on timing; the result is a valid matching all the
+/// The greedy rule with all rows at once: a row takes its first column
+/// that no other row has taken (CAS on row4col).  Which row wins a
+/// contested column depends on timing; the result is a valid matching all the
 /// same.  Used in front of the parallel methods, where the sequential pass
 /// was a large share of the run on 16 cores.
 vertex_t parallel_greedy(const bipartite_view& g, int threads, vertex_t* col4row,
@@ -58,14 +61,14 @@ vertex_t parallel_greedy(const bipartite_view& g, int threads, vertex_t* col4row
   const int team = 1;
 #endif
 #pragma omp parallel for num_threads(team) schedule(dynamic, 4096) reduction(+ : size)
-  for (vertex_t c = 0; c < g.n_cols(); ++c) {
-    for (offset_t e = g.cols.ptr[c]; e < g.cols.ptr[c + 1]; ++e) {
-      vertex_t* slot = &col4row[g.cols.adj[e]];
+  for (vertex_t r = 0; r < g.n_rows(); ++r) {
+    for (offset_t e = g.rows.ptr[r]; e < g.rows.ptr[r + 1]; ++e) {
+      vertex_t* slot = &row4col[g.rows.adj[e]];
       vertex_t none = -1;
       if (__atomic_load_n(slot, __ATOMIC_RELAXED) == -1 &&
-          __atomic_compare_exchange_n(slot, &none, c, false, __ATOMIC_RELAXED,
+          __atomic_compare_exchange_n(slot, &none, r, false, __ATOMIC_RELAXED,
                                       __ATOMIC_RELAXED)) {
-        row4col[c] = g.cols.adj[e];
+        col4row[r] = g.rows.adj[e];
         ++size;
         break;
       }

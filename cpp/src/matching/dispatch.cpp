@@ -6,6 +6,7 @@
 #include "matchflow/cuda/entry.hpp"
 #include "matchflow/matching.hpp"
 #include "matching_cpu.hpp"
+#include "transpose.hpp"
 
 namespace matchflow {
 namespace {
@@ -55,12 +56,22 @@ int init_threads(matching_method method, const matching_options& options) {
   return parallel ? options.threads : 1;
 }
 
+/// `g` with its column orientation present, building it into `storage` if
+/// the caller left it out.
+bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& storage) {
+  if (g.has_cols()) return g;
+  storage = detail::transpose(g.rows, g.n_cols());
+  return bipartite_view{g.rows, storage.view()};
+}
+
 }  // namespace
 
 status solve_initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
                               vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
-    initial(g, init, 1, col4row, row4col, stats);
+    detail::adjacency_storage csc;
+    initial(init == matching_init::karp_sipser ? with_cols(g, csc) : g, init, 1, col4row,
+            row4col, stats);
     return status::ok;
   });
 }
@@ -70,9 +81,15 @@ status solve_matching(const bipartite_view& g, matching_method method,
                       vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
     *stats = matching_stats{};
-    initial(g, options.init, init_threads(method, options), col4row, row4col, stats);
+    detail::adjacency_storage csc;
+    bipartite_view graph = options.init == matching_init::karp_sipser ? with_cols(g, csc) : g;
+    initial(graph, options.init, init_threads(method, options), col4row, row4col, stats);
+    if (stats->init_cardinality == std::min(g.n_rows(), g.n_cols())) {
+      return status::ok;  // perfect on the smaller side: already maximum
+    }
     const auto start = clock_type::now();
-    const status st = run_method(g, method, options, col4row, row4col, stats);
+    graph = with_cols(graph, csc);
+    const status st = run_method(graph, method, options, col4row, row4col, stats);
     stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;
     return st;
   });

@@ -1,0 +1,24 @@
+// The other orientation of a sparse pattern, built in C++ only when an
+// algorithm needs it (the caller hands over the row -> column pattern).
+#pragma once
+
+#include <vector>
+
+#include "matchflow/graph.hpp"
+
+namespace matchflow::detail {
+
+/// Owning compressed adjacency; view() is valid while this lives.
+struct adjacency_storage {
+  std::vector<offset_t> ptr;
+  std::vector<vertex_t> adj;
+  adjacency_view view() const {
+    return adjacency_view{static_cast<vertex_t>(ptr.size() - 1), ptr.data(), adj.data()};
+  }
+};
+
+/// Transpose of `in` (n_out vertices on the other side): a counting sort, so
+/// each output list keeps the input order of its sources (deterministic).
+adjacency_storage transpose(const adjacency_view& in, vertex_t n_out);
+
+}  // namespace matchflow::detail
