@@ -96,6 +96,7 @@ cdef dict _stats_dict(const matching_stats& s):
         "seconds_init": s.seconds_init,
         "seconds_solve": s.seconds_solve,
         "seconds_transfer": s.seconds_transfer,
+        "seconds_transpose": s.seconds_transpose,
         "init_cardinality": s.init_cardinality,
         "iterations": s.iterations,
         "global_relabels": s.global_relabels,

@@ -21,8 +21,11 @@ _INIT_CODES = {"none": 0, "cheap": 1, "karp-sipser": 2}
 _BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
 _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
-# Below this many edges the GPU's fixed costs (transfers, launches) exceed
-# what it saves; "auto" keeps such graphs on the CPU.
+# Below this many edges "auto" keeps a graph on the CPU.  Measured on an H100
+# host (benchmarks/results/h100/): at 786k edges (uniform random 2^18) gpu-pr
+# took 22-26 ms end to end against 43 ms for msbfs-graft on 16 threads;
+# smaller graphs were not measured, and there the GPU's fixed costs
+# (transfers, launches) can only weigh more.
 GPU_MIN_EDGES = 200_000
 
 
@@ -34,6 +37,7 @@ class MatchingStats:
     seconds_init: float = 0.0       #: initial (cheap) matching
     seconds_solve: float = 0.0      #: the algorithm proper
     seconds_transfer: float = 0.0   #: host <-> device copies
+    seconds_transpose: float = 0.0  #: building the column -> row pattern (when needed)
     init_cardinality: int = 0       #: size of the initial matching
     iterations: int = 0             #: main-loop iterations / phases
     global_relabels: int = 0
@@ -99,8 +103,8 @@ def _core_count() -> int:
 
 
 def _default_init(method: str) -> str:
-    """Initial matching by measurement (benchmarks/cpu_matching_check.py on
-    the 16-core device; benchmarks/results/cpu_matching_h100host_run*.log).
+    """Initial matching by measurement (16-core H100 host;
+    benchmarks/results/cpu_matching_h100host_run*.log).
     Karp-Sipser (sequential) for "pr" and "pdbfs": R-MAT scale 22, PR 1.27 s
     vs 2.11 s with the greedy one, P-DBFS 1.23 s vs 1.87 s (uniform 2^22:
     4.18 vs 4.59 s and 3.29 vs 3.25 s).  Greedy (run in parallel) for

@@ -57,10 +57,13 @@ int init_threads(matching_method method, const matching_options& options) {
 }
 
 /// `g` with its column orientation present, building it into `storage` if
-/// the caller left it out.
-bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& storage) {
+/// the caller left it out (timed in stats->seconds_transpose).
+bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& storage,
+                         matching_stats* stats) {
   if (g.has_cols()) return g;
+  const auto start = clock_type::now();
   storage = detail::transpose(g.rows, g.n_cols());
+  stats->seconds_transpose += seconds_since(start);
   return bipartite_view{g.rows, storage.view()};
 }
 
@@ -70,8 +73,8 @@ status solve_initial_matching(const bipartite_view& g, matching_init init, verte
                               vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
     detail::adjacency_storage csc;
-    initial(init == matching_init::karp_sipser ? with_cols(g, csc) : g, init, 1, col4row,
-            row4col, stats);
+    initial(init == matching_init::karp_sipser ? with_cols(g, csc, stats) : g, init, 1,
+            col4row, row4col, stats);
     return status::ok;
   });
 }
@@ -82,13 +85,14 @@ status solve_matching(const bipartite_view& g, matching_method method,
   return guarded([&] {
     *stats = matching_stats{};
     detail::adjacency_storage csc;
-    bipartite_view graph = options.init == matching_init::karp_sipser ? with_cols(g, csc) : g;
+    bipartite_view graph =
+        options.init == matching_init::karp_sipser ? with_cols(g, csc, stats) : g;
     initial(graph, options.init, init_threads(method, options), col4row, row4col, stats);
     if (stats->init_cardinality == std::min(g.n_rows(), g.n_cols())) {
       return status::ok;  // perfect on the smaller side: already maximum
     }
+    graph = with_cols(graph, csc, stats);
     const auto start = clock_type::now();
-    graph = with_cols(graph, csc);
     const status st = run_method(graph, method, options, col4row, row4col, stats);
     stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;
     return st;
