@@ -68,6 +68,30 @@ def resolve(device, *, large_enough: bool) -> tuple[str, int]:
     raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}")
 
 
+def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
+                   large_enough: bool) -> tuple[str, str, int]:
+    """(method, backend, ordinal) for a method= already known to be valid.
+
+    A CPU method needs a CPU device, a GPU method a GPU (device="auto" then
+    means "cuda"); "auto" stays "auto" for the caller to pick once the
+    backend is known.
+    """
+    if method in cpu_methods:
+        backend, _ = resolve(device, large_enough=False)
+        if backend != "cpu":
+            raise ValueError(f"method {method!r} runs on the CPU; use device='cpu' or 'auto', "
+                             f"or a GPU method ({', '.join(gpu_methods)})")
+        return method, "cpu", 0
+    if method in gpu_methods:
+        if device == "cpu":
+            raise ValueError(f"method {method!r} runs on a GPU; use device='cuda' or 'auto', "
+                             f"or a CPU method ({', '.join(cpu_methods)})")
+        backend, ordinal = resolve("cuda" if device == "auto" else device, large_enough=True)
+        return method, backend, ordinal
+    backend, ordinal = resolve(device, large_enough=large_enough)
+    return method, backend, ordinal
+
+
 def config() -> dict:
     """Everything show_config() prints, as a dict."""
     import numpy

@@ -117,21 +117,11 @@ def _default_init(method: str) -> str:
 def _resolve(graph: Bipartite, method: str, device, threads: int = 0) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
-    if method in CPU_METHODS:
-        backend, ordinal = _device.resolve(device, large_enough=False)
-        if backend != "cpu":
-            raise ValueError(f"method {method!r} runs on the CPU; use device='cpu' or 'auto', "
-                             f"or a GPU method ({', '.join(GPU_METHODS)})")
-        return method, "cpu", 0
-    if method in GPU_METHODS:
-        if device == "cpu":
-            raise ValueError(f"method {method!r} runs on a GPU; use device='cuda' or 'auto', "
-                             f"or a CPU method ({', '.join(CPU_METHODS)})")
-        backend, ordinal = _device.resolve("cuda" if device == "auto" else device,
-                                           large_enough=True)
-        return method, backend, ordinal
-    backend, ordinal = _device.resolve(device, large_enough=graph.nnz >= GPU_MIN_EDGES)
-    return _auto_method(graph, backend, threads), backend, ordinal
+    method, backend, ordinal = _device.resolve_method(
+        method, device, CPU_METHODS, GPU_METHODS, large_enough=graph.nnz >= GPU_MIN_EDGES)
+    if method == "auto":
+        method = _auto_method(graph, backend, threads)
+    return method, backend, ordinal
 
 
 @dataclass(frozen=True)

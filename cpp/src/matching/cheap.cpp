@@ -22,10 +22,8 @@
 #include <vector>
 
 #include "matching_cpu.hpp"
+#include "openmp.hpp"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace matchflow::detail {
 namespace {
@@ -54,12 +52,7 @@ vertex_t greedy(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
 vertex_t parallel_greedy(const bipartite_view& g, int threads, vertex_t* col4row,
                          vertex_t* row4col) {
   vertex_t size = 0;
-#ifdef _OPENMP
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-#else
-  (void)threads;
-  const int team = 1;
-#endif
+  const int team = team_size(threads);
 #pragma omp parallel for num_threads(team) schedule(dynamic, 4096) reduction(+ : size)
   for (vertex_t r = 0; r < g.n_rows(); ++r) {
     for (offset_t e = g.rows.ptr[r]; e < g.rows.ptr[r + 1]; ++e) {

@@ -46,10 +46,8 @@
 #include <vector>
 
 #include "matching_cpu.hpp"
+#include "openmp.hpp"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace matchflow::detail {
 namespace {
@@ -256,12 +254,7 @@ class dead_marker {
 void pdbfs(const bipartite_view& g, int threads, vertex_t* col4row, vertex_t* row4col,
            matching_stats* stats) {
   const vertex_t m = g.n_rows(), n = g.n_cols();
-#ifdef _OPENMP
-  const int team = threads > 0 ? threads : omp_get_max_threads();
-#else
-  (void)threads;
-  const int team = 1;
-#endif
+  const int team = team_size(threads);
   shared_state s{g, col4row, row4col,
                  std::make_unique<std::atomic<claim_t>[]>(std::size_t(m)),
                  std::vector<vertex_t>(std::size_t(m), -1),
