@@ -132,22 +132,6 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     return col4row, row4col, _stats_dict(stats)
 
 
-def initial_matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
-                     int n_cols, int init):
-    """The initial matching alone; returns (col4row, row4col, stats)."""
-    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
-    col4row = np.empty(g.rows.n, dtype=np.int32)
-    row4col = np.empty(g.cols.n, dtype=np.int32)
-    cdef int32_t* c4r = _w32(col4row)
-    cdef int32_t* r4c = _w32(row4col)
-    cdef matching_stats stats
-    cdef status st
-    with nogil:
-        st = solve_initial_matching(g, <matching_init>init, c4r, r4c, &stats)
-    _check(st)
-    return col4row, row4col, _stats_dict(stats)
-
-
 # ---- linear sum assignment ------------------------------------------------------
 
 ctypedef fused lsap_value:

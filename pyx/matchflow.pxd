@@ -59,9 +59,6 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_matching(const bipartite_view& g, matching_method method,
                           const matching_options& options, int32_t* col4row,
                           int32_t* row4col, matching_stats* stats)
-    status solve_initial_matching(const bipartite_view& g, matching_init init,
-                                  int32_t* col4row, int32_t* row4col,
-                                  matching_stats* stats)
 
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:

@@ -63,11 +63,4 @@ status solve_matching(const bipartite_view& g, matching_method method,
                       const matching_options& options, vertex_t* col4row,
                       vertex_t* row4col, matching_stats* stats) noexcept;
 
-/// The initial matching alone (what every method starts from); exposed for
-/// tests and benchmarks.  Writes both mate arrays and returns its size in
-/// stats->init_cardinality.
-status solve_initial_matching(const bipartite_view& g, matching_init init,
-                              vertex_t* col4row, vertex_t* row4col,
-                              matching_stats* stats) noexcept;
-
 }  // namespace matchflow

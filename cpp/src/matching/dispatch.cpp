@@ -69,16 +69,6 @@ bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& sto
 
 }  // namespace
 
-status solve_initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
-                              vertex_t* row4col, matching_stats* stats) noexcept {
-  return guarded([&] {
-    detail::adjacency_storage csc;
-    initial(init == matching_init::karp_sipser ? with_cols(g, csc, stats) : g, init, 1,
-            col4row, row4col, stats);
-    return status::ok;
-  });
-}
-
 status solve_matching(const bipartite_view& g, matching_method method,
                       const matching_options& options, vertex_t* col4row,
                       vertex_t* row4col, matching_stats* stats) noexcept {
