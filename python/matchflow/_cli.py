@@ -31,9 +31,9 @@ def _demo(args) -> int:
         failures += not ok
         rows.append((method, result.device, result.cardinality, result.stats.seconds_total,
                      "ok" if ok else "WRONG"))
-    print(f"{'method':<10} {'device':<7} {'matched':>9} {'seconds':>9} {'vs scipy':>9}  check")
+    print(f"{'method':<12} {'device':<7} {'matched':>9} {'seconds':>9} {'vs scipy':>9}  check")
     for method, device, size, seconds, verdict in rows:
-        print(f"{method:<10} {device:<7} {size:>9} {seconds:>9.4f} "
+        print(f"{method:<12} {device:<7} {size:>9} {seconds:>9.4f} "
               f"{scipy_seconds / seconds:>8.1f}x  {verdict}")
     if not _device.cuda_available():
         print("(no usable CUDA device: GPU methods not run)")
