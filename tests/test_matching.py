@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -14,16 +13,11 @@ from matchflow import generators
 from matchflow._matching import _METHOD_CODES, CPU_METHODS, GPU_METHODS
 from matchflow.io import read_graph
 
-from conftest import data_dir
+from conftest import GPU_REPEATS, data_dir
 from oracles import assert_maximum_matching, scipy_cardinality
 
 METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
     pytest.param(m, id=m, marks=pytest.mark.cuda) for m in GPU_METHODS]
-
-
-# GPU methods resolve races after the fact, so every GPU answer is checked on
-# several runs of the same input (benchmarks/gpu_run.sh sets 10).
-GPU_REPEATS = int(os.environ.get("MATCHFLOW_GPU_REPEATS", "3"))
 
 
 def solve(graph, method, **kwargs):
