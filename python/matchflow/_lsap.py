@@ -353,7 +353,7 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     >>> row_ind, col_ind = linear_sum_assignment(cost, method="omp-tree")
     >>> col_ind
     array([1, 0, 2])
-    >>> cost[row_ind, col_ind].sum()
+    >>> int(cost[row_ind, col_ind].sum())
     5
     """
     result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)

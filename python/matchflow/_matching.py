@@ -265,7 +265,7 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
     --------
     >>> import numpy as np, scipy.sparse as sp
     >>> from matchflow import maximum_bipartite_matching
-    >>> g = sp.csr_array(np.array([[0, 1, 1], [1, 0, 0]]))  # the 0s are not stored
+    >>> g = sp.csr_array(np.array([[1, 1, 0], [1, 0, 0]]))  # row 1 must take column 0
     >>> maximum_bipartite_matching(g, perm_type="column", method="pr").tolist()
     [1, 0]
     """
