@@ -30,7 +30,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 
 import matchflow
-from matchflow._lsap import CPU_METHODS, GPU_METHODS
+from matchflow._lsap import GPU_METHODS
+from matchflow.io import read_orlib_assignment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_matching import git_sha, machine_info, median_index  # noqa: E402
@@ -58,14 +59,7 @@ def instances(suites, data_dir):
         for name in ("assign500", "assign600", "assign700"):
             path = Path(data_dir) / "orlib" / f"{name}.txt"
             if path.exists():
-                yield f"orlib {name}", (lambda p=path: read_orlib(p))
-
-
-def read_orlib(path) -> np.ndarray:
-    """OR-Library `assign` format: n, then the n x n costs row by row."""
-    values = np.array(Path(path).read_text().split(), dtype=np.int64)
-    n = int(values[0])
-    return values[1:1 + n * n].reshape(n, n)
+                yield f"orlib {name}", (lambda p=path: read_orlib_assignment(p))
 
 
 def certified(cost: np.ndarray, r) -> str:

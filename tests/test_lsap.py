@@ -444,3 +444,28 @@ def test_gil_is_released():
     elapsed = time.perf_counter() - start
     assert elapsed > 0.05  # the solve was long enough to tell
     assert max(gaps) < 0.5 * elapsed
+
+
+# ---- OR-Library instances (../shared/data/orlib), optima published in assignopt.txt
+
+def _orlib_cases():
+    from conftest import data_dir
+
+    root = data_dir()
+    if root is None:
+        return []
+    lines = (root / "orlib" / "assignopt.txt").read_text().splitlines()[1:]  # a header line
+    optima = {name: int(value) for name, value in (ln.split() for ln in lines if ln.strip())}
+    return [pytest.param(root / "orlib" / f"{name}.txt", optima[name], id=name)
+            for name in sorted(optima) if (root / "orlib" / f"{name}.txt").exists()]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("path, optimum", _orlib_cases())
+def test_orlib_published_optima(method, path, optimum):
+    from matchflow.io import read_orlib_assignment
+
+    c = read_orlib_assignment(path)
+    result = solve(c, method)
+    assert result.cost == optimum
+    assert_certificate(c, result)

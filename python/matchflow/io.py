@@ -1,4 +1,5 @@
-"""Reading graphs from files: Matrix Market (via scipy.io) and SNAP edge lists."""
+"""Reading problems from files: graphs from Matrix Market (via scipy.io) and
+SNAP edge lists; assignment costs from OR-Library's `assign` format."""
 from __future__ import annotations
 
 import gzip
@@ -40,3 +41,22 @@ def read_graph(path) -> sp.csr_array:
             data = np.ones(edges.shape[0], dtype=np.int8)
             return sp.csr_array((data, (edges[:, 0], edges[:, 1])), shape=(n, n))
     raise ValueError(f"unknown graph file format: {path.name} (expected .mtx or SNAP .txt)")
+
+
+def read_orlib_assignment(path) -> np.ndarray:
+    r"""An OR-Library ``assign`` instance: n, then the n x n integer costs.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from matchflow.io import read_orlib_assignment
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "assign2.txt"
+    >>> _ = path.write_text(" 2\n 4 1\n 2 3\n")
+    >>> read_orlib_assignment(path).tolist()
+    [[4, 1], [2, 3]]
+    """
+    values = np.array(Path(path).read_text().split(), dtype=np.int64)
+    n = int(values[0]) if values.size else -1
+    if n < 0 or values.size != 1 + n * n:
+        raise ValueError(f"{path}: not an OR-Library assign file (n, then n*n costs)")
+    return values[1:].reshape(n, n)
