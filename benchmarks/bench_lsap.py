@@ -165,7 +165,8 @@ def main(argv=None) -> int:
     labels = ["scipy"] + [c[0] for c in configs]
     header = {"machine": machine_info(args), "git": git_sha(args), "command": " ".join(sys.argv)}
     rows, start, failures = [], time.perf_counter(), 0
-    for name, build in instances(args.suites, os.environ.get("MATCHFLOW_DATA")):
+    data = os.environ.get("MATCHFLOW_DATA") or Path(__file__).resolve().parents[2] / "shared/data"
+    for name, build in instances(args.suites, data if Path(data).is_dir() else None):
         if time.perf_counter() - start > args.time_budget:
             print(f"[time budget] stopping before {name}", flush=True)
             break
