@@ -110,7 +110,8 @@ def _default_init(method: str) -> str:
     4.18 vs 4.59 s and 3.29 vs 3.25 s).  Greedy (run in parallel) for
     "msbfs-graft": 0.81 s vs 2.37 s (uniform 2^22) and 0.21 s vs 1.21 s
     (R-MAT 22), as the sequential Karp-Sipser pass (1-2 s there) outweighs
-    its whole solve.  GPU methods keep the papers' cheap one."""
+    its whole solve (its greedy runs sequentially: see init_threads in
+    cpp/src/matching/dispatch.cpp).  GPU methods keep the papers' cheap one."""
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
