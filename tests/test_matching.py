@@ -240,3 +240,16 @@ def test_auto_falls_back_to_cpu_when_the_gpu_is_out_of_memory(monkeypatch):
     with pytest.raises(MemoryError, match="123 bytes"):
         monkeypatch.setattr(_device, "_require_cuda", lambda ordinal: None)
         matchflow.maximum_matching(g, device="cuda")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_perfect_greedy_start_skips_the_solve(method):
+    """Upper triangular with a full diagonal: the row greedy matches row i to
+    column i, so no method builds the transpose or runs its solve."""
+    n = 5000
+    g = sp.triu(sp.random_array((n, n), density=0.002, rng=np.random.default_rng(4))
+                + sp.eye_array(n), format="csr")
+    r = solve(g, method)
+    assert r.cardinality == n
+    assert r.stats.seconds_transpose == 0 and r.stats.seconds_solve == 0
+    assert_maximum_matching(g, r, expected=n)
