@@ -253,3 +253,43 @@ def test_perfect_greedy_start_skips_the_solve(method):
     assert r.cardinality == n
     assert r.stats.seconds_transpose == 0 and r.stats.seconds_solve == 0
     assert_maximum_matching(g, r, expected=n)
+
+
+@pytest.mark.parametrize("init", ["karp-sipser", "cheap", "none"])
+@pytest.mark.parametrize("shape", [(4000, 4000), (2000, 9000), (7000, 2000), (9000, 1500)])
+def test_pdbfs_searches_from_the_stored_rows(shape, init):
+    """P-DBFS runs over the CSR rows with roles swapped (no transpose) unless
+    the graph is much taller than wide; Karp-Sipser then runs over the rows
+    too (parallel, from column counts and row-id sums).  Both sides, with
+    duplicates and unsorted indices, at 1 and 2 threads."""
+    n_rows, n_cols = shape
+    rng = np.random.default_rng(n_rows + n_cols)
+    nnz = 3 * max(shape)
+    r, c = rng.integers(0, n_rows, nnz), rng.integers(0, n_cols, nnz)
+    g = sp.coo_array((np.ones(nnz + 50), (np.r_[r, r[:50]], np.r_[c, c[:50]])),
+                     shape=shape).tocsr()
+    g.has_sorted_indices = False
+    g.indices[: g.indptr[5]] = g.indices[: g.indptr[5]][::-1]
+    g = sp.csr_array(g)
+    for threads in (1, 2):
+        res = solve(g, "pdbfs", init=init, threads=threads)
+        assert_maximum_matching(g, res)
+        if n_rows <= 2 * n_cols:
+            assert res.stats.seconds_transpose == 0
+
+
+def test_parallel_transpose_feeds_every_method():
+    """Over 2^20 edges the column orientation is built by the bucketed
+    parallel sort: odd column count, duplicates, a dense row and column."""
+    rng = np.random.default_rng(11)
+    n_rows, n_cols, nnz = 300_001, 200_003, 1_300_000
+    r, c = rng.integers(0, n_rows, nnz), rng.integers(0, n_cols, nnz)
+    r = np.r_[r, np.zeros(5000, np.int64), rng.integers(0, n_rows, 5000), r[:1000]]
+    c = np.r_[c, rng.integers(0, n_cols, 5000), np.full(5000, n_cols - 1), c[:1000]]
+    g = sp.csr_array(sp.coo_array((np.ones(r.size), (r, c)), shape=(n_rows, n_cols)).tocsr())
+    expected = scipy_cardinality(g)
+    for method in ("pr", "msbfs-graft"):
+        for threads in (1, 2):
+            res = solve(g, method, threads=threads, init="karp-sipser")
+            assert res.stats.seconds_transpose > 0
+            assert_maximum_matching(g, res, expected=expected)

@@ -19,6 +19,8 @@ struct adjacency_storage {
 
 /// Transpose of `in` (n_out vertices on the other side): a counting sort, so
 /// each output list keeps the input order of its sources (deterministic).
-adjacency_storage transpose(const adjacency_view& in, vertex_t n_out);
+/// Large inputs are sorted by `threads` OpenMP threads (0 = the OpenMP
+/// default: OMP_NUM_THREADS or all cores), in two bucketed passes.
+adjacency_storage transpose(const adjacency_view& in, vertex_t n_out, int threads = 0);
 
 }  // namespace matchflow::detail

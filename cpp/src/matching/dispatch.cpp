@@ -25,7 +25,12 @@ status run_method(const bipartite_view& g, matching_method method,
       detail::push_relabel(g, options.relabel_k, col4row, row4col, stats);
       return status::ok;
     case matching_method::pdbfs:
-      detail::pdbfs(g, options.threads, col4row, row4col, stats);
+      if (!g.has_cols()) {  // search from the rows: roles and mate arrays swap
+        const bipartite_view swapped{adjacency_view{g.n_cols(), nullptr, nullptr}, g.rows};
+        detail::pdbfs(swapped, options.threads, row4col, col4row, stats);
+      } else {
+        detail::pdbfs(g, options.threads, col4row, row4col, stats);
+      }
       return status::ok;
     case matching_method::gpu_pr:
       return cuda::gpu_pr(g, options, col4row, row4col, stats);
@@ -59,6 +64,18 @@ int init_threads(matching_method method, const matching_options& options) {
   return method == matching_method::pdbfs ? options.threads : 1;
 }
 
+/// P-DBFS searches from one side over that side's adjacency only, and the
+/// algorithm is symmetric in the two sides; so it runs on the stored row
+/// orientation, searching from the rows (no transpose), unless the column
+/// orientation is already built (Karp-Sipser) or the rows outnumber the
+/// columns by more than pdbfs_tall: the searches start from the unmatched
+/// vertices of their side, and a tall graph has at least n_rows - n_cols
+/// of them on the row side, all searching in the first phase.
+constexpr vertex_t pdbfs_tall = 2;
+bool pdbfs_needs_cols(const bipartite_view& g) {
+  return g.has_cols() || g.n_rows() / pdbfs_tall > g.n_cols();
+}
+
 /// `g` with its column orientation present, building it into `storage` if
 /// the caller left it out (timed in stats->seconds_transpose).
 bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& storage,
@@ -80,7 +97,10 @@ status solve_matching(const bipartite_view& g, matching_method method,
     const vertex_t perfect = std::min(g.n_rows(), g.n_cols());
     detail::adjacency_storage csc;
     bipartite_view graph = g;
-    if (options.init == matching_init::karp_sipser) {
+    // P-DBFS over the rows gets Karp-Sipser over the rows (cheap.cpp): no
+    // transpose to spare, so no probe either.
+    if (options.init == matching_init::karp_sipser &&
+        (method != matching_method::pdbfs || pdbfs_needs_cols(g))) {
       // Karp-Sipser needs the column orientation and a sequential pass over
       // both; a greedy probe (rows only, O(n) when it succeeds) first spares
       // both on inputs it already matches perfectly (naturally ordered meshes).
@@ -92,7 +112,9 @@ status solve_matching(const bipartite_view& g, matching_method method,
     if (stats->init_cardinality == perfect) {
       return status::ok;  // perfect on the smaller side: already maximum
     }
-    graph = with_cols(graph, csc, stats);
+    if (method != matching_method::pdbfs || pdbfs_needs_cols(graph)) {
+      graph = with_cols(graph, csc, stats);
+    }
     const auto start = clock_type::now();
     const status st = run_method(graph, method, options, col4row, row4col, stats);
     stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;

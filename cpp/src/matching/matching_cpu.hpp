@@ -8,7 +8,8 @@ namespace matchflow::detail {
 
 /// Greedy or Karp-Sipser initial matching on empty mate arrays (all -1).
 /// Returns its cardinality.  threads != 1 runs the greedy one in parallel
-/// (0 = all threads); Karp-Sipser is sequential.  (cheap.cpp)
+/// (0 = all threads).  Karp-Sipser is sequential when g has its column
+/// orientation, else it runs over the rows alone, on `threads`.  (cheap.cpp)
 vertex_t initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
                           vertex_t* row4col, int threads = 1);
 

@@ -9,6 +9,13 @@
 // the augmentations of one phase independent (no two touch the same row or
 // column), so they need no locks.
 //
+// Search side.  The code below says "columns" for the side searched from
+// and reads only that side's adjacency (g.cols) and the mate arrays.  The
+// algorithm is symmetric in the two sides, so dispatch.cpp usually runs it
+// with roles swapped: g.cols = the caller's CSR rows, col4row/row4col
+// exchanged; the searches then start from unmatched rows and no transpose
+// is built (the paper searches from the side whose adjacency is stored).
+//
 // Additions to the plain scheme (none changes what a phase is):
 // - Lookahead (as in Duff, Kaya and Ucar's DFS-based algorithms, ACM TOMS
 //   2011): before a column's rows are queued, its rows are scanned for an
