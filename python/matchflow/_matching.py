@@ -72,12 +72,13 @@ class MatchingResult:
     stats: MatchingStats = field(default_factory=MatchingStats)
 
 
-# CPU "auto": MS-BFS-Graft (greedy init) when there are threads to use and
-# the graph is not small, else sequential push-relabel (Karp-Sipser init).
-# On the 16-core device MS-BFS-Graft was the fastest CPU method on every
-# large graph measured (uniform 2^20, 2^22; R-MAT 20-22 and RCP): 29-72x
-# SciPy, vs 3-13x for PR.  The thresholds themselves are not tuned:
-# below ~200k edges every method takes milliseconds.
+# CPU "auto": P-DBFS (Karp-Sipser init, both over the stored rows: no
+# transpose) when there are threads to use and the graph is not small, else
+# sequential push-relabel (Karp-Sipser init).  On the 16-core H100 host
+# (benchmarks/results/h100/cpu-2e22.md) P-DBFS took 0.38-0.50 s on uniform
+# and R-MAT 2^22 (+RCP), 20-176x SciPy, where MS-BFS-Graft, which needs the
+# transpose, took 0.72-1.06 s and PR 2.0-3.7 s.  The thresholds themselves
+# are not tuned: below ~200k edges every method takes milliseconds.
 AUTO_PARALLEL_EDGES = 200_000
 AUTO_PARALLEL_THREADS = 4
 
@@ -87,7 +88,7 @@ def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
         return "gpu-pr"
     team = threads if threads > 0 else _core_count()
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
-        return "msbfs-graft"
+        return "pdbfs"
     return "pr"
 
 
@@ -111,7 +112,10 @@ def _default_init(method: str) -> str:
     "msbfs-graft": 0.81 s vs 2.37 s (uniform 2^22) and 0.21 s vs 1.21 s
     (R-MAT 22), as the sequential Karp-Sipser pass (1-2 s there) outweighs
     its whole solve (its greedy runs sequentially: see init_threads in
-    cpp/src/matching/dispatch.cpp).  GPU methods keep the papers' cheap one."""
+    cpp/src/matching/dispatch.cpp).  GPU methods keep the papers' cheap one.
+    P-DBFS now runs Karp-Sipser over the rows in parallel (no transpose):
+    R-MAT 22 on 16 threads, init 0.31 s + solve 0.15 s, vs 2.2 s with the
+    parallel greedy start (13 phases)."""
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
