@@ -72,13 +72,16 @@ class MatchingResult:
     stats: MatchingStats = field(default_factory=MatchingStats)
 
 
-# CPU "auto": P-DBFS (Karp-Sipser init, both over the stored rows: no
-# transpose) when there are threads to use and the graph is not small, else
-# sequential push-relabel (Karp-Sipser init).  On the 16-core H100 host
-# (benchmarks/results/h100/cpu-2e22.md) P-DBFS took 0.38-0.50 s on uniform
-# and R-MAT 2^22 (+RCP), 20-176x SciPy, where MS-BFS-Graft, which needs the
-# transpose, took 0.72-1.06 s and PR 2.0-3.7 s.  The thresholds themselves
-# are not tuned: below ~200k edges every method takes milliseconds.
+# CPU "auto": MS-BFS-Graft (greedy init) when there are threads to use and
+# the graph is not small, else sequential push-relabel (Karp-Sipser init).
+# 16-core H100 host (benchmarks/results/h100/cpu-2e18-2e20.md, cpu-2e22.md):
+# MS-BFS-Graft beat SciPy on every graph (uniform, R-MAT, Delaunay, RGG,
+# grid at 2^18-2^22, +RCP).  P-DBFS was faster on uniform/R-MAT 2^22
+# (0.38-0.50 s vs 0.72-1.06 s) but slower than SciPy on the naturally
+# ordered meshes (Delaunay 2^20: 0.42 s vs SciPy 0.10 s, MS-BFS-Graft
+# 0.026 s; RGG 2^20: 0.86 s vs 0.36 s), so it is not the default.  The
+# thresholds themselves are not tuned: below ~200k edges every method
+# takes milliseconds.
 AUTO_PARALLEL_EDGES = 200_000
 AUTO_PARALLEL_THREADS = 4
 
@@ -88,7 +91,7 @@ def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
         return "gpu-pr"
     team = threads if threads > 0 else _core_count()
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
-        return "pdbfs"
+        return "msbfs-graft"
     return "pr"
 
 
