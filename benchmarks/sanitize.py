@@ -32,7 +32,10 @@ def graphs():
 
 def costs():
     rng = np.random.default_rng(3)
-    yield "int", rng.integers(0, 50, (60, 60))
+    yield "int", rng.integers(0, 50, (60, 60))  # read as int32 on the GPU
+    wide = rng.integers(0, 50, (40, 45))
+    wide[-1, -1] = 2**40  # int64 on the GPU (the int32 upload is abandoned)
+    yield "int-wide", wide
     yield "wide-float", rng.random((30, 70))
     yield "ties", np.ones((25, 25))
 
@@ -51,7 +54,9 @@ def main() -> int:
             ri, ci = scipy_lsa(c)
             for method in ("gpu-tree", "gpu-classic"):
                 r = matchflow.solve_assignment(c, method=method, device="cuda")
-                ok = np.isclose(r.cost, c[ri, ci].sum())
+                ok = (np.isclose(r.cost, c[ri, ci].sum())
+                      and len(r.stats.paths_per_iteration) == r.stats.iterations
+                      and r.stats.paths_per_iteration.sum() == r.stats.augmenting_paths)
                 wrong += not ok
                 print(f"{name:<11} {method:<11} {'ok' if ok else 'WRONG'}")
     print("wrong answers:", wrong)

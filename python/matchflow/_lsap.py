@@ -40,10 +40,15 @@ GPU_MIN_ELEMENTS = 250_000
 # Small problems in `linear_sum_assignment(..., method="auto")` go to SciPy's
 # own compiled solver: its whole call costs about 1 us, less than our Python
 # validation alone, and its answer and every error are SciPy's by
-# construction.  Up to this many entries (measured: see
-# benchmarks/results/h100/lsap.md, "tiny" rows).  Integer input goes there
-# only when float64 (SciPy's working type) solves it exactly.
-SCIPY_MAX_ELEMENTS = 10_000
+# construction.  Floating input below the GPU threshold: SciPy's sequential
+# shortest augmenting path matched omp-tree on one thread (which is what
+# omp-tree uses below ~512 columns) within noise on the 2-core dev host;
+# integer (and boolean) input up to 5000 entries: above that, ties let
+# omp-tree augment many paths per iteration and it was faster
+# (benchmarks/results/h100/lsap.md, "tiny" rows).  Integer input goes to
+# SciPy only when float64 (its working type) solves it exactly.
+SCIPY_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
+SCIPY_MAX_INT_ELEMENTS = 5_000
 _FLOAT64_EXACT = 2**50  # max(n, 8) * max|c| <= 2**50: every sum SciPy forms is exact
 
 
@@ -277,17 +282,20 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
 
 
 def _scipy_suits(c) -> bool:
-    """A small ndarray that SciPy's solver handles exactly (see SCIPY_MAX_ELEMENTS)."""
-    if type(c) is not np.ndarray or c.size > SCIPY_MAX_ELEMENTS:
+    """A small ndarray that SciPy's solver handles exactly (see SCIPY_MAX_*)."""
+    if type(c) is not np.ndarray:
         return False
     kind = c.dtype.kind
-    if kind == "f" or kind == "b":
-        return True
-    if kind not in "iu":
-        return False  # SciPy's own error, from the full path
+    if kind == "f":
+        return c.size <= SCIPY_MAX_FLOAT_ELEMENTS
+    if c.size > SCIPY_MAX_INT_ELEMENTS or kind not in "biu":
+        return False  # complex, objects...: SciPy's own error, from the full path
     if c.dtype.itemsize <= 4 or c.size == 0:
         return True  # max(n) * 2**32 < 2**50 at these sizes
-    bound = max(abs(int(c.min())), abs(int(c.max())))
+    if c.size <= 256:  # cheaper than two NumPy reductions on tiny arrays
+        bound = max(map(abs, c.ravel().tolist()))
+    else:
+        bound = max(-int(c.min()), int(c.max()))
     return max((*c.shape, 8)) * bound <= _FLOAT64_EXACT
 
 
@@ -381,9 +389,10 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     -----
     Integer costs are solved exactly in int64 unless they are so large that
     int64 could overflow; those are solved in float64, as SciPy solves
-    every input.  With ``method="auto"`` and no `threads`, arrays of at
-    most `SCIPY_MAX_ELEMENTS` entries are handed to SciPy's own solver (on
-    the CPU): at that size its call costs less than our validation.
+    every input.  With ``method="auto"`` and no `threads`, small arrays
+    (`SCIPY_MAX_FLOAT_ELEMENTS`, `SCIPY_MAX_INT_ELEMENTS`) are handed to
+    SciPy's own solver, on the CPU: there it is as fast as ours, and its
+    call costs less than our validation.
 
     Examples
     --------
