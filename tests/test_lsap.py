@@ -371,7 +371,9 @@ def test_paths_per_iteration(method, case):
     assert len(paths) == st.iterations
     assert (paths >= 1).all()
     assert paths.sum() == st.augmenting_paths <= min(c.shape)
-    if case in ("zeros", "identity"):  # the initial assignment is already complete
+    if case in ("zeros", "identity") and method == "omp-tree":
+        # its initial (greedy) assignment is already complete; the GPU
+        # methods have none: their first iteration assigns every row
         assert st.iterations == 0 and st.augmenting_paths == 0
 
 
@@ -531,8 +533,8 @@ def test_result_fields_and_orientation():
 def test_threads_do_not_change_the_answer(threads):
     """The search is deterministic whatever the number of threads."""
     c = np.random.default_rng(2).integers(0, 600, (600, 700))
-    reference = solve_assignment(c, threads=1)
-    result = solve_assignment(c, threads=threads)
+    reference = solve_assignment(c, method="omp-tree", threads=1)
+    result = solve_assignment(c, method="omp-tree", threads=threads)
     assert_array_equal(result.col_ind, reference.col_ind)
     assert_array_equal(result.u, reference.u)
     assert result.stats.iterations == reference.stats.iterations

@@ -30,6 +30,11 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 # [0, n]) gpu-tree took 3.4 ms end to end against 7.1 ms for omp-tree on 16
 # threads; smaller sizes were not measured, so the CPU keeps them.
 GPU_MIN_ELEMENTS = 250_000
+# Floating costs have few ties, so gpu-tree augments about one path per
+# iteration; omp-tree on 16 threads was faster up to n = 5000 (0.30 s vs
+# 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
+# 1.30 s) on the H100 host (benchmarks/results/h100/lsap.md).
+GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 
 # Integer costs are solved exactly in int64.  The duals stay within
 # [-8 M, 8 M] for M = max |c| (see hungarian_omp.cpp), and the objective
@@ -177,11 +182,13 @@ def _check_feasible(c: np.ndarray) -> None:
 
 # ---- method and device -----------------------------------------------------
 
-def _resolve(n_elements: int, method: str, device) -> tuple[str, str, int]:
+def _resolve(n_elements: int, method: str, device, floating: bool = False
+             ) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
+    threshold = GPU_MIN_FLOAT_ELEMENTS if floating else GPU_MIN_ELEMENTS
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= GPU_MIN_ELEMENTS)
+        method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= threshold)
     if method == "auto":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
         # instances of paper 001's Tables 1 and 3 measured (the other: 0.091 s
@@ -253,7 +260,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     c = _as_cost_array(cost_matrix)
     _check_2d(c)
     maximize = bool(maximize)
-    method, backend, ordinal = _resolve(c.size, method, device)
+    method, backend, ordinal = _resolve(c.size, method, device, c.dtype.kind == "f")
     if c.shape[0] == 0 or c.shape[1] == 0:
         return _empty_result(c, method, backend, ordinal, start)
     try:
@@ -292,11 +299,11 @@ def _scipy_suits(c) -> bool:
         return False  # complex, objects...: SciPy's own error, from the full path
     if c.dtype.itemsize <= 4 or c.size == 0:
         return True  # max(n) * 2**32 < 2**50 at these sizes
-    if c.size <= 256:  # cheaper than two NumPy reductions on tiny arrays
+    if c.size <= 16:  # cheaper than a NumPy reduction on tiny arrays
         bound = max(map(abs, c.ravel().tolist()))
     else:
-        bound = max(-int(c.min()), int(c.max()))
-    return max((*c.shape, 8)) * bound <= _FLOAT64_EXACT
+        bound = int(np.abs(c).max())  # < 0 only for INT64_MIN (wraps): not exact
+    return 0 <= max((*c.shape, 8)) * bound <= _FLOAT64_EXACT
 
 
 def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",

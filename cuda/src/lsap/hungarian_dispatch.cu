@@ -13,8 +13,8 @@
 // update; forward-pass levels compacted with CUB DeviceSelect; one small
 // device->host copy per level decides the control flow.
 //
-// Cost upload: staged through two pinned chunks (up to 32 MiB) filled by up
-// to 8 host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
+// Cost upload: staged through two pinned chunks (up to 16 MiB) filled by a
+// pool of up to 8 host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
 // host).  Integer costs are narrowed to int32 on the way when they fit (half
 // the bytes to copy and to read on the device; duals stay int64), and their
 // range is found in the same pass for the exact-int64 overflow check.
@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -383,49 +384,89 @@ class event {
 
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); large matrices, and every integer matrix, are staged instead
-/// through two pinned chunks filled by several host threads, each chunk's DMA
-/// overlapping the filling of the next.  `fill(buf, first, count)` writes
-/// items [first, first + count) into the pinned `buf` (out_size bytes each)
-/// and returns false to abandon the copy (after the current chunk).
+/// H100 host); large matrices are staged instead through two pinned chunks
+/// filled by a pool of host threads (one slice of every chunk each), each
+/// chunk's DMA overlapping the filling of the next.  `fill(buf, first,
+/// count)` writes items [first, first + count) into the pinned `buf`
+/// (out_size bytes each) and returns false to abandon the copy.  Only the
+/// calling thread calls CUDA; the workers wait for `allowed` to reach their
+/// chunk, which the caller raises once the DMA that last read that buffer is
+/// done.
 template <class Fill>
 bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
                    cudaStream_t s) {
-  constexpr std::size_t max_chunk = std::size_t(32) << 20;
-  const std::size_t items_per_chunk = max_chunk / out_size;
-  const std::size_t chunk_items = std::min(items_per_chunk, std::max<std::size_t>(n_items, 1));
+  constexpr std::size_t max_chunk = std::size_t(16) << 20;
+  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
+  const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   const unsigned hw = std::thread::hardware_concurrency();
-  // about 1 MiB per worker at least: thread start-up costs tens of microseconds
-  const std::size_t by_size = std::max<std::size_t>(1, chunk_items * out_size >> 20);
-  const unsigned workers = static_cast<unsigned>(
-      std::max<std::size_t>(1, std::min<std::size_t>({8, hw ? hw : 1, by_size})));
+  const unsigned workers = std::max(1u, std::min(8u, hw ? hw : 1u));
   pinned_buffer stage[2] = {pinned_buffer(chunk_items * out_size),
                             pinned_buffer(chunk_items * out_size)};
   event done[2];
-  char* dst = static_cast<char*>(d_dst);
-  bool ok = true;
-  for (std::size_t first = 0, k = 0; first < n_items && ok; first += chunk_items, ++k) {
-    const std::size_t count = std::min(chunk_items, n_items - first);
-    char* buf = stage[k & 1].data();
-    if (k >= 2) MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));
-    const std::size_t part = (count + workers - 1) / workers;
-    if (workers == 1) {
-      ok = fill(buf, first, count);
-    } else {
-      std::vector<std::thread> pool;
-      std::vector<char> worker_ok(workers, 1);
-      for (unsigned w = 0; w < workers; ++w) {
-        const std::size_t a = w * part, e = std::min(count, a + part);
-        if (a < e)
-          pool.emplace_back([&, w, a, e] { worker_ok[w] = fill(buf + a * out_size, first + a, e - a); });
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t allowed = 1;     // chunks [0, allowed] may be filled
+  unsigned finished[2] = {0, 0};  // workers through chunk k, slot k % 2
+  bool failed = false, stop = false;
+  auto work = [&](unsigned w) {
+    for (std::size_t k = 0; k < n_chunks; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return stop || allowed >= k; });
+        if (stop) return;
       }
-      for (auto& t : pool) t.join();
-      for (char c : worker_ok) ok = ok && c;
+      const std::size_t first = k * chunk_items;
+      const std::size_t count = std::min(chunk_items, n_items - first);
+      const std::size_t part = (count + workers - 1) / workers;
+      const std::size_t a = std::min(count, w * part), e = std::min(count, a + part);
+      const bool ok = a < e ? fill(stage[k & 1].data() + a * out_size, first + a, e - a) : true;
+      {
+        std::lock_guard<std::mutex> lock(m);
+        failed = failed || !ok;
+        ++finished[k & 1];
+      }
+      cv.notify_all();
     }
-    if (!ok) break;
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, buf, count * out_size,
-                                       cudaMemcpyHostToDevice, s));
-    MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+  };
+  std::vector<std::thread> pool;
+  auto stop_pool = [&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    cv.notify_all();
+    for (auto& t : pool) t.join();
+  };
+  bool ok = true;
+  try {
+    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work, w);
+    char* dst = static_cast<char*>(d_dst);
+    for (std::size_t k = 0; k < n_chunks; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return finished[k & 1] == workers; });
+        finished[k & 1] = 0;  // no worker starts chunk k + 2 before `allowed` says so
+        ok = !failed;
+      }
+      if (!ok) break;
+      const std::size_t first = k * chunk_items;
+      const std::size_t count = std::min(chunk_items, n_items - first);
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1].data(),
+                                         count * out_size, cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+      if (k + 2 < n_chunks) {
+        MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
+        {
+          std::lock_guard<std::mutex> lock(m);
+          allowed = k + 2;
+        }
+        cv.notify_all();
+      }
+    }
+    stop_pool();
+  } catch (...) {
+    stop_pool();
+    throw;
   }
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   return ok;
@@ -450,6 +491,30 @@ void upload_costs(T* d_dst, const T* h_src, std::size_t n_items, cudaStream_t s)
 /// fits (returns true), else as int64; *max_abs receives max |c| either way.
 bool upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
                       std::uint64_t* max_abs, cudaStream_t s) {
+  if (n_items * sizeof(std::int64_t) < (std::size_t(32) << 20)) {
+    // Small: narrow (or not) on this thread, then one pageable copy; pinned
+    // staging costs more than it saves here.
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+    std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t k = 0; k < n_items; ++k) {
+      lo = h_src[k] < lo ? h_src[k] : lo;
+      hi = h_src[k] > hi ? h_src[k] : hi;
+    }
+    *max_abs = std::max(matchflow::detail::magnitude(lo), matchflow::detail::magnitude(hi));
+    const bool narrow = lo >= std::numeric_limits<std::int32_t>::min() &&
+                        hi <= std::numeric_limits<std::int32_t>::max();
+    if (narrow) {
+      std::vector<std::int32_t> small(h_src, h_src + n_items);
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, small.data(), n_items * sizeof(std::int32_t),
+                                         cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // `small` is read by the copy
+    } else {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n_items * sizeof(std::int64_t),
+                                         cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+    }
+    return narrow;
+  }
   std::mutex m;
   std::int64_t lo = std::numeric_limits<std::int64_t>::max();
   std::int64_t hi = std::numeric_limits<std::int64_t>::min();
