@@ -27,8 +27,9 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 # PLACEHOLDER, to be set by the lead from measurements on the GPU machine:
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
 # host (benchmarks/results/h100/lsap.md): at n = 500 (250k entries, costs in
-# [0, n]) gpu-tree took 3.4 ms end to end against 7.1 ms for omp-tree on 16
-# threads; smaller sizes were not measured, so the CPU keeps them.
+# [0, n]) gpu-tree took 3.5 ms end to end against 7.3 ms for omp-tree on 16
+# threads and 11.1 ms for SciPy; smaller sizes were not measured on the GPU,
+# so the CPU keeps them.
 GPU_MIN_ELEMENTS = 250_000
 # Floating costs have few ties, so gpu-tree augments about one path per
 # iteration; omp-tree on 16 threads was faster up to n = 5000 (0.30 s vs
