@@ -6,9 +6,13 @@ Suites (all seeded):
   float   uniform float64 costs in [0, 1)
   rect    n x 2n, integer costs in [0, n]
   orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
+  tiny    n = 1 ... 500, n x n, n x 2n, 2n x n, float64 [0, 1) and int64 [0, n]:
+          SciPy vs the drop-in `linear_sum_assignment` (method="auto"), per-call
+          times from batched loops (median of 5 batches of >= 20 ms each)
 
 Columns: SciPy, omp-tree at 1 thread and at all threads, gpu-classic,
-gpu-tree (when a GPU is usable), auto.  Times are wall-clock medians around
+gpu-tree (when a GPU is usable), auto, lapx (`lap.lapjvx`, the JV solver of
+the lapx package, with extend_cost for rectangles; when installed).  Times are wall-clock medians around
 the public call (conversion and host<->device copies included); the GPU
 solve time without copies is reported too.  Every answer is checked: its
 objective must equal SciPy's (exactly for integers) and its duals must
@@ -31,6 +35,13 @@ from scipy.optimize import linear_sum_assignment as scipy_lsa
 
 import matchflow
 from matchflow._lsap import GPU_METHODS
+
+try:  # optional: the lapx package (imported as `lap`)
+    import lap as lapx
+    if not hasattr(lapx, "lapjvx"):
+        lapx = None
+except ImportError:
+    lapx = None
 from matchflow.io import read_orlib_assignment
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,6 +71,88 @@ def instances(suites, data_dir):
             path = Path(data_dir) / "orlib" / f"{name}.txt"
             if path.exists():
                 yield f"orlib {name}", (lambda p=path: read_orlib_assignment(p))
+
+
+def lapx_solve(cost: np.ndarray):
+    """lapx's JV solver, (row_ind, col_ind) as SciPy; float64 input as it needs."""
+    c = np.asarray(cost, dtype=np.float64)
+    return lapx.lapjvx(c, extend_cost=c.shape[0] != c.shape[1], return_cost=False)
+
+
+def tiny_instances():
+    for n in (1, 2, 5, 10, 20, 50, 100, 200, 500):
+        for shape in ((n, n), (n, 2 * n), (2 * n, n)):
+            seed = 1000 * shape[0] + shape[1]
+            yield (f"float {shape[0]}x{shape[1]}",
+                   lambda s=shape, k=seed: np.random.default_rng(k).random(s))
+            yield (f"int {shape[0]}x{shape[1]}",
+                   lambda s=shape, k=seed, n=n: np.random.default_rng(k).integers(
+                       0, n + 1, s, dtype=np.int64))
+
+
+def per_call(call, batches=5, min_seconds=0.02):
+    """Median per-call time over batches of >= min_seconds each; the result."""
+    res = call()
+    t0 = time.perf_counter()
+    res = call()
+    once = max(time.perf_counter() - t0, 1e-7)
+    loops = max(1, int(min_seconds / once))
+    times = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            call()
+        times.append((time.perf_counter() - t0) / loops)
+    return sorted(times)[len(times) // 2], res
+
+
+def bench_tiny(args):
+    rows = []
+    for name, build in tiny_instances():
+        cost = build()
+        row = {"name": name, "shape": list(cost.shape), "dtype": str(cost.dtype), "runs": {}}
+        t, (ri, ci) = per_call(lambda: scipy_lsa(cost))
+        ref = cost[ri, ci].sum()
+        row["runs"]["scipy"] = {"seconds": t}
+        calls = [("auto", lambda: matchflow.linear_sum_assignment(cost)),
+                 ("omp-tree/t1", lambda: matchflow.linear_sum_assignment(
+                     cost, method="omp-tree", threads=1)),
+                 ("solve_assignment", lambda: matchflow.solve_assignment(cost))]
+        if lapx is not None:
+            calls.append(("lapx", lambda: lapx_solve(cost)))
+        for label, call in calls:
+            t, res = per_call(call)
+            if label == "solve_assignment":
+                r, k = res.row_ind, res.col_ind
+            else:
+                r, k = res
+            got = cost[np.asarray(r), np.asarray(k)].sum()
+            ok = np.isclose(float(got), float(ref), rtol=1e-12, atol=1e-12)
+            row["runs"][label] = {"seconds": t, "check": "ok" if ok else f"cost {got} != {ref}"}
+        rows.append(row)
+        print(tiny_markdown(rows[-1:]).splitlines()[-1], flush=True)
+    return rows
+
+
+def tiny_markdown(rows) -> str:
+    labels = ["scipy", "auto", "omp-tree/t1", "solve_assignment", "lapx"]
+    lines = ["| instance | " + " | ".join(f"{lab} (us)" for lab in labels)
+             + " | auto / scipy |", "|" + "---|" * (len(labels) + 2)]
+    for row in rows:
+        base = row["runs"]["scipy"]["seconds"]
+        cells = []
+        for label in labels:
+            m = row["runs"].get(label)
+            if m is None:
+                cells.append("-")
+                continue
+            cell = f"{m['seconds'] * 1e6:.1f}"
+            if m.get("check", "ok") != "ok":
+                cell += f" WRONG: {m['check']}"
+            cells.append(cell)
+        ratio = row["runs"]["auto"]["seconds"] / base
+        lines.append(f"| {row['name']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+    return "\n".join(lines)
 
 
 def certified(cost: np.ndarray, r) -> str:
@@ -107,6 +200,11 @@ def bench_instance(name, cost, args, configs):
         t, (ri, ci) = timed(lambda: scipy_lsa(cost), args.repeat)
         ref = cost[ri, ci].sum()
         row["runs"]["scipy"] = {"seconds": t}
+    if lapx is not None and n <= args.lapx_max_n:
+        t, (ri, ci) = timed(lambda: lapx_solve(cost), args.repeat)
+        got = cost[np.asarray(ri), np.asarray(ci)].sum()
+        ok = ref is None or np.isclose(float(got), float(ref), rtol=1e-12, atol=0)
+        row["runs"]["lapx"] = {"seconds": t, "check": "ok" if ok else f"cost {got} != {ref}"}
     for label, method, device, threads in configs:
         if label.endswith("/t1") and n > args.t1_max_n:
             continue
@@ -116,7 +214,12 @@ def bench_instance(name, cost, args, configs):
         if ref is not None and not np.isclose(float(r.cost), float(ref), rtol=1e-12, atol=0):
             problem = problem or f"cost {r.cost} != scipy {ref}"
         row["runs"][label] = {"seconds": t, "solve": r.stats.seconds_solve + r.stats.seconds_init,
+                              "transfer": r.stats.seconds_transfer,
                               "method": r.method, "device": r.device,
+                              "iterations": r.stats.iterations,
+                              "paths_per_iteration_max": int(r.stats.paths_per_iteration.max(
+                                  initial=0)),
+                              "narrow_costs": r.stats.narrow_costs,
                               "launches": r.stats.kernel_launches, "check": problem or "ok"}
     return row
 
@@ -136,7 +239,7 @@ def markdown(rows, labels) -> str:
             if base and label != "scipy":
                 cell += f" ({base / m['seconds']:.1f}x)"
             if label.startswith("gpu"):
-                cell += f" [solve {m['solve'] * 1e3:.1f} ms]"
+                cell += f" [solve {m['solve'] * 1e3:.1f} ms, copy {m['transfer'] * 1e3:.1f} ms]"
             if label == "auto":
                 cell += f" {m['method']}@{m['device']}"
             if m.get("check", "ok") != "ok":
@@ -149,8 +252,10 @@ def markdown(rows, labels) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", required=True)
-    p.add_argument("--suites", nargs="+", default=["table1", "table3", "float", "rect", "orlib"])
+    p.add_argument("--suites", nargs="+",
+                   default=["tiny", "table1", "table3", "float", "rect", "orlib"])
     p.add_argument("--scipy-max-n", type=int, default=10000)
+    p.add_argument("--lapx-max-n", type=int, default=10000)
     p.add_argument("--t1-max-n", type=int, default=5000)
     p.add_argument("--max-n", type=int, default=20000)
     p.add_argument("--repeat", type=int, default=3)
@@ -162,9 +267,21 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     configs = configurations(args.threads)
-    labels = ["scipy"] + [c[0] for c in configs]
-    header = {"machine": machine_info(args), "git": git_sha(args), "command": " ".join(sys.argv)}
+    labels = ["scipy"] + [c[0] for c in configs] + (["lapx"] if lapx is not None else [])
+    header = {"machine": machine_info(args), "git": git_sha(args), "command": " ".join(sys.argv),
+              "lapx": getattr(lapx, "__version__", None) if lapx is not None else None}
     rows, start, failures = [], time.perf_counter(), 0
+    tiny_rows = bench_tiny(args) if "tiny" in args.suites else []
+    failures += sum(m.get("check", "ok") != "ok" for r in tiny_rows for m in r["runs"].values())
+
+    def write():
+        (out / "lsap.json").write_text(json.dumps({**header, "rows": rows, "tiny_rows": tiny_rows},
+                                                  indent=1, default=str))
+        tiny = ("\n\n## tiny and small sizes (per call)\n\n" + tiny_markdown(tiny_rows)
+                if tiny_rows else "")
+        (out / "lsap.md").write_text(f"command: `{header['command']}`\n\n"
+                                     + markdown(rows, labels) + tiny + "\n")
+    write()
     data = os.environ.get("MATCHFLOW_DATA") or Path(__file__).resolve().parents[2] / "shared/data"
     for name, build in instances(args.suites, data if Path(data).is_dir() else None):
         if time.perf_counter() - start > args.time_budget:
@@ -176,9 +293,7 @@ def main(argv=None) -> int:
         rows.append(bench_instance(name, cost, args, configs))
         failures += sum(m.get("check", "ok") != "ok" for m in rows[-1]["runs"].values())
         print(markdown(rows[-1:], labels).splitlines()[-1], flush=True)
-        (out / "lsap.json").write_text(json.dumps({**header, "rows": rows}, indent=1, default=str))
-        (out / "lsap.md").write_text(f"command: `{header['command']}`\n\n"
-                                     + markdown(rows, labels) + "\n")
+        write()
     print(markdown(rows, labels))
     return 1 if failures else 0
 

@@ -2,6 +2,7 @@
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
+    (--lsap: the linear-assignment kernels only)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -32,14 +33,18 @@ def graphs():
 
 def costs():
     rng = np.random.default_rng(3)
-    yield "int", rng.integers(0, 50, (60, 60))
+    yield "int", rng.integers(0, 50, (60, 60))  # read as int32 on the GPU
+    wide = rng.integers(0, 50, (40, 45))
+    wide[-1, -1] = 2**40  # int64 on the GPU (the int32 upload is abandoned)
+    yield "int-wide", wide
     yield "wide-float", rng.random((30, 70))
     yield "ties", np.ones((25, 25))
 
 
 def main() -> int:
     wrong = 0
-    for name, g in graphs():
+    lsap_only = "--lsap" in sys.argv[1:]  # only the assignment kernels
+    for name, g in ([] if lsap_only else graphs()):
         expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
         for method, kw in MATCHING_CONFIGS:
             r = matchflow.maximum_matching(g, method=method, device="cuda", **kw)
@@ -51,7 +56,9 @@ def main() -> int:
             ri, ci = scipy_lsa(c)
             for method in ("gpu-tree", "gpu-classic"):
                 r = matchflow.solve_assignment(c, method=method, device="cuda")
-                ok = np.isclose(r.cost, c[ri, ci].sum())
+                ok = (np.isclose(r.cost, c[ri, ci].sum())
+                      and len(r.stats.paths_per_iteration) == r.stats.iterations
+                      and r.stats.paths_per_iteration.sum() == r.stats.augmenting_paths)
                 wrong += not ok
                 print(f"{name:<11} {method:<11} {'ok' if ok else 'WRONG'}")
     print("wrong answers:", wrong)

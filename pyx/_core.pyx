@@ -166,13 +166,18 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     cdef lsap_options opt
     opt.threads = threads
     opt.device = device
+    paths = np.zeros(n_rows, dtype=np.int64)  # per iteration; iterations <= n_rows
+    cdef int64_t[::1] paths_view = paths
     cdef lsap_stats stats
+    stats.paths_per_iteration = &paths_view[0] if n_rows > 0 else NULL
     cdef status st
     with nogil:
         st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu, pv,
                               &stats)
     _check(st)
     return col4row, u, v, {
+        "paths_per_iteration": paths[:stats.iterations],
+        "narrow_costs": bool(stats.narrow_costs),
         "seconds_init": stats.seconds_init,
         "seconds_solve": stats.seconds_solve,
         "seconds_transfer": stats.seconds_transfer,

@@ -70,6 +70,8 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     cdef cppclass lsap_stats:
         double seconds_init, seconds_solve, seconds_transfer
         int64_t iterations, augmenting_paths, dual_updates, kernel_launches
+        int64_t* paths_per_iteration
+        int64_t narrow_costs
     status solve_lsap_dense(const double* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, double* u, double* v, lsap_stats* stats)

@@ -318,6 +318,124 @@ def test_integer_overflow_guard():
     assert_array_equal(linear_sum_assignment(c)[1], scipy_lsa(c)[1])
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_integer_overflow_guard_in_every_core(method):
+    """The exact-int64 bound is checked by the solvers themselves (their
+    first pass over the costs), including after a narrow int32 upload fails."""
+    big = np.random.default_rng(4).integers(0, 50, (40, 40), dtype=np.int64)
+    big[-1, -1] = 2**60  # the last entry: a GPU's int32 upload fails at its end
+    with pytest.raises(OverflowError, match="too large to solve exactly"):
+        solve_assignment(big, method=method, device=device_of(method))
+    r, k = linear_sum_assignment(big, method=method, device=device_of(method))
+    assert len(np.unique(k)) == len(k) == 40
+    if method in CPU_METHODS:
+        sr, sk = scipy_lsa(big)
+        assert big[r, k].sum() == big[sr, sk].sum()
+    else:  # float64 on the GPU: tightness tolerance 16 eps max|c| (~4096 here)
+        assert big[r, k].sum() < 2**60
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("hi", [100, 2**31 - 1, 2**31, 2**40])
+def test_int32_upload_when_costs_fit(method, hi):
+    """GPU methods read int64 costs as int32 when every value fits (exact:
+    duals stay int64), else as int64; the optimum is the same."""
+    rng = np.random.default_rng(hi % 97)
+    c = rng.integers(0, 100, (70, 90), dtype=np.int64)
+    c[rng.integers(0, 70), rng.integers(0, 90)] = hi
+    c[-1, -1] = -hi if hi > 2**31 else -(2**31)  # the int32 minimum still fits
+    result = solve(c, method)
+    assert_same_optimum(c, result)
+    assert_certificate(c, result)
+    fits = hi <= 2**31 - 1
+    assert result.stats.narrow_costs == (fits and method.startswith("gpu"))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("case", ["zeros", "ones-wide", "ints-n/10", "ints", "floats",
+                                  "tall", "identity"])
+def test_paths_per_iteration(method, case):
+    """stats.paths_per_iteration: one entry (>= 1) per iteration, summing to
+    the paths augmented after the initial assignment."""
+    rng = np.random.default_rng(len(case))
+    n = 120
+    c = {"zeros": np.zeros((n, n)), "ones-wide": np.ones((n, n + 30)),
+         "ints-n/10": rng.integers(0, n // 10 + 1, (n, n)),
+         "ints": rng.integers(0, n + 1, (n, n)), "floats": rng.random((n, n)),
+         "tall": rng.integers(0, 50, (n + 40, n)), "identity": 1 - np.eye(n)}[case]
+    result = solve(c, method)
+    assert_certificate(c, result)
+    st = result.stats
+    paths = st.paths_per_iteration
+    assert paths.dtype == np.int64 and paths.ndim == 1
+    assert len(paths) == st.iterations
+    assert (paths >= 1).all()
+    assert paths.sum() == st.augmenting_paths <= min(c.shape)
+    if case in ("zeros", "identity") and method == "omp-tree":
+        # its initial (greedy) assignment is already complete; the GPU
+        # methods have none: their first iteration assigns every row
+        assert st.iterations == 0 and st.augmenting_paths == 0
+
+
+def test_paths_per_iteration_count_from_the_initial_assignment():
+    """The paths augmented are exactly the rows that omp-tree's initial
+    assignment (Algorithm 1's reductions, then each row takes its first free
+    zero-reduced-cost column) leaves free: recomputed here."""
+    n = 50
+    c = np.random.default_rng(12).integers(0, 21, (n, n))
+    result = solve_assignment(c, method="omp-tree")
+    u = c.min(axis=1)
+    v = (c - u[:, None]).min(axis=0)
+    taken, free = set(), 0
+    for i in range(n):
+        j = next((j for j in range(n) if j not in taken and c[i, j] - u[i] - v[j] == 0), None)
+        free += j is None
+        taken.add(j)
+    assert free >= 1
+    assert result.stats.paths_per_iteration.sum() == result.stats.augmenting_paths == free
+
+
+# ---- small inputs: SciPy's own solver behind method="auto" ----------------------
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (4, 1), (5, 5), (10, 20), (20, 10),
+                                   (50, 50), (100, 100)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8,
+                                   np.bool_])
+def test_small_auto_agrees_with_scipy(shape, dtype):
+    rng = np.random.default_rng(shape[0] * 31 + shape[1])
+    c = (rng.random(shape) * 100).astype(dtype)
+    for maximize in (False, True):
+        r, k = linear_sum_assignment(c, maximize)
+        sr, sk = scipy_lsa(c, maximize)
+        assert r.dtype == sr.dtype and k.dtype == sk.dtype
+        assert_array_equal(r, np.sort(r))
+        assert c[r, k].astype(np.float64).sum() == c[sr, sk].astype(np.float64).sum()
+
+
+def test_small_auto_keeps_large_integers_exact():
+    """float64 would round 2**53 + 1 to a tie: such integers take the exact path."""
+    c = np.array([[2**53 + 1, 2**53], [0, 0]], dtype=np.int64)
+    r, k = linear_sum_assignment(c)
+    assert int(c[r, k].sum()) == 2**53
+
+
+@pytest.mark.parametrize("bad", [
+    np.array([[np.nan, 1.0], [1.0, 2.0]]), np.array([[-np.inf, 1.0], [1.0, 2.0]]),
+    np.array([[np.inf, np.inf], [1.0, 2.0]]), np.zeros(3), np.zeros((2, 2, 2)),
+    np.array([["a", "b"]]), np.array([[1 + 1j]]), np.array([[None]], dtype=object),
+    np.array(3.0)])
+def test_small_auto_errors_are_scipy_errors(bad):
+    try:
+        scipy_lsa(bad)
+    except Exception as exc:  # noqa: BLE001 - whatever SciPy raises, we raise
+        with pytest.raises(type(exc), match=None):
+            linear_sum_assignment(bad)
+        with pytest.raises(type(exc)):
+            linear_sum_assignment(bad, method="omp-tree")
+    else:
+        linear_sum_assignment(bad)
+
+
 def test_huge_uint64_solved_as_float_like_scipy():
     c = np.array([[2**64 - 1, 0], [5, 2**63 + 7]], dtype=np.uint64)
     r, k = linear_sum_assignment(c)
@@ -415,8 +533,8 @@ def test_result_fields_and_orientation():
 def test_threads_do_not_change_the_answer(threads):
     """The search is deterministic whatever the number of threads."""
     c = np.random.default_rng(2).integers(0, 600, (600, 700))
-    reference = solve_assignment(c, threads=1)
-    result = solve_assignment(c, threads=threads)
+    reference = solve_assignment(c, method="omp-tree", threads=1)
+    result = solve_assignment(c, method="omp-tree", threads=threads)
     assert_array_equal(result.col_ind, reference.col_ind)
     assert_array_equal(result.u, reference.u)
     assert result.stats.iterations == reference.stats.iterations

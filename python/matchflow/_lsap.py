@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment as _scipy_lsa
 
 from . import _core, _device
 from ._validation import check_choice, check_threads
@@ -26,14 +27,35 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 # PLACEHOLDER, to be set by the lead from measurements on the GPU machine:
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
 # host (benchmarks/results/h100/lsap.md): at n = 500 (250k entries, costs in
-# [0, n]) gpu-tree took 3.4 ms end to end against 7.1 ms for omp-tree on 16
-# threads; smaller sizes were not measured, so the CPU keeps them.
+# [0, n]) gpu-tree took 3.5 ms end to end against 7.3 ms for omp-tree on 16
+# threads and 11.1 ms for SciPy; smaller sizes were not measured on the GPU,
+# so the CPU keeps them.
 GPU_MIN_ELEMENTS = 250_000
+# Floating costs have few ties, so gpu-tree augments about one path per
+# iteration; omp-tree on 16 threads was faster up to n = 5000 (0.30 s vs
+# 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
+# 1.30 s) on the H100 host (benchmarks/results/h100/lsap.md).
+GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 
 # Integer costs are solved exactly in int64.  The duals stay within
 # [-8 M, 8 M] for M = max |c| (see hungarian_omp.cpp), and the objective
 # within n M; max(n, 8) * M <= 2**62 keeps both far from int64 overflow.
-_INT_LIMIT = 2**62
+# The C++ solvers check it in their first pass over the costs (no extra
+# pass here) and return status::overflow, raised as OverflowError.
+
+# Small problems in `linear_sum_assignment(..., method="auto")` go to SciPy's
+# own compiled solver: its whole call costs about 1 us, less than our Python
+# validation alone, and its answer and every error are SciPy's by
+# construction.  Floating input below the GPU threshold: SciPy's sequential
+# shortest augmenting path matched omp-tree on one thread (which is what
+# omp-tree uses below ~512 columns) within noise on the 2-core dev host;
+# integer (and boolean) input up to 5000 entries: above that, ties let
+# omp-tree augment many paths per iteration and it was faster
+# (benchmarks/results/h100/lsap.md, "tiny" rows).  Integer input goes to
+# SciPy only when float64 (its working type) solves it exactly.
+SCIPY_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
+SCIPY_MAX_INT_ELEMENTS = 5_000
+_FLOAT64_EXACT = 2**50  # max(n, 8) * max|c| <= 2**50: every sum SciPy forms is exact
 
 
 @dataclass(frozen=True)
@@ -44,11 +66,16 @@ class AssignmentStats:
     seconds_init: float = 0.0       #: initial reduction and initial assignment
     seconds_solve: float = 0.0      #: the phases (forward/reverse/augment passes, dual updates)
     seconds_transfer: float = 0.0   #: host <-> device copies
-    iterations: int = 0             #: phases plus dual updates
+    iterations: int = 0             #: iterations (tree search + dual updates + augmentation)
     augmenting_paths: int = 0       #: paths augmented after the initial assignment
     dual_updates: int = 0
     kernel_launches: int = 0
     device: str = "cpu"             #: "cpu" or "cuda:N"
+    #: int64 array, one entry per iteration: the augmenting paths found in
+    #: it (every entry >= 1; the entries sum to `augmenting_paths`)
+    paths_per_iteration: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64))
+    narrow_costs: bool = False      #: GPU: integer costs uploaded as int32 (they fit)
 
 
 @dataclass(frozen=True)
@@ -132,14 +159,6 @@ def _check_2d(c: np.ndarray) -> None:
         raise ValueError(f"expected a matrix (2-D array), got a {c.ndim} array")
 
 
-def _int_fits(c: np.ndarray) -> bool:
-    """Integer costs whose exact int64 solve cannot overflow."""
-    if c.size == 0:
-        return True
-    bound = max(abs(int(c.min())), abs(int(c.max())))
-    return max(c.shape[0], c.shape[1], 8) * bound <= _INT_LIMIT
-
-
 def _has_forbidden(c: np.ndarray) -> bool:
     """Raises SciPy's ValueError for NaN / -inf; True if +inf entries exist."""
     if c.dtype.kind != "f":
@@ -164,11 +183,13 @@ def _check_feasible(c: np.ndarray) -> None:
 
 # ---- method and device -----------------------------------------------------
 
-def _resolve(n_elements: int, method: str, device) -> tuple[str, str, int]:
+def _resolve(n_elements: int, method: str, device, floating: bool = False
+             ) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
+    threshold = GPU_MIN_FLOAT_ELEMENTS if floating else GPU_MIN_ELEMENTS
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= GPU_MIN_ELEMENTS)
+        method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= threshold)
     if method == "auto":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
         # instances of paper 001's Tables 1 and 3 measured (the other: 0.091 s
@@ -200,24 +221,10 @@ def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
         stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
 
 
-def _solve(cost_matrix, maximize, method, device, threads, *,
-           exact_ints: bool) -> AssignmentResult:
-    start = time.perf_counter()
-    n_threads = check_threads(threads)
-    c = _as_cost_array(cost_matrix)
-    _check_2d(c)
-    maximize = bool(maximize)
-    method, backend, ordinal = _resolve(c.size, method, device)
-    if c.shape[0] == 0 or c.shape[1] == 0:
-        return _empty_result(c, method, backend, ordinal, start)
-    if c.dtype == np.int64 and not _int_fits(c):
-        if exact_ints:
-            raise OverflowError(
-                "integer costs too large to solve exactly in int64: need "
-                f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = "
-                f"{max(abs(int(c.min())), abs(int(c.max())))} for shape {c.shape}; "
-                "convert the matrix to float64 to solve it with rounding")
-        c = c.astype(np.float64)  # what SciPy does with every input
+def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, ordinal: int,
+                    device, n_threads: int):
+    """Negate, check forbidden entries, transpose and run; (row_ind, col_ind,
+    u, v, stats, method, backend, ordinal) in the caller's orientation."""
     work = -c if maximize else c
     if _has_forbidden(work):
         _check_feasible(work)
@@ -230,7 +237,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     except (MemoryError, RuntimeError) as exc:
         if device != "auto" or backend != "cuda":
             raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
+        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
         method, backend, ordinal = "omp-tree", "cpu", 0
         col4row, u, v, stats = _run(work, method, 0, n_threads)
     if transposed:
@@ -244,6 +251,35 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         col_ind = col4row
     if maximize:
         u, v = -u, -v
+    return row_ind, col_ind, u, v, stats, method, backend, ordinal
+
+
+def _solve(cost_matrix, maximize, method, device, threads, *,
+           exact_ints: bool) -> AssignmentResult:
+    start = time.perf_counter()
+    n_threads = check_threads(threads)
+    c = _as_cost_array(cost_matrix)
+    _check_2d(c)
+    maximize = bool(maximize)
+    method, backend, ordinal = _resolve(c.size, method, device, c.dtype.kind == "f")
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        return _empty_result(c, method, backend, ordinal, start)
+    try:
+        solved = _solve_oriented(c, maximize, method, backend, ordinal, device, n_threads)
+    except OverflowError:
+        # The core found max(n_rows, n_cols, 8) * max|c| > 2**62 in its first
+        # pass over the (integer) costs.
+        if c.dtype != np.int64:
+            raise
+        if exact_ints:
+            bound = max(abs(int(c.min())), abs(int(c.max())))
+            raise OverflowError(
+                "integer costs too large to solve exactly in int64: need "
+                f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = {bound} for shape "
+                f"{c.shape}; convert the matrix to float64 to solve it with rounding") from None
+        c = c.astype(np.float64)  # what SciPy does with every input
+        solved = _solve_oriented(c, maximize, method, backend, ordinal, device, n_threads)
+    row_ind, col_ind, u, v, stats, method, backend, ordinal = solved
     picked = c[row_ind, col_ind]
     cost = int(picked.sum()) if c.dtype.kind == "i" else float(picked.sum(dtype=np.float64))
     device_name = _device_name(backend, ordinal)
@@ -251,6 +287,24 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,
                             method=method, device=device_name,
                             stats=AssignmentStats(device=device_name, **stats))
+
+
+def _scipy_suits(c) -> bool:
+    """A small ndarray that SciPy's solver handles exactly (see SCIPY_MAX_*)."""
+    if type(c) is not np.ndarray:
+        return False
+    kind = c.dtype.kind
+    if kind == "f":
+        return c.size <= SCIPY_MAX_FLOAT_ELEMENTS
+    if c.size > SCIPY_MAX_INT_ELEMENTS or kind not in "biu":
+        return False  # complex, objects...: SciPy's own error, from the full path
+    if c.dtype.itemsize <= 4 or c.size == 0:
+        return True  # max(n) * 2**32 < 2**50 at these sizes
+    if c.size <= 16:  # cheaper than a NumPy reduction on tiny arrays
+        bound = max(map(abs, c.ravel().tolist()))
+    else:
+        bound = int(np.abs(c).max())  # < 0 only for INT64_MIN (wraps): not exact
+    return 0 <= max((*c.shape, 8)) * bound <= _FLOAT64_EXACT
 
 
 def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
@@ -343,7 +397,10 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     -----
     Integer costs are solved exactly in int64 unless they are so large that
     int64 could overflow; those are solved in float64, as SciPy solves
-    every input.
+    every input.  With ``method="auto"`` and no `threads`, small arrays
+    (`SCIPY_MAX_FLOAT_ELEMENTS`, `SCIPY_MAX_INT_ELEMENTS`) are handed to
+    SciPy's own solver, on the CPU: there it is as fast as ours, and its
+    call costs less than our validation.
 
     Examples
     --------
@@ -356,5 +413,9 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     >>> int(cost[row_ind, col_ind].sum())
     5
     """
+    if (threads is None and type(method) is str and method == "auto"
+            and type(device) is str and (device == "auto" or device == "cpu")
+            and _scipy_suits(cost_matrix)):
+        return _scipy_lsa(cost_matrix, maximize)
     result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)
     return result.row_ind, result.col_ind

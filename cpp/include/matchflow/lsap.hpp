@@ -6,8 +6,12 @@
 // float32 or int64 (integers are solved exactly, with 64-bit sums).  An
 // entry equal to +infinity (floating types) is forbidden; the Python layer
 // has already proved that an assignment avoiding all of them exists.
+// Integer costs must satisfy max(n_rows, n_cols, 8) * max|c| <= 2^62 (so that
+// no dual or path length can overflow int64); the solvers check it in their
+// first pass over the costs and return status::overflow otherwise.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "matchflow/status.hpp"
@@ -29,11 +33,41 @@ struct lsap_stats {
   double seconds_init = 0;      ///< row/column reduction, initial assignment
   double seconds_solve = 0;     ///< everything after
   double seconds_transfer = 0;  ///< host <-> device copies
-  std::int64_t iterations = 0;         ///< outer iterations (each ends in augmentation or dual update)
-  std::int64_t augmenting_paths = 0;   ///< total paths augmented
+  std::int64_t iterations = 0;         ///< iterations (paper 001's: tree search, dual updates,
+                                       ///< then augmentation of >= 1 path); <= n_rows
+  std::int64_t augmenting_paths = 0;   ///< total paths augmented after the initial assignment
   std::int64_t dual_updates = 0;
   std::int64_t kernel_launches = 0;
+  /// Optional output buffer, set by the CALLER before the call (nullptr: not
+  /// recorded), capacity n_rows: entry k receives the number of augmenting
+  /// paths found in iteration k, for k < iterations.  Every iteration
+  /// augments at least one path, hence iterations <= n_rows.
+  std::int64_t* paths_per_iteration = nullptr;
+  /// GPU: 1 when integer costs were uploaded (and read) as int32 because
+  /// they fit; duals and sums stay int64.
+  std::int64_t narrow_costs = 0;
 };
+
+namespace detail {
+
+/// |x| of an int64 cost, exact for INT64_MIN.
+inline std::uint64_t magnitude(std::int64_t x) {
+  return x < 0 ? static_cast<std::uint64_t>(-(x + 1)) + 1 : static_cast<std::uint64_t>(x);
+}
+
+/// The exact-int64 condition of integer costs: max(n_rows, n_cols, 8) * max|c|
+/// <= 2^62 keeps every dual (within 8 max|c|) and every path sum (within
+/// n max|c|) far from overflow.
+inline bool int_costs_fit(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n_cols) {
+  const auto n = static_cast<std::uint64_t>(std::max<std::int64_t>({n_rows, n_cols, 8}));
+  return max_abs <= (std::uint64_t{1} << 62) / n;
+}
+
+constexpr const char* int_overflow_message =
+    "integer costs too large to solve exactly in int64: need max(n_rows, n_cols, 8) * max|c| "
+    "<= 2**62";
+
+}  // namespace detail
 
 /// Solves the LSAP.
 /// @param[in]  cost     n_rows x n_cols, row-major, n_rows <= n_cols

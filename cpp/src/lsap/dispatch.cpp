@@ -16,7 +16,9 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_metho
              const lsap_options& options, std::int64_t* col4row, T* u, T* v,
              lsap_stats* stats) noexcept {
   return guarded([&] {
+    std::int64_t* const record = stats->paths_per_iteration;  // the caller's buffer survives
     *stats = lsap_stats{};
+    stats->paths_per_iteration = record;
     if (n_rows > n_cols) {
       return fail(status::invalid_input, "solve_lsap_dense needs n_rows <= n_cols");
     }

@@ -103,6 +103,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "lsap_cpu.hpp"
@@ -200,15 +201,17 @@ class tree_hungarian {
     }
   }
 
-  /// Algorithm 1 and the initial assignment.
-  void initialize() {
-    reduce_rows();
+  /// Algorithm 1 and the initial assignment; false (nothing else done) when
+  /// integer costs break the exact-int64 bound (detail::int_costs_fit).
+  bool initialize() {
+    if (!detail::int_costs_fit(reduce_rows(), nr_, nc_)) return false;
     if (nr_ == nc_) {
       reduce_columns();
     } else {
       std::fill(v_, v_ + nc_, T(0));
     }
     assign_greedily();
+    return true;
   }
 
   /// Phases until every row is assigned; false if a dual step was infinite.
@@ -232,9 +235,12 @@ class tree_hungarian {
       const index_t roots = std::min<index_t>(batch, free_rows.size());
       index_t dual_updates = 0;
       if (!forward_pass(free_rows.data(), roots, &dual_updates)) return false;
-      const index_t paths = reverse_and_augment();
+      const index_t paths = reverse_and_augment();  // >= 1: a reverse column was found
+      if (stats->paths_per_iteration && stats->iterations < nr_) {
+        stats->paths_per_iteration[stats->iterations] = paths;
+      }
       stats->dual_updates += dual_updates;
-      stats->iterations += dual_updates + 1;
+      stats->iterations += 1;
       stats->augmenting_paths += paths;
       free_rows.erase(std::remove_if(free_rows.begin(), free_rows.end(),
                                      [&](index_t i) { return col4row_[i] >= 0; }),
@@ -273,14 +279,27 @@ class tree_hungarian {
 
   // ---- initial reduction (Algorithm 1) and assignment --------------------
 
-  void reduce_rows() {
-#pragma omp parallel for num_threads(threads_) schedule(static)
+  /// u_i = min_j C_ij; returns max |C_ij| for integer costs (0 for floating
+  /// ones), found in the same pass, for the overflow check.
+  std::uint64_t reduce_rows() {
+    std::uint64_t bound = 0;
+#pragma omp parallel for num_threads(threads_) schedule(static) reduction(max : bound)
     for (index_t i = 0; i < nr_; ++i) {
       const T* row = row_ptr(i);
       T m = row[0];
-      for (index_t j = 1; j < nc_; ++j) m = std::min(m, row[j]);
+      if constexpr (std::is_same_v<T, std::int64_t>) {
+        T hi = row[0];
+        for (index_t j = 1; j < nc_; ++j) {
+          m = std::min(m, row[j]);
+          hi = std::max(hi, row[j]);
+        }
+        bound = std::max({bound, magnitude(m), magnitude(hi)});
+      } else {
+        for (index_t j = 1; j < nc_; ++j) m = std::min(m, row[j]);
+      }
       u_[i] = m;
     }
+    return bound;
   }
 
   /// v_j = min_i (C_ij - u_i); each thread sweeps the rows over its block.
@@ -587,7 +606,7 @@ status hungarian_omp(const T* cost, std::int64_t n_rows, std::int64_t n_cols, in
   }
   auto start = clock_type::now();
   tree_hungarian<T> solver(cost, n_rows, n_cols, threads, u, v);
-  solver.initialize();
+  if (!solver.initialize()) return fail(status::overflow, detail::int_overflow_message);
   stats->seconds_init = seconds_since(start);
   start = clock_type::now();
   const bool feasible = solver.solve(stats);

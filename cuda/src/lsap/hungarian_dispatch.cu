@@ -13,8 +13,16 @@
 // update; forward-pass levels compacted with CUB DeviceSelect; one small
 // device->host copy per level decides the control flow.
 //
-// Cost upload: staged through two pinned 32 MiB chunks filled by up to 8
-// host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100 host).
+// Cost upload: staged through two pinned chunks (up to 16 MiB) filled by a
+// pool of up to 8 host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
+// host).  Integer costs are narrowed to int32 on the way when they fit (half
+// the bytes to copy and to read on the device; duals stay int64), and their
+// range is found in the same pass for the exact-int64 overflow check.
+//
+// Augmenting paths per iteration: CU-TREE adds each iteration's count into
+// a device array (capacity n_rows), copied back once at the end; CU-CLASS
+// reads each count back anyway (its host-driven control flow), so the host
+// keeps the list.
 // Launches per solve: CU-TREE 3 whatever n; CU-CLASS grows with the BFS
 // levels and dual updates (35385 for n = 20000, costs in [0, 10n]).
 //
@@ -29,8 +37,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/buffer.cuh"
@@ -55,6 +66,7 @@ struct buffers {
   device_buffer<T> cost, u, v, slack, part_val, row_min, theta;
   device_buffer<int> ar, ac, pr, pc, sr, sc, vr, vc, rev, rvis, aug, act;
   device_buffer<int> frontier, roots, part_row;
+  device_buffer<long long> paths;
   device_buffer<control> ctl;
 
   buffers(std::int64_t n_rows, std::int64_t n_cols, std::int64_t k_max, bool tree)
@@ -63,13 +75,15 @@ struct buffers {
         part_val(tree ? k_max * n_cols : 0), row_min(tree ? 0 : n_rows), theta(1),
         ar(n_rows), ac(n_cols), pr(n_rows), pc(n_cols), sr(n_rows), sc(n_cols),
         vr(n_rows), vc(n_cols), rev(n_cols), rvis(n_rows), aug(n_rows), act(n_rows),
-        frontier(3 * n_rows), roots(2 * n_rows), part_row(tree ? k_max * n_cols : 0), ctl(1) {}
+        frontier(3 * n_rows), roots(2 * n_rows), part_row(tree ? k_max * n_cols : 0),
+        paths(tree ? n_rows : 0), ctl(1) {}
 
   static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols, std::int64_t k_max,
                            bool tree) {
     const std::size_t t = sizeof(T), i = sizeof(int);
     std::size_t b = static_cast<std::size_t>(n_rows * n_cols) * t;
-    b += static_cast<std::size_t>(n_rows) * (t + (tree ? 0 : t) + 9 * i + 3 * i + 2 * i);
+    b += static_cast<std::size_t>(n_rows) * (t + (tree ? 0 : t) + 9 * i + 3 * i + 2 * i +
+                                             (tree ? sizeof(long long) : 0));
     b += static_cast<std::size_t>(n_cols) * (2 * t + 6 * i);
     if (tree) b += static_cast<std::size_t>(k_max * n_cols) * (t + i);
     return b + sizeof(control) + t;
@@ -77,7 +91,7 @@ struct buffers {
 
   state<T> view(int n_rows, int n_cols, int k_max) {
     state<T> s{};
-    s.cost = cost.data();
+    s.cost = cost_ref<T>{cost.data(), nullptr};
     s.n_rows = n_rows;
     s.n_cols = n_cols;
     s.u = u.data();
@@ -99,6 +113,7 @@ struct buffers {
     s.part_val = part_val.data();
     s.part_row = part_row.data();
     s.k_max = k_max;
+    s.paths = paths.data();
     s.ctl = ctl.data();
     return s;
   }
@@ -113,6 +128,7 @@ void initial_reduction(buffers<T>& b, const state<T>& s, cudaStream_t stream, ls
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(b.ctl.data(), &c, sizeof(c), cudaMemcpyHostToDevice, stream));
   for (auto* a : {&b.ar, &b.ac, &b.pr, &b.pc, &b.sr, &b.sc}) a->fill_bytes(0xFF, stream);
   for (auto* a : {&b.vr, &b.vc, &b.rev, &b.rvis, &b.aug, &b.act}) a->fill_bytes(0, stream);
+  b.paths.fill_bytes(0, stream);
   row_reduce_kernel<T><<<blocks_for(static_cast<std::int64_t>(s.n_rows) * 32), threads_per_block, 0,
                          stream>>>(s.cost, s.n_rows, s.n_cols, s.u, &s.ctl->max_abs_key);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
@@ -304,6 +320,7 @@ class classic_solver {
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     st_.kernel_launches += 2;
     st_.augmenting_paths += naug;
+    paths_per_iteration.push_back(naug);
     const int left = select(x_.next_roots.data(), x_.list_b.data(), nroots, root_without_path{s_.aug, it});
     std::swap(x_.list_b, x_.next_roots);
     return left;
@@ -311,6 +328,7 @@ class classic_solver {
 
  public:
   T tol_ = 0;
+  std::vector<std::int64_t> paths_per_iteration;  ///< naug of each iteration (read back anyway)
 
  private:
   buffers<T>& b_;
@@ -366,42 +384,190 @@ class event {
 
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); for large matrices the copy is staged instead through two
-/// pinned chunks filled by several host threads, each chunk's DMA overlapping
-/// the filling of the next.
-void upload(void* d_dst, const void* h_src, std::size_t bytes, cudaStream_t s) {
-  constexpr std::size_t chunk = std::size_t(32) << 20;
-  if (bytes < 4 * chunk) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
-    return;
-  }
+/// H100 host); large matrices are staged instead through two pinned chunks
+/// filled by a pool of host threads (one slice of every chunk each), each
+/// chunk's DMA overlapping the filling of the next.  `fill(buf, first,
+/// count)` writes items [first, first + count) into the pinned `buf`
+/// (out_size bytes each) and returns false to abandon the copy.  Only the
+/// calling thread calls CUDA; the workers wait for `allowed` to reach their
+/// chunk, which the caller raises once the DMA that last read that buffer is
+/// done.
+template <class Fill>
+bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
+                   cudaStream_t s) {
+  constexpr std::size_t max_chunk = std::size_t(16) << 20;
+  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
+  const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   const unsigned hw = std::thread::hardware_concurrency();
   const unsigned workers = std::max(1u, std::min(8u, hw ? hw : 1u));
-  pinned_buffer stage[2] = {pinned_buffer(chunk), pinned_buffer(chunk)};
+  pinned_buffer stage[2] = {pinned_buffer(chunk_items * out_size),
+                            pinned_buffer(chunk_items * out_size)};
   event done[2];
-  const char* src = static_cast<const char*>(h_src);
-  char* dst = static_cast<char*>(d_dst);
-  for (std::size_t off = 0, k = 0; off < bytes; off += chunk, ++k) {
-    const std::size_t len = std::min(chunk, bytes - off);
-    char* buf = stage[k & 1].data();
-    if (k >= 2) MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));
-    std::vector<std::thread> pool;
-    const std::size_t part = (len + workers - 1) / workers;
-    for (unsigned w = 0; w < workers; ++w) {
-      const std::size_t a = w * part, b = std::min(len, a + part);
-      if (a < b) pool.emplace_back([=] { std::memcpy(buf + a, src + off + a, b - a); });
+  std::mutex m;
+  std::condition_variable cv;
+  std::size_t allowed = 1;     // chunks [0, allowed] may be filled
+  unsigned finished[2] = {0, 0};  // workers through chunk k, slot k % 2
+  bool failed = false, stop = false;
+  auto work = [&](unsigned w) {
+    for (std::size_t k = 0; k < n_chunks; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return stop || allowed >= k; });
+        if (stop) return;
+      }
+      const std::size_t first = k * chunk_items;
+      const std::size_t count = std::min(chunk_items, n_items - first);
+      const std::size_t part = (count + workers - 1) / workers;
+      const std::size_t a = std::min(count, w * part), e = std::min(count, a + part);
+      const bool ok = a < e ? fill(stage[k & 1].data() + a * out_size, first + a, e - a) : true;
+      {
+        std::lock_guard<std::mutex> lock(m);
+        failed = failed || !ok;
+        ++finished[k & 1];
+      }
+      cv.notify_all();
     }
+  };
+  std::vector<std::thread> pool;
+  auto stop_pool = [&] {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    cv.notify_all();
     for (auto& t : pool) t.join();
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + off, buf, len, cudaMemcpyHostToDevice, s));
-    MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+  };
+  bool ok = true;
+  try {
+    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work, w);
+    char* dst = static_cast<char*>(d_dst);
+    for (std::size_t k = 0; k < n_chunks; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return finished[k & 1] == workers; });
+        finished[k & 1] = 0;  // no worker starts chunk k + 2 before `allowed` says so
+        ok = !failed;
+      }
+      if (!ok) break;
+      const std::size_t first = k * chunk_items;
+      const std::size_t count = std::min(chunk_items, n_items - first);
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1].data(),
+                                         count * out_size, cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+      if (k + 2 < n_chunks) {
+        MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
+        {
+          std::lock_guard<std::mutex> lock(m);
+          allowed = k + 2;
+        }
+        cv.notify_all();
+      }
+    }
+    stop_pool();
+  } catch (...) {
+    stop_pool();
+    throw;
   }
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  return ok;
+}
+
+/// Floating costs: copied as they are.
+template <class T>
+void upload_costs(T* d_dst, const T* h_src, std::size_t n_items, cudaStream_t s) {
+  const std::size_t bytes = n_items * sizeof(T);
+  if (bytes < (std::size_t(128) << 20)) {
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+    return;
+  }
+  staged_upload(d_dst, n_items, sizeof(T), [h_src](char* buf, std::size_t first, std::size_t count) {
+    std::memcpy(buf, h_src + first, count * sizeof(T));
+    return true;
+  }, s);
+}
+
+/// Integer costs: as int32 into the first half of d_dst when every value
+/// fits (returns true), else as int64; *max_abs receives max |c| either way.
+bool upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
+                      std::uint64_t* max_abs, cudaStream_t s) {
+  if (n_items * sizeof(std::int64_t) < (std::size_t(32) << 20)) {
+    // Small: narrow (or not) on this thread, then one pageable copy; pinned
+    // staging costs more than it saves here.
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+    std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t k = 0; k < n_items; ++k) {
+      lo = h_src[k] < lo ? h_src[k] : lo;
+      hi = h_src[k] > hi ? h_src[k] : hi;
+    }
+    *max_abs = std::max(matchflow::detail::magnitude(lo), matchflow::detail::magnitude(hi));
+    const bool narrow = lo >= std::numeric_limits<std::int32_t>::min() &&
+                        hi <= std::numeric_limits<std::int32_t>::max();
+    if (narrow) {
+      std::vector<std::int32_t> small(h_src, h_src + n_items);
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, small.data(), n_items * sizeof(std::int32_t),
+                                         cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // `small` is read by the copy
+    } else {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n_items * sizeof(std::int64_t),
+                                         cudaMemcpyHostToDevice, s));
+      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+    }
+    return narrow;
+  }
+  std::mutex m;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  auto merge = [&](std::int64_t a, std::int64_t b) {
+    std::lock_guard<std::mutex> g(m);
+    lo = std::min(lo, a);
+    hi = std::max(hi, b);
+  };
+  const bool narrow = staged_upload(
+      d_dst, n_items, sizeof(std::int32_t),
+      [&](char* buf, std::size_t first, std::size_t count) {
+        auto* out = reinterpret_cast<std::int32_t*>(buf);
+        const std::int64_t* in = h_src + first;
+        std::int64_t a = std::numeric_limits<std::int64_t>::max();
+        std::int64_t b = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t k = 0; k < count; ++k) {
+          const std::int64_t x = in[k];
+          a = x < a ? x : a;
+          b = x > b ? x : b;
+          out[k] = static_cast<std::int32_t>(x);
+        }
+        merge(a, b);
+        return a >= std::numeric_limits<std::int32_t>::min() &&
+               b <= std::numeric_limits<std::int32_t>::max();
+      },
+      s);
+  if (!narrow) {
+    staged_upload(
+        d_dst, n_items, sizeof(std::int64_t),
+        [&](char* buf, std::size_t first, std::size_t count) {
+          const std::int64_t* in = h_src + first;
+          std::memcpy(buf, in, count * sizeof(std::int64_t));
+          std::int64_t a = std::numeric_limits<std::int64_t>::max();
+          std::int64_t b = std::numeric_limits<std::int64_t>::min();
+          for (std::size_t k = 0; k < count; ++k) {
+            a = in[k] < a ? in[k] : a;
+            b = in[k] > b ? in[k] : b;
+          }
+          merge(a, b);
+          return true;
+        },
+        s);
+  }
+  *max_abs = std::max(matchflow::detail::magnitude(lo), matchflow::detail::magnitude(hi));
+  return narrow;
 }
 
 template <class T>
 status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
              const lsap_options& options, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
   lsap_stats st{};
+  std::int64_t* const record = stats ? stats->paths_per_iteration : nullptr;
+  st.paths_per_iteration = record;
   if (n_rows == 0) {
     for (std::int64_t j = 0; j < n_cols; ++j) v[j] = 0;
     if (stats) *stats = st;
@@ -430,8 +596,18 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
   state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
 
   auto t0 = wall_clock::now();
-  upload(b.cost.data(), cost, static_cast<std::size_t>(n_rows * n_cols) * sizeof(T), strm);
-  strm.synchronize();
+  const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    std::uint64_t max_abs = 0;
+    if (upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm)) {
+      s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
+      st.narrow_costs = 1;
+    }
+    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
+      return fail(status::overflow, matchflow::detail::int_overflow_message);
+  } else {
+    upload_costs(b.cost.data(), cost, n_items, strm);
+  }
   st.seconds_transfer = seconds_since(t0);
 
   t0 = wall_clock::now();
@@ -450,6 +626,10 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
     classic_solver<T> solver(b, s, options.device, strm, st);
     solver.tol_ = host_tolerance<T>(max_abs_key);
     if (!solver.run()) return fail(status::infeasible, "cost matrix is infeasible");
+    if (record) {
+      const std::size_t k = std::min<std::size_t>(solver.paths_per_iteration.size(), n_rows);
+      std::copy_n(solver.paths_per_iteration.begin(), k, record);
+    }
   }
   control c{};
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&c, s.ctl, sizeof(c), cudaMemcpyDeviceToHost, strm));
@@ -467,6 +647,11 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
   b.ar.copy_to_host(ar.data(), ar.size(), strm);
   b.u.copy_to_host(u, static_cast<std::size_t>(n_rows), strm);
   b.v.copy_to_host(v, static_cast<std::size_t>(n_cols), strm);
+  if (tree && record) {  // one copy for the whole solve
+    const auto k = static_cast<std::size_t>(std::min<std::int64_t>(st.iterations, n_rows));
+    static_assert(sizeof(long long) == sizeof(std::int64_t));
+    b.paths.copy_to_host(reinterpret_cast<long long*>(record), k, strm);
+  }
   strm.synchronize();
   st.seconds_transfer += seconds_since(t0);
   for (std::int64_t i = 0; i < n_rows; ++i) col4row[i] = ar[static_cast<std::size_t>(i)];

@@ -35,6 +35,9 @@
 //  * The reverse pass keeps the paper's race on S_r (last writer wins) and
 //    adds an early exit: a walker stops at a row another walker has already
 //    passed, since that walker writes the same path above it.
+//  * Integer costs that fit in int32 are uploaded and read as int32 (half
+//    the copy and the memory traffic of every pass); c - u - v and all duals
+//    stay int64, so the solve is still exact (cost_ref).
 //  * Floating costs: an edge is tight when its reduced cost is <= tol, with
 //    tol = 16 eps max|c| (0 for integers), so that rounding in c - u - v can
 //    neither hide a tight edge nor stall on tiny dual steps.
@@ -97,8 +100,24 @@ __device__ inline T tolerance(key_t max_abs_key) {
   else return 0;
 }
 
+/// The cost matrix on the device: T, or int32 for int64 costs that fit
+/// (`narrow` set; see the dispatch's upload).  The test is uniform over the
+/// grid, so it costs no divergence.
 template <class T>
-__device__ inline T reduced_cost(const T* cost, std::int64_t n_cols, int i, int j, T ui, T vj) {
+struct cost_ref {
+  const T* wide;
+  const std::int32_t* narrow;  // non-null only for T = int64 costs stored as int32
+  __device__ inline T operator[](std::int64_t k) const {
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (narrow) return static_cast<T>(narrow[k]);
+    }
+    return wide[k];
+  }
+};
+
+template <class T>
+__device__ inline T reduced_cost(const cost_ref<T>& cost, std::int64_t n_cols, int i, int j, T ui,
+                                 T vj) {
   return cost[static_cast<std::int64_t>(i) * n_cols + j] - ui - vj;
 }
 
@@ -126,17 +145,17 @@ __device__ inline void append(int* queue, int* count, int value) {
 /// One warp per row: u[i] = min_j c_ij; also the largest finite |c| (floats).
 /// sync: max_abs_key (atomicMax).  safe: u (one writer per row).
 template <class T>
-__global__ __launch_bounds__(256) void row_reduce_kernel(const T* __restrict__ cost, int n_rows,
+__global__ __launch_bounds__(256) void row_reduce_kernel(cost_ref<T> cost, int n_rows,
                                                          int n_cols, T* __restrict__ u,
                                                          key_t* max_abs_key) {
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (warp >= n_rows) return;
-  const T* row = cost + warp * n_cols;
+  const std::int64_t row = warp * n_cols;
   T m = cost_inf<T>();
   T a = 0;
   for (int j = lane; j < n_cols; j += 32) {
-    const T c = row[j];
+    const T c = cost[row + j];
     m = c < m ? c : m;
     if constexpr (std::is_floating_point_v<T>) {
       const T ac = c < 0 ? -c : c;
@@ -161,7 +180,7 @@ __global__ __launch_bounds__(256) void row_reduce_kernel(const T* __restrict__ c
 /// columns per block, threadIdx.y strides the rows, shared-memory reduction.
 /// safe: v (one writer per column).
 template <class T>
-__global__ __launch_bounds__(1024) void col_reduce_kernel(const T* __restrict__ cost, int n_rows,
+__global__ __launch_bounds__(1024) void col_reduce_kernel(cost_ref<T> cost, int n_rows,
                                                           int n_cols, const T* __restrict__ u,
                                                           T* __restrict__ v) {
   __shared__ T part[32][33];
@@ -198,7 +217,7 @@ struct control {
 /// for sizes).  Stamps: vr, vc, rev, rvis, aug hold the iteration that set them.
 template <class T>
 struct state {
-  const T* cost;
+  cost_ref<T> cost;
   int n_rows, n_cols;
   T *u, *v, *slack;
   int *ar, *ac;        // A_r / A_c (col4row / row4col), -1 = unassigned
@@ -212,6 +231,7 @@ struct state {
   T* part_val;         // CU-TREE split expansion: per (chunk, column) minimum
   int* part_row;       //   and its row
   int k_max;           //   chunks that fit (part_* hold k_max * n_cols)
+  long long* paths;    // paths[it - 1]: paths augmented in iteration it (capacity n_rows)
   control* ctl;
 };
 
@@ -416,8 +436,13 @@ __device__ void tree_augment_step(const state<T>& s, int it, int nroots, std::in
       append(s.roots[(it + 1) & 1], &s.ctl->rcount[(it + 1) & 1], r);
     }
   }
-  if (paths) atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
-                       static_cast<unsigned long long>(paths));
+  if (paths) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
+              static_cast<unsigned long long>(paths));
+    // it <= n_rows: every iteration augments at least one path
+    atomicAdd(reinterpret_cast<unsigned long long*>(&s.paths[it - 1]),
+              static_cast<unsigned long long>(paths));
+  }
   for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
 }
 
