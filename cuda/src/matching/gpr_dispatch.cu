@@ -35,10 +35,13 @@
 //    and PUSH code, with __syncthreads() for the kernel boundaries).
 //    Towards the end of a solve only a few hundred columns stay active for
 //    hundreds of iterations, and launch latency dominated them.
-//  * Longer lists.  The iterations up to the next global relabel run in
-//    one cooperative launch (pr_loop_kernel: grid.sync() for the kernel
-//    boundaries; it stops on the device when no column is active).  On
-//    uniform 2^22 the INIT + PUSH launch pairs cost about half the solve.
+//  * Tried and dropped: running the iterations of longer lists in one
+//    cooperative launch (INIT and PUSH separated by grid.sync(), the loop
+//    stopping on the device).  On the H100 (median of 5) it changed the
+//    solve from 23.4 to 22.5 ms on uniform 2^22 and from 12.8 to 11.3-12.2
+//    ms on uniform 2^20, but slowed Delaunay 2^20 from 26-31 to 36 ms (RCP:
+//    34 to 39 ms): the launches overlap with the previous kernel's work,
+//    and the two grid barriers per iteration cost about as much.
 //  * The paper's structure stays reachable: matching_options::paper_structure
 //    (Python: variant="paper") selects the scan BFS and one INIT + PUSH
 //    launch pair per iteration, for reproducible comparisons.
@@ -63,8 +66,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
@@ -139,7 +140,6 @@ class gpr_solver {
   void launch_push();
   void run_iterations(int iterations);
   void run_tail(int iterations);
-  void run_loop(int iterations);
   void download();
 
   const bipartite_view& g_;
@@ -161,8 +161,6 @@ class gpr_solver {
   int last_levels_ = level_batch_min;
   bool paper_bfs_ = false;   // G-GR-KRNL as in the paper (scan all rows per level)
   bool use_tail_ = true;     // short lists: many iterations per launch
-  bool use_loop_ = true;     // longer lists: many iterations per cooperative launch
-  unsigned loop_blocks_ = 0;  // co-resident blocks of pr_loop_kernel
   unsigned frontier_blocks_ = 1;
 };
 
@@ -225,17 +223,6 @@ bool gpr_solver::allocate_and_upload() {
     MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                               options_.device));
     frontier_blocks_ = std::min<unsigned>(blocks_for(m), unsigned(sms) * 8);
-  }
-  if (use_loop_) {
-    int per_sm = 0, sms = 1, coop = 0;
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch,
-                                              options_.device));
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                              options_.device));
-    MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, gpr::pr_loop_kernel, threads_per_block, 0));
-    loop_blocks_ = unsigned(per_sm) * unsigned(sms);
-    use_loop_ = coop != 0 && loop_blocks_ > 0;
   }
   s_.ctl = device_buffer<control>(1);
   s_.cub_temp = device_buffer<unsigned char>(cub_temp_bytes(capacity));
@@ -385,32 +372,6 @@ void gpr_solver::run_tail(int iterations) {
 }
 
 /// FIXMATCHING (line 23); the last kernel of the solve.
-/// `iterations` iterations of lines 16-20 in one cooperative launch.
-void gpr_solver::run_loop(int iterations) {
-  const unsigned blocks = std::min(blocks_for(count_), loop_blocks_);
-  int count = count_, loop0 = loop_;
-  vertex_t* a_c = a_c_;
-  vertex_t* a_p = a_p_;
-  const offset_t* col_ptr = d_.col_ptr.data();
-  const vertex_t* col_adj = d_.col_adj.data();
-  vertex_t* col4row = d_.col4row.data();
-  vertex_t* row4col = d_.row4col.data();
-  label_t* psi_row = s_.psi_row.data();
-  label_t* psi_col = s_.psi_col.data();
-  int* ia = s_.ia.data();
-  label_t infinity = s_.infinity;
-  control* ctl = s_.ctl.data();
-  void* args[] = {&count,   &a_c,     &a_p,     &col_ptr, &col_adj,    &col4row, &row4col,
-                  &psi_row, &psi_col, &ia,      &loop0,   &iterations, &infinity, &ctl};
-  MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&gpr::pr_loop_kernel),
-                                                 dim3(blocks), dim3(threads_per_block), args,
-                                                 0, stream_));
-  ++stats_->kernel_launches;
-  loop_ += iterations;  // stamps stay unique even if the kernel stopped early
-  read_control();
-  stats_->iterations += host_ctl_.get()->tail_iterations;
-}
-
 void gpr_solver::download() {
   gpr::fix_matching_kernel<<<blocks_for(s_.n), threads_per_block, 0, stream_>>>(
       s_.n, d_.col4row.data(), d_.row4col.data());
@@ -425,10 +386,6 @@ void gpr_solver::run() {
   if (options_.paper_structure) {  // see the header
     paper_bfs_ = true;
     use_tail_ = false;
-    use_loop_ = false;
-  }
-  if (const char* v = std::getenv("MATCHFLOW_GPR_LOOP"); v && std::strcmp(v, "host") == 0) {
-    use_loop_ = false;  // measurement only: the host-launched INIT + PUSH pairs
   }
   if (allocate_and_upload()) {
     phase_clock clock(stream_);
@@ -472,8 +429,6 @@ void gpr_solver::solve() {
     const int period = std::max(1, int(std::ceil(k * double(max_level_))));
     if (count_ <= gpr::tail_block && use_tail_) {
       run_tail(period);
-    } else if (use_loop_) {
-      run_loop(period);
     } else {
       run_iterations(period);
     }

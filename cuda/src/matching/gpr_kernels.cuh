@@ -9,7 +9,6 @@
 //   pr_init_kernel       G-PR-INITKRNL          (Algorithm 8)
 //   pr_push_kernel       G-PR-PUSHKRNL          (Algorithm 9)
 //   pr_tail_kernel       Algorithm 7 lines 16-20 repeated in one block (short lists)
-//   pr_loop_kernel       the same repeated by a cooperative grid (longer lists)
 //   active_in_list / active_column             predicates of G-PR-SHRKRNL
 //                                              (the compaction itself is
 //                                              cub::DeviceSelect, host side)
@@ -456,64 +455,6 @@ __global__ __launch_bounds__(tail_block) void pr_tail_kernel(
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    const int last = loop0 + iterations - 1;
-    ctl->act_exists[last & 1] = active ? 1 : 0;
-    ctl->act_exists[(last + 1) & 1] = 0;
-    ctl->tail_iterations = done;
-  }
-}
-
-/// Several iterations of Algorithm 7 (lines 16-20) in one cooperative
-/// launch, for lists longer than tail_block: the grid-wide form of
-/// pr_tail_kernel.  Deviation from the paper's host loop, same INIT and PUSH
-/// code: grid.sync() stands in for the kernel boundaries (INIT -> PUSH and
-/// PUSH -> next INIT), and every thread reads actExists after INIT's
-/// barrier, so the loop stops on the device as soon as no slot is active.
-/// The grid must be co-resident (cudaLaunchCooperativeKernel).  On exit
-/// thread 0 records the iterations run and leaves actExists as
-/// pr_tail_kernel does.
-/// Thread mapping: slot i = r * (grid threads) + global thread id, the same
-/// rounds for every thread (warp collectives in PUSH).
-/// sync: ctl->act_exists (cleared by thread 0, raised per block, read by all
-///       between barriers); col4row, psi_row as pr_push_kernel.
-/// safe: as pr_init_kernel and pr_push_kernel (slot i has one owner).
-__global__ __launch_bounds__(threads_per_block) void pr_loop_kernel(
-    int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
-    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
-    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
-    label_t* __restrict__ psi_col, int* __restrict__ ia, int loop0, int iterations,
-    label_t infinity, control* ctl) {
-  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const std::int64_t tid = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t total = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t rounds = (count + total - 1) / total;
-  if (tid == 0) {
-    ctl->act_exists[0] = 0;
-    ctl->act_exists[1] = 0;
-  }
-  grid.sync();
-  int done = 0;
-  bool active = true;
-  for (; done < iterations; ++done) {
-    const int loop = loop0 + done;
-    if (tid == 0) ctl->act_exists[(loop + 1) & 1] = 0;  // read by nobody until two barriers on
-    bool any = false;
-    for (std::int64_t r = 0; r < rounds; ++r) {
-      any |= init_slot(r * total + tid, count, a_c, a_p, col4row, row4col, ia, loop) != none;
-    }
-    raise_flag(&ctl->act_exists[loop & 1], any);
-    grid.sync();  // INIT -> PUSH
-    active = atomic_read(&ctl->act_exists[loop & 1]) != 0;
-    if (!active) break;  // uniform: every thread read the same flag
-    for (std::int64_t r = 0; r < rounds; ++r) {
-      const std::int64_t i = r * total + tid;
-      const vertex_t v = i < count ? a_c[i] : none;
-      push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col,
-                ia, loop, infinity);
-    }
-    grid.sync();  // PUSH -> next INIT
-  }
-  if (tid == 0) {
     const int last = loop0 + iterations - 1;
     ctl->act_exists[last & 1] = active ? 1 : 0;
     ctl->act_exists[(last + 1) & 1] = 0;
