@@ -323,6 +323,14 @@ def bench_graph(name, graph, gen_seconds, solvers, args) -> dict:
     return entry
 
 
+def gpu_breakdown(s: dict) -> dict:
+    """on-GPU seconds (transpose + init + solve) and the estimated launch share."""
+    on_gpu = s.get("seconds_transpose", 0) + s["seconds_init"] + s["seconds_solve"]
+    per_launch = s.get("seconds_per_launch", 0)
+    share = s["kernel_launches"] * per_launch / on_gpu if on_gpu > 0 and per_launch else None
+    return dict(on_gpu=on_gpu, launch_share=share)
+
+
 def _stats_dict(stats) -> dict:
     return {k: (float(v) if isinstance(v, float) else int(v)) for k, v in vars(stats).items()}
 
@@ -356,6 +364,14 @@ def _fmt_cell(m: dict) -> str:
     if m.get("kind") == "auto":
         extra += f"  [ran {m['ran_method']} on {m['ran_device']}]"
     runs = len(m["times"])
+    if m.get("ran_device", "cpu").startswith("cuda"):
+        st = m["stats"]
+        g = gpu_breakdown(st)
+        extra += (f"\n{'':18}ms: transfer {1e3 * st['seconds_transfer']:.2f} transpose "
+                  f"{1e3 * st.get('seconds_transpose', 0):.2f} init {1e3 * st['seconds_init']:.2f}"
+                  f" solve {1e3 * st['seconds_solve']:.2f} setup "
+                  f"{1e3 * st.get('seconds_setup', 0):.2f} on-GPU {1e3 * g['on_gpu']:.2f}; "
+                  f"launches {st['kernel_launches']} (share {_f(g['launch_share'], '.1%')})")
     return f"{m['seconds']:.4f} s (median of {runs}) matched {m['cardinality']}{extra}"
 
 
@@ -570,14 +586,26 @@ def markdown(results, plot_note: str) -> str:
            if m.get("status") == "ok" and m.get("ran_device", "cpu").startswith("cuda")]
     if gpu:
         lines += ["", "## GPU runs: statistics of the median run", "",
-                  "| graph | method | seconds_total | seconds_solve | seconds_transfer | "
-                  "seconds_init | kernel_launches | iterations | global_relabels |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "Milliseconds.  on-GPU = transpose + init + solve: the compute with the "
+                  "graph already on the GPU (transpose and init run on the device unless "
+                  "init is Karp-Sipser).  setup: device selection, allocations, CUDA graph "
+                  "build.  launch share = kernel_launches x the measured cost of one empty "
+                  "launch (launch_us) / on-GPU time: an estimate of the time launches cost.",
+                  "",
+                  "| graph | method | total | transfer | transpose | init | solve | setup | "
+                  "on-GPU | launches | launch_us | launch share | iterations | "
+                  "global_relabels |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for e, k, m in gpu:
             s = m["stats"]
-            lines.append(f"| {e['graph']} | {k} | {s['seconds_total']:.4g} | "
-                         f"{s['seconds_solve']:.4g} | {s['seconds_transfer']:.4g} | "
-                         f"{s['seconds_init']:.4g} | {s['kernel_launches']} | "
+            g = gpu_breakdown(s)
+            lines.append(f"| {e['graph']} | {k} | {1e3 * s['seconds_total']:.2f} | "
+                         f"{1e3 * s['seconds_transfer']:.2f} | "
+                         f"{1e3 * s.get('seconds_transpose', 0):.2f} | "
+                         f"{1e3 * s['seconds_init']:.2f} | {1e3 * s['seconds_solve']:.2f} | "
+                         f"{1e3 * s.get('seconds_setup', 0):.2f} | {1e3 * g['on_gpu']:.2f} | "
+                         f"{s['kernel_launches']} | {1e6 * s.get('seconds_per_launch', 0):.2f} | "
+                         f"{_f(g['launch_share'], '.1%')} | "
                          f"{s['iterations']} | {s['global_relabels']} |")
     wrong = [(e["graph"], k, m["check"]) for e in results["graphs"]
              for k, m in e["methods"].items() if m.get("check", "ok") != "ok"]

@@ -97,6 +97,8 @@ cdef dict _stats_dict(const matching_stats& s):
         "seconds_solve": s.seconds_solve,
         "seconds_transfer": s.seconds_transfer,
         "seconds_transpose": s.seconds_transpose,
+        "seconds_setup": s.seconds_setup,
+        "seconds_per_launch": s.seconds_per_launch,
         "init_cardinality": s.init_cardinality,
         "iterations": s.iterations,
         "global_relabels": s.global_relabels,

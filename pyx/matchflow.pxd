@@ -54,6 +54,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         bint paper_structure
     cdef cppclass matching_stats:
         double seconds_init, seconds_solve, seconds_transfer, seconds_transpose
+        double seconds_setup, seconds_per_launch
         int64_t init_cardinality, iterations, global_relabels, pushes
         int64_t augmentations, bfs_levels, kernel_launches
     status solve_matching(const bipartite_view& g, matching_method method,

@@ -293,3 +293,70 @@ def test_parallel_transpose_feeds_every_method():
             res = solve(g, method, threads=threads, init="karp-sipser")
             assert res.stats.seconds_transpose > 0
             assert_maximum_matching(g, res, expected=expected)
+
+
+# ---- GPU: graph upload, device transpose, device greedy start -----------------
+
+GPU_ONLY = [pytest.param(m, id=m, marks=pytest.mark.cuda) for m in GPU_METHODS]
+
+
+def _with_empty_lines(seed: int) -> sp.csr_array:
+    """Random graph whose first rows and last columns have no edges (the
+    device transpose's row-start marks and column counts must skip them)."""
+    rng = np.random.default_rng(seed)
+    g = sp.random_array((400, 300), density=0.01, rng=rng).tolil()
+    g[:37, :] = 0
+    g[:, 250:] = 0
+    g = sp.csr_array(g)
+    g.eliminate_zeros()
+    return g
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_greedy_start_on_perfect_graphs(method):
+    """A hidden permutation plus noise: the device greedy start, then the
+    device transpose and the solve when the start is not perfect."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        n = 3000
+        perm = sp.csr_array((np.ones(n), (np.arange(n), rng.permutation(n))), shape=(n, n))
+        g = sp.csr_array(perm + sp.random_array((n, n), density=0.001, rng=rng))
+        r = solve(g, method)
+        assert_maximum_matching(g, r, expected=n)
+        assert 0 < r.stats.init_cardinality <= n
+        assert r.stats.seconds_init > 0
+        if r.stats.init_cardinality < n:
+            assert r.stats.seconds_transpose > 0 and r.stats.kernel_launches > 1
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_greedy_start_on_deficient_graphs(method):
+    for g in (generators.star(2000), generators.star(2000).T.tocsr(),
+              sp.csr_array(np.ones((300, 4))), sp.csr_array(np.ones((4, 300)))):
+        r = solve(g, method)
+        assert_maximum_matching(g, r)
+        assert 0 < r.stats.init_cardinality <= r.cardinality
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+@pytest.mark.parametrize("init", ["cheap", "none", "karp-sipser"])
+def test_gpu_empty_rows_and_columns(method, init):
+    for seed in range(10):
+        check(_with_empty_lines(seed), method, init=init)
+    check(sp.csr_array((5, 7)), method, init=init, expected=0)
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_stats_split_the_time(method):
+    """Transfer, transpose, init, solve and setup are timed apart; the launch
+    cost is measured."""
+    g = generators.uniform_random(20000, degree=2.0, seed=11)
+    r = solve(g, method)
+    assert_maximum_matching(g, r)
+    s = r.stats
+    assert s.seconds_transfer > 0 and s.seconds_transpose > 0 and s.seconds_init > 0
+    assert s.seconds_solve > 0 and s.seconds_setup > 0 and s.seconds_per_launch > 0
+    parts = (s.seconds_transfer + s.seconds_transpose + s.seconds_init + s.seconds_solve
+             + s.seconds_setup)
+    assert parts <= s.seconds_total
+    assert s.kernel_launches > 8  # greedy + transpose (several) + solve

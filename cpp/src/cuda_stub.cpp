@@ -12,12 +12,12 @@ int device_count() noexcept { return 0; }
 status get_device_info(int, device_info*) noexcept { return unavailable(); }
 const char* architectures() noexcept { return ""; }
 
-status gpu_pr(const bipartite_view&, const matching_options&, vertex_t*, vertex_t*,
+status gpu_pr(const bipartite_view&, gpu_start, const matching_options&, vertex_t*, vertex_t*,
               matching_stats*) noexcept {
   return unavailable();
 }
-status gpu_ap(const bipartite_view&, bool, const matching_options&, vertex_t*, vertex_t*,
-              matching_stats*) noexcept {
+status gpu_ap(const bipartite_view&, gpu_start, bool, const matching_options&, vertex_t*,
+              vertex_t*, matching_stats*) noexcept {
   return unavailable();
 }
 

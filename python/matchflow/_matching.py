@@ -38,6 +38,8 @@ class MatchingStats:
     seconds_solve: float = 0.0      #: the algorithm proper
     seconds_transfer: float = 0.0   #: host <-> device copies
     seconds_transpose: float = 0.0  #: building the column -> row pattern (when needed)
+    seconds_setup: float = 0.0      #: GPU: device selection, allocations, CUDA graph build
+    seconds_per_launch: float = 0.0  #: GPU: measured cost of one empty kernel launch
     init_cardinality: int = 0       #: size of the initial matching
     iterations: int = 0             #: main-loop iterations / phases
     global_relabels: int = 0

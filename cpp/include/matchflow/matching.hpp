@@ -42,6 +42,8 @@ struct matching_stats {
   double seconds_solve = 0;       ///< main algorithm, after the initial matching
   double seconds_transfer = 0;    ///< host <-> device copies (GPU methods)
   double seconds_transpose = 0;   ///< building the column orientation (when needed)
+  double seconds_setup = 0;       ///< GPU methods: device selection, allocations, CUDA graph build
+  double seconds_per_launch = 0;  ///< GPU methods: measured cost of one empty kernel launch
   std::int64_t init_cardinality = 0;
   std::int64_t iterations = 0;    ///< main-loop iterations (phases)
   std::int64_t global_relabels = 0;

@@ -1,5 +1,8 @@
 // solve_matching: initial matching, then the chosen algorithm on the chosen
-// backend.  The only matching code that calls into cuda/.
+// backend.  The only matching code that calls into cuda/.  GPU methods with
+// the greedy (or no) start get the CSR alone and do the rest on the device
+// (cuda/src/matching/graph_upload.cu); with Karp-Sipser the host computes
+// the start (and the transpose it needs) as for the CPU methods.
 #include <algorithm>
 #include <chrono>
 
@@ -15,6 +18,22 @@ using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+bool is_gpu(matching_method method) {
+  return method == matching_method::gpu_pr || method == matching_method::gpu_apfb ||
+         method == matching_method::gpu_apsb;
+}
+
+/// GPU methods time their own phases (transfer, transpose, init, solve).
+status run_gpu(const bipartite_view& g, matching_method method, cuda::gpu_start start,
+               const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+               matching_stats* stats) {
+  if (method == matching_method::gpu_pr) {
+    return cuda::gpu_pr(g, start, options, col4row, row4col, stats);
+  }
+  return cuda::gpu_ap(g, start, method == matching_method::gpu_apfb, options, col4row,
+                      row4col, stats);
 }
 
 status run_method(const bipartite_view& g, matching_method method,
@@ -33,11 +52,9 @@ status run_method(const bipartite_view& g, matching_method method,
       }
       return status::ok;
     case matching_method::gpu_pr:
-      return cuda::gpu_pr(g, options, col4row, row4col, stats);
     case matching_method::gpu_apfb:
-      return cuda::gpu_ap(g, true, options, col4row, row4col, stats);
     case matching_method::gpu_apsb:
-      return cuda::gpu_ap(g, false, options, col4row, row4col, stats);
+      return run_gpu(g, method, cuda::gpu_start::host_mates, options, col4row, row4col, stats);
     case matching_method::msbfs_graft:
       detail::msbfs_graft(g, options.threads, col4row, row4col, stats);
       return status::ok;
@@ -94,6 +111,13 @@ status solve_matching(const bipartite_view& g, matching_method method,
                       vertex_t* row4col, matching_stats* stats) noexcept {
   return guarded([&] {
     *stats = matching_stats{};
+    if (is_gpu(method) && options.init != matching_init::karp_sipser) {
+      // The device uploads the CSR, computes the greedy start and builds the
+      // column orientation itself (cuda/src/matching/graph_upload.cu).
+      const auto start = options.init == matching_init::cheap ? cuda::gpu_start::greedy
+                                                              : cuda::gpu_start::empty;
+      return run_gpu(g, method, start, options, col4row, row4col, stats);
+    }
     const vertex_t perfect = std::min(g.n_rows(), g.n_cols());
     detail::adjacency_storage csc;
     bipartite_view graph = g;
@@ -117,7 +141,7 @@ status solve_matching(const bipartite_view& g, matching_method method,
     }
     const auto start = clock_type::now();
     const status st = run_method(graph, method, options, col4row, row4col, stats);
-    stats->seconds_solve = seconds_since(start) - stats->seconds_transfer;
+    if (!is_gpu(method)) stats->seconds_solve = seconds_since(start);
     return st;
   });
 }

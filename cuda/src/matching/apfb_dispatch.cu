@@ -26,9 +26,14 @@
 // is the number of vertices the kernel strides over (columns for
 // INITBFSARRAY, BFS and FIXMATCHING, rows for ALTERNATE).
 //
+// Graph upload, column orientation and initial matching: graph_upload.cu
+// (shared with G-PR); the CSR goes up for the greedy start and the device
+// transpose and is freed before the solve.  seconds_solve is the graph
+// launch alone (synchronized at both ends).
+//
 // Memory: CSC offsets and ids, rmatch, cmatch, predecessor, bfs_array,
 // mate0, two column queues, the end-row list and (GPUBFS-WR) root; the CSR
-// orientation is not used.
+// orientation only until the CSC is built.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -41,6 +46,7 @@
 #include "common/launch.cuh"
 #include "matchflow/cuda/entry.hpp"
 #include "matching/apfb_kernels.cuh"
+#include "matching/graph_upload.cuh"
 
 namespace matchflow::cuda {
 namespace {
@@ -140,32 +146,30 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   owner.instantiate();
 }
 
-void copy_to_device(vertex_t* d_dst, const vertex_t* h_src, std::size_t n, cudaStream_t s) {
-  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n * sizeof(vertex_t),
-                                            cudaMemcpyHostToDevice, s));
-}
-
-void copy_to_host(vertex_t* h_dst, const vertex_t* d_src, std::size_t n, cudaStream_t s) {
-  if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, n * sizeof(vertex_t),
-                                            cudaMemcpyDeviceToHost, s));
-}
-
 }  // namespace
 
-status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& options,
-              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
+status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
+              const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+              matching_stats* stats) noexcept {
   return cuda_guarded([&]() -> status {
     const vertex_t nr = g.n_rows(), nc = g.n_cols();
-    if (nr == 0 || nc == 0) return status::ok;
+    if (nr == 0 || nc == 0) {
+      if (start != gpu_start::host_mates) {
+        std::fill(col4row, col4row + nr, vertex_t{-1});
+        std::fill(row4col, row4col + nc, vertex_t{-1});
+      }
+      return status::ok;
+    }
+    const auto setup_start = clock_type::now();
     const bool wr = options.bfs_kernel != 0;
-    const std::size_t nnz = static_cast<std::size_t>(g.cols.nnz());
-    // CSC, then per column bfs_array, cmatch, mate0, two queues (+ root),
-    // per row rmatch, predecessor, end-row list.
+    // Graph and mates (graph_upload.cu), then per column bfs_array, mate0,
+    // two queues (+ root), per row predecessor, end-row list.
     const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
-    const std::size_t bytes = (n_cols + 1) * sizeof(offset_t) +
-                              (nnz + (wr ? 6 : 5) * n_cols + 3 * n_rows) * sizeof(vertex_t) +
+    const std::size_t bytes = graph_bytes(g, start, false) +
+                              ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) +
                               sizeof(ap::ap_control);
     use_device_with_memory(options.device, bytes);
+    stats->seconds_per_launch = launch_seconds(options.device);
 
     int sms = 0, threads_per_sm = 0;
     MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
@@ -177,31 +181,27 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
 
     stream s;
-    // Two allocations (offsets, 32-bit arrays) rather than one per array:
+    stats->seconds_setup += seconds_since(setup_start);
+    device_graph d;
+    if (!prepare_graph(g, start, col4row, row4col, false, d, s, stats)) {
+      download_matching(d, col4row, row4col, s, stats);
+      return status::ok;
+    }
+
+    phase_clock clock(s);
+    // One allocation for the 32-bit arrays rather than one per array:
     // every cudaFree synchronizes the device.
-    device_buffer<offset_t> d_cxadj(n_cols + 1);
-    device_buffer<vertex_t> d_pool(nnz + 5 * n_cols + 3 * n_rows + (wr ? n_cols : 0));
+    device_buffer<vertex_t> d_pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0));
     device_buffer<ap::ap_control> d_ctl(1);
     vertex_t* carve = d_pool.data();
     auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
-    vertex_t* const d_cadj = take(nnz);
-    vertex_t* const d_rmatch = take(n_rows);
     vertex_t* const d_pred = take(n_rows);
     vertex_t* const d_ends = take(n_rows);
-    vertex_t* const d_cmatch = take(n_cols);
     vertex_t* const d_bfs = take(n_cols);
     vertex_t* const d_mate0 = take(n_cols);
     vertex_t* const d_queue0 = take(n_cols);
     vertex_t* const d_queue1 = take(n_cols);
     vertex_t* const d_root = wr ? take(n_cols) : nullptr;
-
-    const auto t_in = clock_type::now();
-    d_cxadj.copy_from_host(g.cols.ptr, n_cols + 1, s);
-    copy_to_device(d_cadj, g.cols.adj, nnz, s);
-    copy_to_device(d_rmatch, col4row, n_rows, s);
-    copy_to_device(d_cmatch, row4col, n_cols, s);
-    s.synchronize();
-    stats->seconds_transfer += seconds_since(t_in);
 
     d_ctl.fill_bytes(0, s);
     MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
@@ -209,10 +209,10 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     ap::ap_args args{};
     args.n_rows = nr;
     args.n_cols = nc;
-    args.cxadj = d_cxadj.data();
-    args.cadj = d_cadj;
-    args.rmatch = d_rmatch;
-    args.cmatch = d_cmatch;
+    args.cxadj = d.col_ptr.data();
+    args.cadj = d.col_adj.data();
+    args.rmatch = d.col4row.data();
+    args.cmatch = d.row4col.data();
     args.predecessor = d_pred;
     args.bfs_array = d_bfs;
     args.root = d_root;
@@ -230,16 +230,12 @@ status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& option
     } else {
       build_graph<false>(graph, args, lay);
     }
+    stats->seconds_setup += clock.mark();
     graph.launch(s);
     ap::ap_control ctl{};
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
-    s.synchronize();
-
-    const auto t_out = clock_type::now();
-    copy_to_host(col4row, d_rmatch, n_rows, s);
-    copy_to_host(row4col, d_cmatch, n_cols, s);
-    s.synchronize();
-    stats->seconds_transfer += seconds_since(t_out);
+    stats->seconds_solve += clock.mark();
+    download_matching(d, col4row, row4col, s, stats);
 
     stats->iterations += ctl.phases;
     stats->bfs_levels += ctl.bfs_levels;

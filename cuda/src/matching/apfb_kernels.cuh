@@ -48,7 +48,9 @@
 //    CUB compaction: the appends happen inside the BFS and FIXMATCHING
 //    kernels, whose sizes only the device knows.
 //  * A column of degree > warp_degree is scanned by a whole warp (lanes
-//    stride over its rows) instead of by its own thread.
+//    stride over its rows) instead of by its own thread, one of degree >
+//    block_degree by its whole block (R-MAT hubs; on scale 20 the warp
+//    form left one warp walking a 40k-row column per level).
 //  * Tried and dropped: direction-optimizing (bottom-up) levels over the
 //    CSR; on uniform random n = 2^22 they changed the solve time by < 5%
 //    (noise), at the cost of a second copy of the graph on the device.
@@ -82,6 +84,9 @@ namespace matchflow::cuda::ap {
 constexpr int L0 = 2;
 /// Columns of larger degree are scanned by a whole warp.
 constexpr offset_t warp_degree = 32;
+/// Columns of larger degree (R-MAT hubs: up to ~40k rows at scale 20) are
+/// scanned by the whole block of the thread that dequeued them.
+constexpr offset_t block_degree = 512;
 constexpr unsigned full_mask = 0xffffffffu;
 
 /// Algorithm 1's loop state, in device memory (one per solve, zeroed).
@@ -141,14 +146,17 @@ __device__ inline void push(vertex_t* list, int* counter, vertex_t v) {
 // ---------------------------------------------------------------------------
 // INITBFSARRAY for the first phase: every column.  Thread mapping: column
 // c = i * total + tid.  Free columns are queued as roots (into queue[1],
-// which the first phase_begin_kernel selects).
+// which the first phase_begin_kernel selects).  Deviation: a column with no
+// rows is not a root (it can never be matched; R-MAT scale 20 has ~500k of
+// them, which every phase would otherwise queue again); it is marked
+// unreached, which nothing can change, since no row leads to it.
 // sync: ctl->next_tail (atomic)
 // safe: bfs_array, root (own entries), cmatch (read only)
 template <bool WR>
 __global__ __launch_bounds__(threads_per_block) void first_init_kernel(const ap_args a) {
   const std::int64_t tot = total_threads();
   for (std::int64_t c = global_tid(); c < a.n_cols; c += tot) {
-    const bool is_free = a.cmatch[c] == -1;
+    const bool is_free = a.cmatch[c] == -1 && a.cxadj[c + 1] > a.cxadj[c];
     a.bfs_array[c] = is_free ? L0 : L0 - 1;
     if (is_free) {
       if (WR) a.root[c] = static_cast<vertex_t>(c);
@@ -234,14 +242,20 @@ __device__ inline void bfs_level_done(const ap_args& a) {
 // GPUBFS (WR = false, Algorithm 2) and GPUBFS-WR (WR = true, Algorithm 4):
 // one BFS level.  Thread mapping: queue entry k = level_begin + i * total +
 // tid; a column of degree > warp_degree is handed to its whole warp (lanes
-// stride over its rows).  All threads of a warp run the same number of
-// rounds so that the warp collectives see full warps.
+// stride over its rows), one of degree > block_degree to its whole block
+// (listed in shared memory, then the block's threads stride over its rows).
+// All threads of a block run the same number of rounds so that the warp
+// and block collectives see every thread.
 // sync: rmatch (-1 -> -2 by CAS), bfs_array (CAS), root, predecessor
 //       (benign races, see bfs_visit), ctl->tail, ctl->n_ends (atomic),
 //       ctl (last-block ticket)
-// safe: cxadj, cadj (read only), mate0 (one writer per column: the CAS winner)
+// safe: cxadj, cadj (read only), mate0 (one writer per column: the CAS
+//       winner), hub_c / hub_root / n_hubs (shared; written between barriers)
 template <bool WR>
 __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a) {
+  __shared__ vertex_t hub_c[threads_per_block];
+  __shared__ vertex_t hub_root[threads_per_block];
+  __shared__ int n_hubs;
   const ap_control* ctl = a.ctl;
   // Written by the previous launch (or phase_begin) only.
   const int level = ctl->bfs_level;
@@ -250,6 +264,8 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
   const std::int64_t tot = total_threads();
   const std::int64_t rounds = (end - begin + tot - 1) / tot;
   const int lane = threadIdx.x % warp_size;
+  if (threadIdx.x == 0) n_hubs = 0;
+  __syncthreads();
   for (std::int64_t i = 0; i < rounds; ++i) {
     const std::int64_t k = begin + i * tot + global_tid();
     vertex_t c = -1, my_root = -1;
@@ -266,7 +282,11 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       }
       if (live) {
         const offset_t b = a.cxadj[c], e = a.cxadj[c + 1];
-        if (e - b > warp_degree) {
+        if (e - b > block_degree) {
+          const int slot = atomicAdd(&n_hubs, 1);
+          hub_c[slot] = c;
+          hub_root[slot] = my_root;
+        } else if (e - b > warp_degree) {
           wide = true;
         } else {
           for (offset_t j = b; j < e; ++j) bfs_visit<WR>(a, q, c, a.cadj[j], level, my_root);
@@ -282,6 +302,17 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       for (offset_t j = a.cxadj[wc] + lane; j < e; j += warp_size)
         bfs_visit<WR>(a, q, wc, a.cadj[j], level, wroot);
     }
+    __syncthreads();  // the hub list is complete
+    const int hubs = n_hubs;
+    for (int h = 0; h < hubs; ++h) {
+      const vertex_t hc = hub_c[h], hroot = hub_root[h];
+      const offset_t e = a.cxadj[hc + 1];
+      for (offset_t j = a.cxadj[hc] + threadIdx.x; j < e; j += blockDim.x)
+        bfs_visit<WR>(a, q, hc, a.cadj[j], level, hroot);
+    }
+    __syncthreads();  // everyone has read the list
+    if (threadIdx.x == 0) n_hubs = 0;
+    __syncthreads();
   }
   bfs_level_done(a);
 }

@@ -35,6 +35,13 @@
 //    and PUSH code, with __syncthreads() for the kernel boundaries).
 //    Towards the end of a solve only a few hundred columns stay active for
 //    hundreds of iterations, and launch latency dominated them.
+//  * Tried and dropped: running the iterations of longer lists in one
+//    cooperative launch (INIT and PUSH separated by grid.sync(), the loop
+//    stopping on the device).  On the H100 (median of 5) it changed the
+//    solve from 23.4 to 22.5 ms on uniform 2^22 and from 12.8 to 11.3-12.2
+//    ms on uniform 2^20, but slowed Delaunay 2^20 from 26-31 to 36 ms (RCP:
+//    34 to 39 ms): the launches overlap with the previous kernel's work,
+//    and the two grid barriers per iteration cost about as much.
 //  * The paper's structure stays reachable: matching_options::paper_structure
 //    (Python: variant="paper") selects the scan BFS and one INIT + PUSH
 //    launch pair per iteration, for reproducible comparisons.
@@ -42,9 +49,15 @@
 //    are at most 2 min(m, n) + 1 < infinity, and a push raises a label to at
 //    most infinity + 1, so nothing overflows.
 //
+// Graph upload, column orientation and initial matching: graph_upload.cu
+// (shared with APFB/APsB; the CSC and the greedy start are built on the
+// device).  Stats: seconds_solve is the device solve alone (after the
+// initial matching, up to FIXMATCHING), synchronized at both ends.
+//
 // Memory: both orientations of the graph, mates, labels, iA, the two lists,
-// the two BFS queues and CUB scratch; computed up front and checked by
-// use_device_with_memory before anything is allocated.
+// the two BFS queues and CUB scratch; computed up front (lists at their
+// largest, n) and checked by use_device_with_memory before anything is
+// allocated.
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -53,13 +66,12 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/launch.cuh"
 #include "matching/gpr_kernels.cuh"
+#include "matching/graph_upload.cuh"
 #include "matchflow/cuda/entry.hpp"
 
 namespace matchflow::cuda {
@@ -93,13 +105,11 @@ class pinned_control {
   control* ptr_ = nullptr;
 };
 
-/// Everything one solve owns on the device.
+/// Everything one solve owns on the device besides the graph and mates
+/// (device_graph, graph_upload.cuh).
 struct gpr_state {
   vertex_t m, n;
   label_t infinity;
-  device_buffer<offset_t> row_ptr, col_ptr;
-  device_buffer<vertex_t> row_adj, col_adj;
-  device_buffer<vertex_t> col4row, row4col;
   device_buffer<label_t> psi_row, psi_col;
   device_buffer<int> ia;
   device_buffer<vertex_t> list_a, list_b;  // A_c and A_p (roles swap on compaction)
@@ -110,15 +120,17 @@ struct gpr_state {
 
 class gpr_solver {
  public:
-  gpr_solver(const bipartite_view& g, const matching_options& options, vertex_t* col4row,
-             vertex_t* row4col, matching_stats* stats)
-      : g_(g), options_(options), h_col4row_(col4row), h_row4col_(row4col), stats_(stats) {}
+  gpr_solver(const bipartite_view& g, gpu_start start, const matching_options& options,
+             vertex_t* col4row, vertex_t* row4col, matching_stats* stats)
+      : g_(g), start_(start), options_(options), h_col4row_(col4row), h_row4col_(row4col),
+        stats_(stats) {}
 
   void run();
 
  private:
   std::size_t cub_temp_bytes(std::int64_t capacity) const;
-  void allocate_and_upload();
+  bool allocate_and_upload();
+  void solve();
   void global_relabel();
   void launch_bfs_level(int level);
   void select_all_columns();
@@ -131,6 +143,7 @@ class gpr_solver {
   void download();
 
   const bipartite_view& g_;
+  gpu_start start_;
   const matching_options& options_;
   vertex_t* h_col4row_;
   vertex_t* h_row4col_;
@@ -138,6 +151,7 @@ class gpr_solver {
 
   stream stream_;
   pinned_control host_ctl_;
+  device_graph d_;
   gpr_state s_{};
   vertex_t* a_c_ = nullptr;  // current list (A_c)
   vertex_t* a_p_ = nullptr;  // its companion (A_p)
@@ -170,32 +184,33 @@ std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
   return std::max<std::size_t>({all_bytes, list_bytes, row_bytes, 1});
 }
 
-void gpr_solver::allocate_and_upload() {
-  const std::int64_t m = g_.n_rows(), n = g_.n_cols(), nnz = g_.rows.nnz();
-  std::int64_t unmatched = 0;
-  for (vertex_t v = 0; v < g_.n_cols(); ++v) unmatched += h_row4col_[v] == -1;
-  const std::int64_t capacity = std::max<std::int64_t>(unmatched, 1);
-
+/// Uploads the graph and the initial matching (graph_upload.cu), then, when
+/// that matching is not already maximum, allocates the solve's state.
+/// Returns false when there is nothing to solve.
+bool gpr_solver::allocate_and_upload() {
+  const auto setup_start = clock_type::now();
+  const std::int64_t m = g_.n_rows(), n = g_.n_cols();
   use_device_with_memory(options_.device, 0);  // selects the device for the CUB query
-  const std::size_t temp = cub_temp_bytes(capacity);
-  const std::size_t bytes = sizeof(offset_t) * std::size_t(m + 1 + n + 1) +
-                            sizeof(vertex_t) * std::size_t(2 * nnz) +
-                            sizeof(vertex_t) * std::size_t(m + n) +  // mates
+  stats_->seconds_per_launch = launch_seconds(options_.device);
+  // Lists hold the unmatched columns: at most n before the start is known.
+  const std::size_t temp = cub_temp_bytes(std::max<std::int64_t>(n, 1));
+  const std::size_t bytes = graph_bytes(g_, start_, true) +
                             sizeof(label_t) * std::size_t(m + n) +   // labels
                             sizeof(int) * std::size_t(n) +           // iA
-                            sizeof(vertex_t) * std::size_t(2 * capacity) + sizeof(control) +
+                            sizeof(vertex_t) * std::size_t(2 * n) + sizeof(control) +
                             (paper_bfs_ ? 0 : sizeof(vertex_t) * std::size_t(2 * m)) + temp;
   use_device_with_memory(options_.device, bytes);
+  stats_->seconds_setup += seconds_since(setup_start);
 
+  if (!prepare_graph(g_, start_, h_col4row_, h_row4col_, true, d_, stream_, stats_)) {
+    return false;
+  }
+
+  const auto alloc_start = clock_type::now();
+  const std::int64_t capacity = std::max<std::int64_t>(n - d_.init_cardinality, 1);
   s_.m = g_.n_rows();
   s_.n = g_.n_cols();
   s_.infinity = label_t(std::min<std::int64_t>(m + n, INT32_MAX - 4));
-  s_.row_ptr = device_buffer<offset_t>(std::size_t(m + 1));
-  s_.col_ptr = device_buffer<offset_t>(std::size_t(n + 1));
-  s_.row_adj = device_buffer<vertex_t>(std::size_t(nnz));
-  s_.col_adj = device_buffer<vertex_t>(std::size_t(nnz));
-  s_.col4row = device_buffer<vertex_t>(std::size_t(m));
-  s_.row4col = device_buffer<vertex_t>(std::size_t(n));
   s_.psi_row = device_buffer<label_t>(std::size_t(m));
   s_.psi_col = device_buffer<label_t>(std::size_t(n));
   s_.ia = device_buffer<int>(std::size_t(n));
@@ -210,22 +225,14 @@ void gpr_solver::allocate_and_upload() {
     frontier_blocks_ = std::min<unsigned>(blocks_for(m), unsigned(sms) * 8);
   }
   s_.ctl = device_buffer<control>(1);
-  s_.cub_temp = device_buffer<unsigned char>(temp);
+  s_.cub_temp = device_buffer<unsigned char>(cub_temp_bytes(capacity));
   a_c_ = s_.list_a.data();
   a_p_ = s_.list_b.data();
-
-  const auto start = clock_type::now();
-  s_.row_ptr.copy_from_host(g_.rows.ptr, std::size_t(m + 1), stream_);
-  s_.col_ptr.copy_from_host(g_.cols.ptr, std::size_t(n + 1), stream_);
-  s_.row_adj.copy_from_host(g_.rows.adj, std::size_t(nnz), stream_);
-  s_.col_adj.copy_from_host(g_.cols.adj, std::size_t(nnz), stream_);
-  s_.col4row.copy_from_host(h_col4row_, std::size_t(m), stream_);
-  s_.row4col.copy_from_host(h_row4col_, std::size_t(n), stream_);
-  stream_.synchronize();
-  stats_->seconds_transfer += seconds_since(start);
-
   s_.ia.fill_bytes(0xff, stream_);  // iA = -1: no column stamped yet
   s_.ctl.fill_bytes(0, stream_);
+  stream_.synchronize();
+  stats_->seconds_setup += seconds_since(alloc_start);
+  return true;
 }
 
 void gpr_solver::read_control() {
@@ -238,12 +245,12 @@ void gpr_solver::read_control() {
 void gpr_solver::launch_bfs_level(int level) {
   if (paper_bfs_) {
     gpr::gr_level_kernel<<<blocks_for(s_.m), threads_per_block, 0, stream_>>>(
-        s_.m, s_.row_ptr.data(), s_.row_adj.data(), s_.col4row.data(), s_.row4col.data(),
+        s_.m, d_.row_ptr.data(), d_.row_adj.data(), d_.col4row.data(), d_.row4col.data(),
         s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level, s_.ctl.data());
   } else {
     const bool even = (level / 2) % 2 == 0;
     gpr::gr_frontier_kernel<<<frontier_blocks_, threads_per_block, 0, stream_>>>(
-        s_.row_ptr.data(), s_.row_adj.data(), s_.col4row.data(), s_.row4col.data(),
+        d_.row_ptr.data(), d_.row_adj.data(), d_.col4row.data(), d_.row4col.data(),
         s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level,
         even ? s_.queue_a.data() : s_.queue_b.data(),
         even ? s_.queue_b.data() : s_.queue_a.data(), s_.ctl.data());
@@ -257,7 +264,7 @@ void gpr_solver::launch_bfs_level(int level) {
 void gpr_solver::global_relabel() {
   const std::int64_t width = std::max<std::int64_t>(s_.m, s_.n);
   gpr::init_relabel_kernel<<<blocks_for(width), threads_per_block, 0, stream_>>>(
-      s_.m, s_.n, s_.col4row.data(), s_.psi_row.data(), s_.psi_col.data(), s_.infinity,
+      s_.m, s_.n, d_.col4row.data(), s_.psi_row.data(), s_.psi_col.data(), s_.infinity,
       s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
@@ -265,7 +272,7 @@ void gpr_solver::global_relabel() {
     std::size_t temp = s_.cub_temp.size();
     MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
         s_.cub_temp.data(), temp, thrust::counting_iterator<vertex_t>(0), s_.queue_a.data(),
-        &s_.ctl.data()->queue_size[0], s_.m, gpr::unmatched_row{s_.col4row.data()}, stream_));
+        &s_.ctl.data()->queue_size[0], s_.m, gpr::unmatched_row{d_.col4row.data()}, stream_));
     stats_->kernel_launches += 2;
   }
   int level = 0;
@@ -290,7 +297,7 @@ void gpr_solver::global_relabel() {
 /// initial list of Algorithm 7, and the re-check before returning).
 void gpr_solver::select_all_columns() {
   std::size_t temp = s_.cub_temp.size();
-  const gpr::active_column pred{s_.row4col.data(), s_.col4row.data(), s_.psi_col.data(),
+  const gpr::active_column pred{d_.row4col.data(), d_.col4row.data(), s_.psi_col.data(),
                                 s_.infinity};
   MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(s_.cub_temp.data(), temp,
                                            thrust::counting_iterator<vertex_t>(0), a_c_,
@@ -309,7 +316,7 @@ void gpr_solver::shrink() {
     return;
   }
   std::size_t temp = s_.cub_temp.size();
-  const gpr::active_in_list pred{s_.row4col.data(), s_.col4row.data(), s_.psi_col.data(),
+  const gpr::active_in_list pred{d_.row4col.data(), d_.col4row.data(), s_.psi_col.data(),
                                  s_.infinity};
   MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(s_.cub_temp.data(), temp, a_c_, a_p_,
                                            &s_.ctl.data()->num_active, count_, pred, stream_));
@@ -321,7 +328,7 @@ void gpr_solver::shrink() {
 
 void gpr_solver::launch_init() {
   gpr::pr_init_kernel<<<blocks_for(count_), threads_per_block, 0, stream_>>>(
-      count_, a_c_, a_p_, s_.col4row.data(), s_.row4col.data(), s_.ia.data(), loop_,
+      count_, a_c_, a_p_, d_.col4row.data(), d_.row4col.data(), s_.ia.data(), loop_,
       s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
@@ -329,8 +336,8 @@ void gpr_solver::launch_init() {
 
 void gpr_solver::launch_push() {
   gpr::pr_push_kernel<<<blocks_for(count_), threads_per_block, 0, stream_>>>(
-      count_, a_c_, a_p_, s_.col_ptr.data(), s_.col_adj.data(), s_.col4row.data(),
-      s_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
+      count_, a_c_, a_p_, d_.col_ptr.data(), d_.col_adj.data(), d_.col4row.data(),
+      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
       s_.infinity);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
@@ -354,8 +361,8 @@ void gpr_solver::run_iterations(int iterations) {
 /// `iterations` iterations of lines 16-20 in one launch (short lists).
 void gpr_solver::run_tail(int iterations) {
   gpr::pr_tail_kernel<<<1, gpr::tail_block, 0, stream_>>>(
-      count_, a_c_, a_p_, s_.col_ptr.data(), s_.col_adj.data(), s_.col4row.data(),
-      s_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
+      count_, a_c_, a_p_, d_.col_ptr.data(), d_.col_adj.data(), d_.col4row.data(),
+      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
       iterations, s_.infinity, s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
@@ -364,17 +371,12 @@ void gpr_solver::run_tail(int iterations) {
   stats_->iterations += host_ctl_.get()->tail_iterations;
 }
 
+/// FIXMATCHING (line 23); the last kernel of the solve.
 void gpr_solver::download() {
   gpr::fix_matching_kernel<<<blocks_for(s_.n), threads_per_block, 0, stream_>>>(
-      s_.n, s_.col4row.data(), s_.row4col.data());
+      s_.n, d_.col4row.data(), d_.row4col.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
-  stream_.synchronize();
-  const auto start = clock_type::now();
-  s_.col4row.copy_to_host(h_col4row_, std::size_t(s_.m), stream_);
-  s_.row4col.copy_to_host(h_row4col_, std::size_t(s_.n), stream_);
-  stream_.synchronize();
-  stats_->seconds_transfer += seconds_since(start);
 }
 
 /// Algorithm 7.  `list_valid` false means A_c must be rebuilt from all
@@ -385,7 +387,15 @@ void gpr_solver::run() {
     paper_bfs_ = true;
     use_tail_ = false;
   }
-  allocate_and_upload();
+  if (allocate_and_upload()) {
+    phase_clock clock(stream_);
+    solve();
+    stats_->seconds_solve += clock.mark();
+  }
+  download_matching(d_, h_col4row_, h_row4col_, stream_, stats_);
+}
+
+void gpr_solver::solve() {
   const double k = options_.relabel_k > 0 ? options_.relabel_k : default_relabel_k;
   // Guard against a runaway loop (a bug must not hang the caller): far above
   // anything push-relabel needs, since every useful iteration raises a label.
@@ -426,16 +436,22 @@ void gpr_solver::run() {
       throw cuda_failure(cudaErrorUnknown, "gpu-pr did not converge (iteration limit)");
     }
   }
-  download();  // FIXMATCHING (line 23) and the copy back
+  download();  // FIXMATCHING (line 23)
 }
 
 }  // namespace
 
-status gpu_pr(const bipartite_view& g, const matching_options& options, vertex_t* col4row,
-              vertex_t* row4col, matching_stats* stats) noexcept {
+status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& options,
+              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
   return cuda_guarded([&] {
-    if (g.n_rows() == 0 || g.n_cols() == 0) return status::ok;
-    gpr_solver solver(g, options, col4row, row4col, stats);
+    if (g.n_rows() == 0 || g.n_cols() == 0) {
+      if (start != gpu_start::host_mates) {
+        std::fill(col4row, col4row + g.n_rows(), vertex_t{-1});
+        std::fill(row4col, row4col + g.n_cols(), vertex_t{-1});
+      }
+      return status::ok;
+    }
+    gpr_solver solver(g, start, options, col4row, row4col, stats);
     solver.run();
     return status::ok;
   });

@@ -69,6 +69,7 @@ constexpr int warp_degree = 32;    ///< columns of larger degree are scanned by 
 constexpr int flag_ring = 4;       ///< ring of per-level BFS flags (see gr_level_kernel)
 constexpr int scan_chunk = 4;      ///< neighbours whose labels one thread loads at once
 constexpr int bfs_lanes = 4;       ///< threads sharing one frontier row in gr_frontier_kernel
+constexpr offset_t block_degree = 512;  ///< frontier rows of larger degree: scanned by a block
 
 /// Device-side counters and flags of one solve (one allocation).
 struct control {
@@ -157,6 +158,25 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
   raise_flag(&ctl->level_added[this_slot], added);
 }
 
+/// One BFS edge of the frontier form: claim column v for level L + 1 and
+/// queue its mate.
+__device__ inline void frontier_visit(vertex_t v, const vertex_t* __restrict__ col4row,
+                                      const vertex_t* __restrict__ row4col,
+                                      label_t* __restrict__ psi_row, label_t* psi_col,
+                                      label_t infinity, int level,
+                                      vertex_t* __restrict__ q_out, int* tail) {
+  if (atomic_read(&psi_col[v]) != infinity) return;
+  if (atomicCAS(&psi_col[v], infinity, label_t(level + 1)) != infinity) return;
+  const vertex_t w = row4col[v];
+  if (w < 0 || col4row[w] != v) return;  // v unmatched: nothing to add
+  psi_row[w] = level + 2;
+  const auto group = cooperative_groups::coalesced_threads();
+  int base = 0;
+  if (group.thread_rank() == 0) base = atomicAdd(tail, int(group.size()));
+  base = group.shfl(base, 0);
+  q_out[base + int(group.thread_rank())] = w;
+}
+
 /// Frontier form of G-GR-KRNL (the default; gr_level_kernel is the paper's
 /// form): instead of testing psi(u) = cLevel on every row, level L takes its
 /// rows from a queue (level 0: the unmatched rows, selected with CUB) and
@@ -166,15 +186,21 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
 /// queue exactly once, and appends use one atomicAdd per coalesced group.
 /// Queue sizes live in a ring of 3 (read the current, append to the next,
 /// thread 0 clears the one after), so the host need not read them per level.
-/// Thread mapping: grid-stride loop, bfs_lanes threads per frontier row.
+/// Thread mapping: rounds over the queue, bfs_lanes threads per frontier
+/// row; a row of degree > block_degree (R-MAT hubs) is listed in shared
+/// memory and scanned by the whole block.  Every thread of a block runs the
+/// same number of rounds (block barriers inside).
 /// sync: psi_col (atomicCAS), ctl->queue_size[next] (atomicAdd).
 /// safe: psi_row[w] (only the claimer of w's column writes it); q_out slots
-///       (reserved by atomicAdd); col4row, row4col, q_in (read only).
+///       (reserved by atomicAdd); col4row, row4col, q_in (read only);
+///       hubs / n_hubs (shared, written between barriers).
 __global__ __launch_bounds__(threads_per_block) void gr_frontier_kernel(
     const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
     const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col,
     label_t* __restrict__ psi_row, label_t* psi_col, label_t infinity, int level,
     const vertex_t* __restrict__ q_in, vertex_t* __restrict__ q_out, control* ctl) {
+  __shared__ vertex_t hubs[threads_per_block];
+  __shared__ int n_hubs;
   const int step = level / 2;
   if (blockIdx.x == 0 && threadIdx.x == 0) ctl->queue_size[(step + 2) % 3] = 0;
   const int size = ctl->queue_size[step % 3];  // written by the previous launch
@@ -182,25 +208,37 @@ __global__ __launch_bounds__(threads_per_block) void gr_frontier_kernel(
   if (blockIdx.x == 0 && threadIdx.x == 0) ctl->max_level = level + 2;
   int* tail = &ctl->queue_size[(step + 1) % 3];
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t items = std::int64_t(size) * bfs_lanes;
+  const std::int64_t rounds = (items + stride - 1) / stride;
+  if (threadIdx.x == 0) n_hubs = 0;
+  __syncthreads();
   // bfs_lanes threads per row, each taking every bfs_lanes-th edge (stride
   // is a multiple of bfs_lanes, so a thread keeps its lane).
-  for (std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-       t < std::int64_t(size) * bfs_lanes; t += stride) {
-    const vertex_t u = q_in[t / bfs_lanes];
-    const offset_t end = row_ptr[u + 1];
-    for (offset_t e = row_ptr[u] + t % bfs_lanes; e < end; e += bfs_lanes) {
-      const vertex_t v = row_adj[e];
-      if (atomic_read(&psi_col[v]) != infinity) continue;
-      if (atomicCAS(&psi_col[v], infinity, label_t(level + 1)) != infinity) continue;
-      const vertex_t w = row4col[v];
-      if (w < 0 || col4row[w] != v) continue;  // v unmatched: nothing to add
-      psi_row[w] = level + 2;
-      const auto group = cooperative_groups::coalesced_threads();
-      int base = 0;
-      if (group.thread_rank() == 0) base = atomicAdd(tail, int(group.size()));
-      base = group.shfl(base, 0);
-      q_out[base + int(group.thread_rank())] = w;
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    const std::int64_t t = r * stride + std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t < items) {
+      const vertex_t u = q_in[t / bfs_lanes];
+      const offset_t begin = row_ptr[u], end = row_ptr[u + 1];
+      if (end - begin > block_degree) {
+        if (t % bfs_lanes == 0) hubs[atomicAdd(&n_hubs, 1)] = u;
+      } else {
+        for (offset_t e = begin + t % bfs_lanes; e < end; e += bfs_lanes)
+          frontier_visit(row_adj[e], col4row, row4col, psi_row, psi_col, infinity, level, q_out,
+                         tail);
+      }
     }
+    __syncthreads();  // the hub list is complete
+    const int n = n_hubs;
+    for (int h = 0; h < n; ++h) {
+      const vertex_t u = hubs[h];
+      const offset_t end = row_ptr[u + 1];
+      for (offset_t e = row_ptr[u] + threadIdx.x; e < end; e += blockDim.x)
+        frontier_visit(row_adj[e], col4row, row4col, psi_row, psi_col, infinity, level, q_out,
+                       tail);
+    }
+    __syncthreads();  // everyone has read the list
+    if (threadIdx.x == 0) n_hubs = 0;
+    __syncthreads();
   }
 }
 

@@ -13,14 +13,24 @@ int device_count() noexcept;
 status get_device_info(int device, device_info* info) noexcept;
 const char* architectures() noexcept;
 
-/// G-PR (paper 000).  Mates arrays hold the initial matching on entry and the
-/// maximum matching on exit.
-status gpu_pr(const bipartite_view& g, const matching_options& options,
+/// Where a GPU matching method gets its initial matching.
+enum class gpu_start : int {
+  host_mates = 0,  ///< col4row / row4col hold it on entry (e.g. Karp-Sipser, computed on the host)
+  greedy = 1,      ///< computed on the device (cheap greedy, cuda/src/matching/graph_upload.cu)
+  empty = 2,       ///< none: every vertex starts unmatched
+};
+
+/// G-PR (paper 000).  The mates arrays hold the maximum matching on exit
+/// (and the initial one on entry when `start` is host_mates).  `g` may lack
+/// its column orientation: it is then built on the device.
+status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& options,
               vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept;
 
-/// APFB / APsB (paper 004); `apfb` selects APFB, else APsB.
-status gpu_ap(const bipartite_view& g, bool apfb, const matching_options& options,
-              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept;
+/// APFB / APsB (paper 004); `apfb` selects APFB, else APsB.  Same contract
+/// as gpu_pr.
+status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
+              const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+              matching_stats* stats) noexcept;
 
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
