@@ -109,6 +109,20 @@ cdef dict _stats_dict(const matching_stats& s):
     }
 
 
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+
+def validate_compressed(const int64_t[::1] ptr, const index_t[::1] ids, int64_t n_minor):
+    """Structural check of a CSR/CSC pattern (ValueError with SciPy's message)."""
+    cdef status st
+    cdef const index_t* first = &ids[0] if ids.shape[0] > 0 else NULL
+    with nogil:
+        st = check_compressed(_p64(ptr), ptr.shape[0] - 1, first, ids.shape[0], n_minor, 0)
+    _check(st)
+
+
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
              int n_cols, int method, int init, int threads, double relabel_k,
              int bfs_kernel, int thread_layout, int device, bint paper_structure):

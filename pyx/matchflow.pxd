@@ -39,6 +39,13 @@ cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:
         adjacency_view cols
 
 
+cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
+    status check_compressed(const int64_t* ptr, int64_t n_major, const int32_t* ids,
+                            int64_t nnz, int64_t n_minor, int threads)
+    status check_compressed(const int64_t* ptr, int64_t n_major, const int64_t* ids,
+                            int64_t nnz, int64_t n_minor, int threads)
+
+
 cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     enum class matching_method(int):
         pass

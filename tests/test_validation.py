@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.sparse import csgraph
 
 import matchflow
+from matchflow import generators
 from oracles import assert_maximum_matching, scipy_cardinality
 
 FORMATS = ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"]
@@ -155,3 +157,46 @@ def test_malformed_structure_is_a_value_error(name):
     g = _malformed()[name]
     with pytest.raises(ValueError):
         matchflow.maximum_matching(g)
+
+
+def _compressed_cases():
+    """(name, bad CSR/CSC matrix) with int32 and int64 index arrays."""
+    cases = []
+    for fmt in (sp.csr_array, sp.csc_array):
+        for dtype in (np.int32, np.int64):
+            g = fmt(sp.random_array((300, 200), density=0.05, rng=np.random.default_rng(1)))
+            g.indices, g.indptr = g.indices.astype(dtype), g.indptr.astype(dtype)
+            too_big, negative, decreasing = g.copy(), g.copy(), g.copy()
+            too_big.indices[-1] = max(g.shape)
+            negative.indices[len(g.indices) // 2] = -1
+            decreasing.indptr[5] = decreasing.indptr[7] + 1
+            tag = f"{fmt.__name__}-{np.dtype(dtype).name}"
+            cases += [(f"{tag}-too-big", too_big), (f"{tag}-negative", negative),
+                      (f"{tag}-decreasing", decreasing)]
+    return cases
+
+
+@pytest.mark.parametrize("name, bad", _compressed_cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_compressed_checks_say_what_scipy_says(name, bad):
+    """The parallel structural pass gives SciPy's message for each broken rule."""
+    with pytest.raises(ValueError) as scipy_error:
+        bad.copy().check_format(full_check=True)
+    with pytest.raises(ValueError) as ours:
+        matchflow.maximum_bipartite_matching(bad)
+    assert str(ours.value) == str(scipy_error.value)
+
+
+def test_decreasing_offsets_without_entries_are_rejected():
+    """SciPy skips the offset check when there are no entries; an offset
+    past the (empty) id array would send a solver out of bounds."""
+    g = sp.csr_array((np.zeros(0), np.zeros(0, np.int32), np.array([0, 1, 0], np.int32)),
+                     shape=(2, 2))
+    with pytest.raises(ValueError, match="non-decreasing"):
+        matchflow.maximum_bipartite_matching(g)
+
+
+def test_valid_large_pattern_passes_the_parallel_check():
+    g = generators.uniform_random(1 << 17, degree=3.0, seed=5)  # > 2^16 ids: parallel pass
+    for m in (g, sp.csc_array(g), sp.csr_array((g.data, g.indices.astype(np.int64),
+                                                g.indptr.astype(np.int64)), shape=g.shape)):
+        assert matchflow.structural_rank(m) == csgraph.structural_rank(sp.csr_matrix(m))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from . import _core
+
 _INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -30,11 +32,31 @@ class Bipartite:
         return int(self.row_adj.shape[0])
 
 
+def _checked_compressed(matrix) -> tuple[np.ndarray, np.ndarray]:
+    """A CSR or CSC matrix's index arrays as (int64 offsets, int32 ids), checked.
+
+    SciPy's O(1) checks and messages first (lengths, ptr[0] == 0; trims
+    unused storage), then the O(nnz) pass in parallel in the core, with
+    SciPy's messages: SciPy's own full_check takes three sequential NumPy
+    passes (16 ms of a 27 ms GPU call on R-MAT scale 20).
+    """
+    matrix.check_format(full_check=False)
+    ptr = np.ascontiguousarray(matrix.indptr, dtype=np.int64)
+    ids = matrix.indices
+    if ids.dtype != np.int32 and ids.dtype != np.int64:
+        ids = ids.astype(np.int64)
+    ids = np.ascontiguousarray(ids)
+    n_minor = matrix.shape[1] if matrix.format == "csr" else matrix.shape[0]
+    _core.validate_compressed(ptr, ids, n_minor)
+    return ptr, ids.astype(np.int32, copy=False)  # ids < n_minor < 2**31 now
+
+
 def _check_structure(graph) -> None:
     """Reject index arrays that would make SciPy's own conversions misbehave."""
     fmt = graph.format
-    if fmt in ("csr", "csc", "bsr"):
-        # O(nnz): monotone offsets, ids in range, consistent lengths.
+    if fmt == "csc":
+        _checked_compressed(graph)
+    elif fmt == "bsr":
         graph.check_format(full_check=True)
     elif fmt == "coo":
         n_rows, n_cols = graph.shape
@@ -46,10 +68,14 @@ def _check_structure(graph) -> None:
                 raise ValueError(f"{what} index out of range in COO graph")
 
 
-def _compressed(matrix) -> tuple[np.ndarray, np.ndarray]:
-    ptr = np.ascontiguousarray(matrix.indptr, dtype=np.int64)
-    adj = np.ascontiguousarray(matrix.indices, dtype=np.int32)
-    return ptr, adj
+def _csr_pattern(graph) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 row offsets, int32 column ids) of any checked sparse input."""
+    if graph.format == "csr":
+        return _checked_compressed(graph)
+    _check_structure(graph)
+    csr = graph.tocsr()
+    return (np.ascontiguousarray(csr.indptr, dtype=np.int64),
+            np.ascontiguousarray(csr.indices, dtype=np.int32))
 
 
 def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipartite:
@@ -66,8 +92,7 @@ def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipa
     if max(n_rows, n_cols) >= _INT32_MAX:
         raise ValueError(f"graph has {max(n_rows, n_cols)} rows or columns; "
                          f"at most {_INT32_MAX - 1} are supported")
-    _check_structure(graph)
-    row_ptr, row_adj = _compressed(graph.tocsr())
+    row_ptr, row_adj = _csr_pattern(graph)
     return Bipartite(n_rows, n_cols, row_ptr, row_adj)
 
 

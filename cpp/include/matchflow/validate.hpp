@@ -1,0 +1,26 @@
+// Structural validation of sparse patterns, shared by every backend.
+//
+// The Python layer does the O(1) checks (shape, lengths, ptr[0] == 0) with
+// SciPy's own messages and calls these for the O(nnz) pass, which SciPy's
+// check_format(full_check=True) does in three sequential NumPy reductions.
+#pragma once
+#include <cstdint>
+
+#include "matchflow/graph.hpp"
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+/// Checks a compressed pattern (CSR or CSC): `ptr` (length n_major + 1) is
+/// non-decreasing and every id in `ids[0, nnz)` lies in [0, n_minor).
+/// Returns invalid_input with SciPy's message for the first violated rule
+/// in SciPy's order ("indices must be < N", "indices must be >= 0",
+/// "indptr must be a non-decreasing sequence"); ok otherwise.
+///
+/// @param threads  OpenMP threads; 0 = the OpenMP default
+status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::int32_t* ids,
+                        offset_t nnz, std::int64_t n_minor, int threads) noexcept;
+status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::int64_t* ids,
+                        offset_t nnz, std::int64_t n_minor, int threads) noexcept;
+
+}  // namespace matchflow
