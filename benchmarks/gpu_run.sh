@@ -22,6 +22,7 @@
 # hard `timeout`.  The harness rewrites its results after every graph, so a
 # cut-off run still leaves the graphs it finished.
 #
+# Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, PYTEST_ARGS, MATCHFLOW_DATA
 # (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
 # the device copy has no .git), CUDA_ARCH (default 90).
@@ -67,6 +68,11 @@ for part in "${parts[@]}"; do
     case "$part" in
     build)
         note "build: pip install --no-build-isolation . (CUDA arch $CUDA_ARCH)"
+        if ls .whl/*.whl > /dev/null 2>&1; then
+            # Optional comparison packages carried as wheels (e.g. lapx for bench_lsap.py).
+            python -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+                && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} && note "wheels: $(ls .whl)"
+        fi
         if python -m pip install --no-build-isolation -q . \
                 -Ccmake.define.CMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH" > "$OUT/build.log" 2>&1; then
             note "build: ok"
