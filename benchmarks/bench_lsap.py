@@ -134,22 +134,24 @@ def bench_tiny(args):
     return rows
 
 
+def _cell(m: dict | None, text) -> str:
+    """A table cell: '-' when not run, else text(m), flagged when the answer was wrong."""
+    if m is None:
+        return "-"
+    cell = text(m)
+    if m.get("check", "ok") != "ok":
+        cell += f" WRONG: {m['check']}"
+    return cell
+
+
 def tiny_markdown(rows) -> str:
     labels = ["scipy", "auto", "omp-tree/t1", "solve_assignment", "lapx"]
     lines = ["| instance | " + " | ".join(f"{lab} (us)" for lab in labels)
              + " | auto / scipy |", "|" + "---|" * (len(labels) + 2)]
     for row in rows:
         base = row["runs"]["scipy"]["seconds"]
-        cells = []
-        for label in labels:
-            m = row["runs"].get(label)
-            if m is None:
-                cells.append("-")
-                continue
-            cell = f"{m['seconds'] * 1e6:.1f}"
-            if m.get("check", "ok") != "ok":
-                cell += f" WRONG: {m['check']}"
-            cells.append(cell)
+        cells = [_cell(row["runs"].get(label), lambda m: f"{m['seconds'] * 1e6:.1f}")
+                 for label in labels]
         ratio = row["runs"]["auto"]["seconds"] / base
         lines.append(f"| {row['name']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
     return "\n".join(lines)
@@ -229,12 +231,8 @@ def markdown(rows, labels) -> str:
     lines = [head, "|" + "---|" * (len(labels) + 1)]
     for row in rows:
         base = row["runs"].get("scipy", {}).get("seconds")
-        cells = []
-        for label in labels:
-            m = row["runs"].get(label)
-            if m is None:
-                cells.append("-")
-                continue
+
+        def text(m, label):
             cell = f"{m['seconds']:.4f}"
             if base and label != "scipy":
                 cell += f" ({base / m['seconds']:.1f}x)"
@@ -242,9 +240,10 @@ def markdown(rows, labels) -> str:
                 cell += f" [solve {m['solve'] * 1e3:.1f} ms, copy {m['transfer'] * 1e3:.1f} ms]"
             if label == "auto":
                 cell += f" {m['method']}@{m['device']}"
-            if m.get("check", "ok") != "ok":
-                cell += f" WRONG: {m['check']}"
-            cells.append(cell)
+            return cell
+
+        cells = [_cell(row["runs"].get(label), lambda m, label=label: text(m, label))
+                 for label in labels]
         lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
