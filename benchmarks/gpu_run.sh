@@ -5,7 +5,9 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap (default: build info test bench).
+# Parts: build, info, test, sanitize, bench, lsap, pack (default: build info test bench).
+# pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
+# back at most 8 files); put it last.
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
 # racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS).  Everything after `--`
 # goes to benchmarks/bench_matching.py and replaces its default arguments
@@ -49,7 +51,7 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap) parts+=("$1"); shift ;;
+        build|info|test|sanitize|bench|lsap|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
            exit 2 ;;
@@ -137,6 +139,11 @@ for part in "${parts[@]}"; do
         [ $rc -eq 124 ] && note "bench: hit the hard limit (${t}s); results.* hold the graphs done"
         note "bench: exit code $rc"
         [ $rc -ne 0 ] && status=1
+        ;;
+    pack)
+        note "pack: $OUT/gpu-out.tar.gz"
+        tar -C "$OUT" -czf /tmp/gpu-out.tar.gz --exclude gpu-out.tar.gz . \
+            && find "$OUT" -mindepth 1 -delete && mv /tmp/gpu-out.tar.gz "$OUT/"
         ;;
     esac
 done
