@@ -360,3 +360,51 @@ def test_gpu_stats_split_the_time(method):
              + s.seconds_setup)
     assert parts <= s.seconds_total
     assert s.kernel_launches > 8  # greedy + transpose (several) + solve
+
+
+def _row_order_greedy_size(g: sp.csr_array) -> int:
+    """The papers' cheap matching, sequentially: rows in order, each takes
+    its first free column in stored order."""
+    taken = np.zeros(g.shape[1], dtype=bool)
+    for u in range(g.shape[0]):
+        for v in g.indices[g.indptr[u]:g.indptr[u + 1]]:
+            if not taken[v]:
+                taken[v] = True
+                break
+    return int(taken.sum())
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_start_is_the_row_order_greedy(method):
+    """The device start (rounds of proposals, smallest row wins) is exactly
+    the sequential row-order greedy: same size on random, permuted, mesh and
+    duplicate-laden graphs; perfect on a mesh with its diagonal."""
+    rng = np.random.default_rng(7)
+    graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
+    graphs += [generators.rmat(11, edge_factor=8, seed=1), generators.delaunay(2000, seed=2),
+               generators.random_geometric(2000, degree=8, seed=3)]
+    graphs += [generators.random_permutation(g, seed=5) for g in graphs[:1] + graphs[3:]]
+    graphs.append(sp.csr_array(sp.random_array((500, 800), density=0.01, rng=rng)))
+    dup = sp.random_array((600, 400), density=0.01, rng=rng, format="coo")
+    graphs.append(sp.csr_array(sp.coo_array(
+        (np.r_[dup.data, dup.data], (np.r_[dup.row, dup.row], np.r_[dup.col, dup.col])),
+        shape=dup.shape).tocsr()))
+    for g in graphs:
+        g = sp.csr_array(g)
+        expected_start = _row_order_greedy_size(g)
+        for _ in range(GPU_REPEATS):
+            r = solve(g, method)
+            assert r.stats.init_cardinality == expected_start
+            assert_maximum_matching(g, r)
+    mesh = generators.delaunay(3000, seed=4)
+    r = solve(mesh, method)
+    assert r.stats.init_cardinality == 3000 and r.stats.seconds_solve == 0
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_start_past_the_round_cap(method):
+    """A naturally ordered grid needs more proposal rounds than the cap (its
+    displacement chains run along the grid); the first-come greedy then
+    finishes the start, and the answer is still maximum."""
+    g = generators.grid_road(300, 300, p_delete=0.1, seed=1)
+    check(g, method)

@@ -3,6 +3,7 @@
 // cannot cache or tear it.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 
 namespace matchflow::cuda {
@@ -17,6 +18,18 @@ template <class T>
 __device__ inline void atomic_write(T* addr, T value) {
   ::cuda::atomic_ref<T, ::cuda::thread_scope_device>(*addr).store(value,
                                                                  ::cuda::memory_order_relaxed);
+}
+
+/// Appends `v` to `list`, whose length is `*counter`: one atomicAdd per warp
+/// for all the threads of the warp calling it now.
+template <class T>
+__device__ inline void push(T* list, int* counter, T v) {
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group active = cg::coalesced_threads();
+  int base = 0;
+  if (active.thread_rank() == 0) base = atomicAdd(counter, static_cast<int>(active.size()));
+  base = active.shfl(base, 0);
+  list[base + static_cast<int>(active.thread_rank())] = v;
 }
 
 }  // namespace matchflow::cuda

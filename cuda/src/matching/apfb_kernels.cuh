@@ -133,16 +133,6 @@ __device__ inline std::int64_t total_threads() {
   return static_cast<std::int64_t>(gridDim.x) * blockDim.x;
 }
 
-/// Appends `v` to `list` (warp-aggregated over the threads calling it now).
-__device__ inline void push(vertex_t* list, int* counter, vertex_t v) {
-  namespace cg = cooperative_groups;
-  const cg::coalesced_group active = cg::coalesced_threads();
-  int base = 0;
-  if (active.thread_rank() == 0) base = atomicAdd(counter, static_cast<int>(active.size()));
-  base = active.shfl(base, 0);
-  list[base + static_cast<int>(active.thread_rank())] = v;
-}
-
 // ---------------------------------------------------------------------------
 // INITBFSARRAY for the first phase: every column.  Thread mapping: column
 // c = i * total + tid.  Free columns are queued as roots (into queue[1],

@@ -10,9 +10,9 @@
 //
 //   1. upload the CSR (large copies page-lock the caller's arrays first:
 //      see large_copy);
-//   2. initial matching: the greedy kernel (graph_upload_kernels.cuh, one
-//      thread per row, atomicCAS on row4col), or the host's mates when the
-//      caller computed them (Karp-Sipser), or none;
+//   2. initial matching: the papers' row-order greedy, computed in parallel
+//      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
+//      when the caller computed them (Karp-Sipser), or none;
 //   3. only when that matching is not perfect on the smaller side: the CSC,
 //      uploaded when the caller passed it, else built on the device (row of
 //      each edge by a CUB max-scan, column degrees by atomics plus a CUB
@@ -21,8 +21,8 @@
 //
 // Paper 000 (G-PR) and paper 004 (APFB/APsB) both take the graph and the
 // cheap matching as given on the device; everything here is outside what
-// they time.  Deviation: their cheap matching is sequential (see the
-// kernel's comment for what the parallel one differs in).
+// they time.  Their cheap matching is sequential; ours is the same
+// matching, computed in parallel (see graph_upload_kernels.cuh).
 //
 // Timing: each phase ends with a stream synchronize and is added to its
 // stats field (seconds_transfer, seconds_init, seconds_transpose;
@@ -130,18 +130,61 @@ void copy_d2h(T* h_dst, const device_buffer<T>& src, std::size_t n, cudaStream_t
 
 // ---- the steps ---------------------------------------------------------------
 
-/// Step 2, greedy: the kernel, then its cardinality read back.
-std::int64_t greedy_start(device_graph& d, cudaStream_t s, matching_stats* stats) {
-  device_buffer<unsigned long long> matched(1);
-  matched.fill_bytes(0, s);
-  d.row4col.fill_bytes(0xff, s);  // -1
-  upload::greedy_kernel<<<blocks_for(d.m), threads_per_block, 0, s>>>(
-      d.m, d.row_ptr.data(), d.row_adj.data(), d.col4row.data(), d.row4col.data(),
-      matched.data());
+/// Scratch of step 2 (allocated with the graph: setup).
+struct greedy_scratch {
+  device_buffer<offset_t> cursor;      ///< per row: next column to propose to
+  device_buffer<vertex_t> rows[2];     ///< rows looking in the next round (ping-pong)
+  device_buffer<int> looking;          ///< length of the list being filled
+  device_buffer<unsigned long long> matched;
+  explicit greedy_scratch(vertex_t m)
+      : cursor(std::size_t(m)), rows{device_buffer<vertex_t>(std::size_t(m)),
+                                     device_buffer<vertex_t>(std::size_t(m))},
+        looking(1), matched(1) {}
+  greedy_scratch() = default;
+  static std::size_t bytes(vertex_t m) {
+    return std::size_t(m) * (sizeof(offset_t) + 2 * sizeof(vertex_t)) + 64;
+  }
+};
+
+/// Step 2, the row-order greedy (graph_upload_kernels.cuh): rounds of
+/// proposals until no row is displaced (or max_greedy_rounds, then the
+/// first-come greedy for the rest), the mates, their count read back.
+std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
+                          matching_stats* stats) {
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(g.cursor.data(), d.row_ptr.data(),
+                                     std::size_t(d.m) * sizeof(offset_t),
+                                     cudaMemcpyDeviceToDevice, s));
+  d.row4col.fill_bytes(0xff, s);  // -1: no holder
+  d.col4row.fill_bytes(0xff, s);
+  g.matched.fill_bytes(0, s);
+  const vertex_t* rows = nullptr;  // round 0: every row
+  int looking = d.m;
+  int round = 0;
+  for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
+    vertex_t* next = g.rows[round % 2].data();
+    g.looking.fill_bytes(0, s);
+    upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
+        looking, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
+        next, g.looking.data());
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&looking, g.looking.data(), sizeof(looking),
+                                       cudaMemcpyDeviceToHost, s));
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+    rows = next;
+  }
+  upload::holders_to_mates_kernel<<<blocks_for(d.n), threads_per_block, 0, s>>>(
+      d.n, d.row4col.data(), d.col4row.data(), g.matched.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
-  ++stats->kernel_launches;
+  stats->kernel_launches += round + 1;
+  if (looking > 0) {  // capped: the first-come greedy finishes
+    upload::greedy_kernel<<<blocks_for(d.m), threads_per_block, 0, s>>>(
+        d.m, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.col4row.data(),
+        d.row4col.data(), g.matched.data());
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    ++stats->kernel_launches;
+  }
   unsigned long long h_matched = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_matched, matched.data(), sizeof(h_matched),
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_matched, g.matched.data(), sizeof(h_matched),
                                      cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   return static_cast<std::int64_t>(h_matched);
@@ -206,6 +249,7 @@ std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows
   const bool build = !g.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                       // mates
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(g.n_rows());  // freed before the CSC
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
   if (build) {
@@ -232,6 +276,8 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
     d.row_ptr = device_buffer<offset_t>(std::size_t(d.m) + 1);
     d.row_adj = device_buffer<vertex_t>(std::size_t(d.nnz));
   }
+  greedy_scratch greedy;
+  if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
   stats->seconds_setup += clock.mark();
 
   // 1. CSR (and the host's mates) up.
@@ -247,9 +293,11 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
 
   // 2. Initial matching.
   if (start == gpu_start::greedy) {
-    d.init_cardinality = greedy_start(d, s, stats);
+    d.init_cardinality = greedy_start(d, greedy, s, stats);
     stats->init_cardinality = d.init_cardinality;
     stats->seconds_init += clock.mark();
+    greedy = greedy_scratch();
+    stats->seconds_setup += clock.mark();
   } else if (start == gpu_start::empty) {
     d.col4row.fill_bytes(0xff, s);
     d.row4col.fill_bytes(0xff, s);

@@ -4,14 +4,32 @@
 // graph_upload.cu.
 //
 // Greedy initial matching.  This is where the GPU methods compute their
-// starting matching (the "cheap matching" both papers start from: paper 000,
-// section IV, and paper 004, section 4, run every algorithm from it).
-// Deviation: the papers compute it sequentially on the host; here every row
-// claims its first unclaimed column with atomicCAS on row4col, all rows at
-// once.  The result is a maximal matching (a row left unmatched saw all its
-// columns claimed), as the sequential greedy's is, but not necessarily the
-// same one, so on naturally ordered meshes (where the sequential greedy is
-// often perfect) a few vertices may be left to the solve.
+// starting matching: the "cheap matching" both papers start from (paper
+// 000, section IV, and paper 004, section 4, run every algorithm from it).
+// The papers compute it sequentially on the host: rows in order, each takes
+// its first free column.  Here the same matching is computed on the device,
+// in rounds of proposals (ordered_greedy_round_kernel):
+//   every row still looking walks its columns from its cursor and proposes
+//   to each with atomicMin(holder[v], u); a column keeps the smallest row
+//   that proposed to it.  A row that finds a column held by a smaller row
+//   moves on (holders only ever decrease, so that column is lost to it for
+//   good); a row that wins stops; a row it displaces looks again in the
+//   next round, from the column it lost.
+// This is McVitie and Wilson's proposal algorithm for stable marriage with
+// every column ranking rows by id: its result does not depend on the order
+// of the proposals, and with one ranking shared by all columns the stable
+// matching is unique and equals the row-order greedy (serial dictatorship:
+// a pair (u, v) that u prefers to its mate was taken by a smaller row).  So
+// the device start is exactly the papers' sequential cheap matching, which
+// is perfect on naturally ordered meshes with a diagonal (row u takes
+// column u once rows 0..u-1 hold columns 0..u-1), where a start by
+// first-come atomicCAS left thousands of vertices to the solve (Delaunay
+// 2^20: 20-33 ms of solve, benchmarks/results/h100/gpu-matching-2e20.md).
+// Rounds: 6-16 on the suite's graphs in a synchronous simulation at 2^16
+// (uniform, R-MAT, Delaunay, RGG, grids with RCP), but ~160 on the natural
+// 256 x 256 grid, growing with its side.  After max_greedy_rounds the rows
+// still looking take the first free column by atomicCAS (greedy_kernel, the
+// first-come form): still a maximal matching, no longer the sequential one.
 //
 // Terms.  Rows u (CSR: row_ptr/row_adj), columns v (CSC: col_ptr/col_adj);
 // col4row / row4col as everywhere in matchflow; -1 = unmatched.
@@ -25,29 +43,84 @@
 
 namespace matchflow::cuda::upload {
 
-/// Greedy initial matching.  Thread mapping: one thread per row.  Each row
-/// walks its columns in order and claims the first one still free with
-/// atomicCAS(row4col[v], -1, u).  Expects row4col = -1 on entry.
+/// Proposal rounds before the first-come greedy finishes the start.
+constexpr int max_greedy_rounds = 64;
+
+/// One round of proposals.  Thread mapping: one thread per looking row: row
+/// `i` in round 0 (`rows` null, every row), else rows[i].  Each walks its
+/// columns from cursor[u] until it holds one or runs out (cursor[u] =
+/// row_ptr[u + 1]); rows it displaces go to next_rows.  holder is row4col,
+/// -1 where no row proposed yet, compared as unsigned so that -1 is above
+/// every row id (atomicMin on unsigned).
+/// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
+/// safe: cursor[u] (one writer: u's thread; u looks at most once per round,
+/// as a row is displaced at most once per round: it holds one column, and
+/// only the atomicMin that replaces it there returns its id).
+__global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
+    vertex_t count, const vertex_t* __restrict__ rows, const offset_t* __restrict__ row_ptr,
+    const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, vertex_t* holder,
+    vertex_t* next_rows, int* next_count) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const vertex_t u = rows ? rows[i] : vertex_t(i);
+  const offset_t end = row_ptr[u + 1];
+  offset_t e = cursor[u];
+  for (; e < end; ++e) {
+    const vertex_t v = row_adj[e];
+    auto* slot = reinterpret_cast<unsigned*>(&holder[v]);
+    if (atomic_read(slot) < unsigned(u)) continue;  // a smaller row holds v for good
+    const unsigned previous = atomicMin(slot, unsigned(u));
+    if (previous > unsigned(u)) {  // u holds v now
+      if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
+      break;
+    }
+  }
+  cursor[u] = e;  // at the column held (retried if u is displaced), or at the end
+}
+
+/// After the rounds: col4row from the holders (row4col).  Thread mapping:
+/// one thread per column.  Expects col4row = -1.  sync: *matched (one
+/// atomicAdd per block).  safe: col4row[row4col[v]] (a row holds one column).
+__global__ __launch_bounds__(threads_per_block) void holders_to_mates_kernel(
+    vertex_t n, const vertex_t* __restrict__ row4col, vertex_t* __restrict__ col4row,
+    unsigned long long* matched) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  bool held = false;
+  if (v < n) {
+    const vertex_t u = row4col[v];
+    held = u != -1;
+    if (held) col4row[u] = vertex_t(v);
+  }
+  const int count = __syncthreads_count(held);
+  if (threadIdx.x == 0 && count > 0) atomicAdd(matched, static_cast<unsigned long long>(count));
+}
+
+/// First-come greedy for the rows still unmatched (col4row[u] = -1) after
+/// max_greedy_rounds.  Thread mapping: one thread per row.  Each walks its
+/// columns from cursor[u] (the columns before it are held) and claims the
+/// first free one with atomicCAS(row4col[v], -1, u).  The result is maximal:
+/// a row left unmatched saw each of its columns held.
 /// sync: row4col (atomicCAS; relaxed pre-check), *matched (one atomicAdd per block).
-/// safe: col4row[u] (one writer: u's thread), row_ptr, row_adj (read only).
+/// safe: col4row[u] (one writer: u's thread), row_ptr, row_adj, cursor (read only).
 __global__ __launch_bounds__(threads_per_block) void greedy_kernel(
     vertex_t m, const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
-    vertex_t* __restrict__ col4row, vertex_t* row4col, unsigned long long* matched) {
+    const offset_t* __restrict__ cursor, vertex_t* __restrict__ col4row, vertex_t* row4col,
+    unsigned long long* matched) {
   const std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  vertex_t mate = -1;
-  if (u < m) {
+  bool claimed = false;
+  if (u < m && col4row[u] == -1) {
     const offset_t end = row_ptr[u + 1];
-    for (offset_t e = row_ptr[u]; e < end; ++e) {
+    for (offset_t e = cursor[u]; e < end; ++e) {
       const vertex_t v = row_adj[e];
       if (atomic_read(&row4col[v]) != -1) continue;  // cheap test before the CAS
       if (atomicCAS(&row4col[v], vertex_t{-1}, vertex_t(u)) == -1) {
-        mate = v;
+        col4row[u] = v;
+        claimed = true;
         break;
       }
     }
-    col4row[u] = mate;
   }
-  const int count = __syncthreads_count(mate != -1);
+  const int count = __syncthreads_count(claimed);
   if (threadIdx.x == 0 && count > 0) atomicAdd(matched, static_cast<unsigned long long>(count));
 }
 
