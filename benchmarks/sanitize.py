@@ -29,6 +29,8 @@ def graphs():
     yield "star", generators.star(200)
     yield "path", generators.long_path(300)
     yield "dense-rows", sp.csr_array(np.ones((40, 64)))
+    yield "delaunay", generators.delaunay(500, seed=3)  # the start is perfect: no solve
+    yield "grid", generators.grid_road(128, 128, p_delete=0.1, seed=1)  # start past the round cap
 
 
 def costs():
