@@ -30,7 +30,8 @@ def graphs():
     yield "path", generators.long_path(300)
     yield "dense-rows", sp.csr_array(np.ones((40, 64)))
     yield "delaunay", generators.delaunay(500, seed=3)  # the start is perfect: no solve
-    yield "grid", generators.grid_road(128, 128, p_delete=0.1, seed=1)  # start past the round cap
+    # row u: columns u-1, u: the device start's proposal rounds pass their cap
+    yield "staircase", sp.csr_array(sp.eye_array(150) + sp.eye_array(150, k=-1))
 
 
 def costs():
