@@ -5,12 +5,14 @@ No validation or policy lives here: the Python layer has already checked and
 converted every argument.  Each function turns arrays into pointers, releases
 the GIL around the call, and maps the returned status to an exception.
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
+cimport numpy as cnp
 import numpy as np
 
 from matchflow cimport *
 
+cnp.import_array()
 
 _STATUS_EXCEPTIONS = {
     <int>status.infeasible: ValueError,
@@ -202,3 +204,36 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
         "dual_updates": stats.dual_updates,
         "kernel_launches": stats.kernel_launches,
     }
+
+
+ctypedef fused int_cost:
+    int64_t
+    uint64_t
+
+
+cdef inline bint _within(const int_cost* first, cnp.ndarray cost, int log2_bound) noexcept:
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(cost)
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
+    return int_costs_within(first, dims[0], dims[1], strides[0] // <cnp.npy_intp>sizeof(int_cost),
+                            strides[1] // <cnp.npy_intp>sizeof(int_cost), log2_bound)
+
+
+def int_costs_within_bound(cnp.ndarray cost, int log2_bound):
+    """max(n_rows, n_cols, 8) * max|cost| <= 2**log2_bound, for a 2-D int64 or
+    uint64 array in native byte order (any strides).
+
+    Reads the array through the NumPy C API rather than a typed memoryview:
+    acquiring a buffer costs more than the whole pass on the small matrices
+    this is asked about (issue 3), and the GIL is kept for the same reason.
+    """
+    # What a typed memoryview would check for us: no raw read may go astray.
+    if (cnp.PyArray_NDIM(cost) != 2 or cnp.PyArray_ITEMSIZE(cost) != 8
+            or not cnp.PyArray_ISINTEGER(cost) or not cnp.PyArray_ISNOTSWAPPED(cost)):
+        raise TypeError("int_costs_within_bound needs a 2-D native int64 or uint64 array")
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
+    if not cnp.PyArray_ISALIGNED(cost) or strides[0] % 8 or strides[1] % 8:
+        cost = np.ascontiguousarray(cost)  # element strides, aligned reads
+    # The type table: the two 8-byte integer kinds.
+    if cnp.PyArray_ISUNSIGNED(cost):
+        return _within(<const uint64_t*>cnp.PyArray_DATA(cost), cost, log2_bound)
+    return _within(<const int64_t*>cnp.PyArray_DATA(cost), cost, log2_bound)

@@ -1,5 +1,5 @@
 # Declarations of the C++ API (cpp/include/matchflow/*.hpp) for _core.pyx.
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp cimport bool as cbool
 
 
@@ -89,3 +89,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_dense(const int64_t* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
+    bint int_costs_within(const int64_t* cost, int64_t n_rows, int64_t n_cols,
+                          int64_t row_stride, int64_t col_stride, int log2_bound)
+    bint int_costs_within(const uint64_t* cost, int64_t n_rows, int64_t n_cols,
+                          int64_t row_stride, int64_t col_stride, int log2_bound)

@@ -18,6 +18,11 @@ from scipy.optimize import linear_sum_assignment as _scipy_lsa
 from . import _core, _device
 from ._validation import check_choice, check_threads
 
+# Looked up once, not per call, on the SciPy path of linear_sum_assignment.
+_ndarray = np.ndarray
+_FLOAT64 = np.dtype(np.float64)
+_AUTO = "auto"
+
 # Method name -> the C++ enum value (cpp/include/matchflow/lsap.hpp).
 _METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2}
 CPU_METHODS = ("omp-tree",)
@@ -44,8 +49,8 @@ GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # pass here) and return status::overflow, raised as OverflowError.
 
 # Small problems in `linear_sum_assignment(..., method="auto")` go to SciPy's
-# own compiled solver: its whole call costs about 1 us, less than our Python
-# validation alone, and its answer and every error are SciPy's by
+# own compiled solver: its whole call costs 0.4-0.8 us at n <= 5, less than
+# our Python validation alone, and its answer and every error are SciPy's by
 # construction.  Floating input below the GPU threshold: SciPy's sequential
 # shortest augmenting path matched omp-tree on one thread (which is what
 # omp-tree uses below ~512 columns) within noise on the 2-core dev host;
@@ -53,9 +58,26 @@ GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # omp-tree augment many paths per iteration and it was faster
 # (benchmarks/results/h100/lsap.md, "tiny" rows).  Integer input goes to
 # SciPy only when float64 (its working type) solves it exactly.
+# What the route itself costs (issue 3; 2-core dev VM, Python 3.11, SciPy
+# 1.17, timeit min of 5 x 2000 calls, ours/SciPy): float64 1.5x at n = 1
+# (0.66 vs 0.44 us), 1.23x at n = 10, 1.07x at n = 20, 1.02x at n = 50;
+# int64 1.45x / 1.3x / 1.16x / 1.06x; float32, int32, uint8, bool about
+# 1.35x / 1.2x / 1.1x / 1.02x.  About 0.1 us of it is the call of a Python
+# function with keyword-only defaults (CPython does not specialise it), the
+# floor of any Python-level wrapper; the checks in front add 0.1-0.2 us, the
+# int64 bound 0.04 us plus ~0.15 ns per entry.
 SCIPY_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
 SCIPY_MAX_INT_ELEMENTS = 5_000
-_FLOAT64_EXACT = 2**50  # max(n, 8) * max|c| <= 2**50: every sum SciPy forms is exact
+_FLOAT64_EXACT_LOG2 = 50  # max(n, 8) * max|c| <= 2**50: every sum SciPy forms is exact
+# Native dtypes -> (the most entries handed to SciPy, whether the
+# exactness bound must be checked).  Every value of these dtypes is exact in
+# float64; at these sizes only int64 and uint64 values can make a sum
+# inexact (max(n) * 2**32 < 2**50 while SCIPY_MAX_INT_ELEMENTS < 2**18), and
+# C++ checks them in one pass (_core.int_costs_within_bound).
+_SCIPY_LIMITS = {np.dtype(t): (SCIPY_MAX_FLOAT_ELEMENTS, False) for t in (np.float64, np.float32)}
+_SCIPY_LIMITS.update({np.dtype(t): (SCIPY_MAX_INT_ELEMENTS, False) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)})
+_SCIPY_LIMITS.update({np.dtype(t): (SCIPY_MAX_INT_ELEMENTS, True) for t in (np.int64, np.uint64)})
 
 
 @dataclass(frozen=True)
@@ -289,10 +311,9 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
                             stats=AssignmentStats(device=device_name, **stats))
 
 
-def _scipy_suits(c) -> bool:
-    """A small ndarray that SciPy's solver handles exactly (see SCIPY_MAX_*)."""
-    if type(c) is not np.ndarray:
-        return False
+def _scipy_suits_any(c: np.ndarray) -> bool:
+    """`_scipy_suits` for the dtypes outside its tables (non-native byte
+    order, float16, longdouble, complex, objects...)."""
     kind = c.dtype.kind
     if kind == "f":
         return c.size <= SCIPY_MAX_FLOAT_ELEMENTS
@@ -300,11 +321,22 @@ def _scipy_suits(c) -> bool:
         return False  # complex, objects...: SciPy's own error, from the full path
     if c.dtype.itemsize <= 4 or c.size == 0:
         return True  # max(n) * 2**32 < 2**50 at these sizes
-    if c.size <= 16:  # cheaper than a NumPy reduction on tiny arrays
-        bound = max(map(abs, c.ravel().tolist()))
-    else:
-        bound = int(np.abs(c).max())  # < 0 only for INT64_MIN (wraps): not exact
-    return 0 <= max((*c.shape, 8)) * bound <= _FLOAT64_EXACT
+    bound = int(np.abs(c).max())  # < 0 only for INT64_MIN (wraps): not exact
+    return 0 <= max((*c.shape, 8)) * bound <= 2**_FLOAT64_EXACT_LOG2
+
+
+def _scipy_suits(c: np.ndarray) -> bool:
+    """A small ndarray, not float64, that SciPy's solver handles exactly
+    (see SCIPY_MAX_*); `linear_sum_assignment` tests float64 itself."""
+    entry = _SCIPY_LIMITS.get(c.dtype)
+    if entry is None:
+        return _scipy_suits_any(c)
+    limit, bounded = entry
+    if c.size > limit:
+        return False
+    # not 2-D: the full path raises SciPy's error
+    return not bounded or (c.ndim == 2
+                           and _core.int_costs_within_bound(c, _FLOAT64_EXACT_LOG2))
 
 
 def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
@@ -413,9 +445,18 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     >>> int(cost[row_ind, col_ind].sum())
     5
     """
-    if (threads is None and type(method) is str and method == "auto"
-            and type(device) is str and (device == "auto" or device == "cpu")
-            and _scipy_suits(cost_matrix)):
-        return _scipy_lsa(cost_matrix, maximize)
+    # The default call on a small ndarray goes straight to SciPy (issue 3:
+    # at n = 1 its whole call takes ~0.4 us, so every test here counts).
+    # Cheapest and most selective tests first; `is` catches the defaults
+    # (interned strings) before any string comparison, and float64 is
+    # tested before any dtype is hashed.
+    if (type(cost_matrix) is _ndarray and threads is None
+            and (method is _AUTO or type(method) is str and method == "auto")
+            and (device is _AUTO or type(device) is str and (device == "auto" or device == "cpu"))):
+        if cost_matrix.dtype is _FLOAT64:
+            if cost_matrix.size <= SCIPY_MAX_FLOAT_ELEMENTS:
+                return _scipy_lsa(cost_matrix, maximize)
+        elif _scipy_suits(cost_matrix):
+            return _scipy_lsa(cost_matrix, maximize)
     result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)
     return result.row_ind, result.col_ind

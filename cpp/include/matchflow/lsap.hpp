@@ -69,6 +69,19 @@ constexpr const char* int_overflow_message =
 
 }  // namespace detail
 
+/// Whether max(n_rows, n_cols, 8) * max|cost| <= 2^log2_bound, for a 2-D
+/// integer matrix with any element strides (a transposed view needs no copy).
+/// With log2_bound = 50 this says every sum a float64 solve forms is exact.
+/// Stops at the first row over the bound.  Empty matrices fit.
+/// @param[in] cost        entry (i, j) at cost[i * row_stride + j * col_stride]
+/// @param[in] log2_bound  0 ... 63 (anything else: false)
+bool int_costs_within(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                      std::int64_t row_stride, std::int64_t col_stride,
+                      int log2_bound) noexcept;
+bool int_costs_within(const std::uint64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                      std::int64_t row_stride, std::int64_t col_stride,
+                      int log2_bound) noexcept;
+
 /// Solves the LSAP.
 /// @param[in]  cost     n_rows x n_cols, row-major, n_rows <= n_cols
 /// @param[out] col4row  length n_rows: column assigned to each row
