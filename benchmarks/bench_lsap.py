@@ -274,6 +274,8 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--time-budget", type=float, default=float("inf"))
+    p.add_argument("--only", nargs="+", default=None, metavar="TEXT",
+                   help="run only the instances whose name contains one of these (not tiny)")
     p.add_argument("--git-sha", default=None, help="recorded in the results (else git or "
                    "$MATCHFLOW_GIT_SHA)")
     args = p.parse_args(argv)
@@ -297,6 +299,8 @@ def main(argv=None) -> int:
     write()
     data = os.environ.get("MATCHFLOW_DATA") or Path(__file__).resolve().parents[2] / "shared/data"
     for name, build in instances(args.suites, data if Path(data).is_dir() else None):
+        if args.only and not any(text in name for text in args.only):
+            continue
         if time.perf_counter() - start > args.time_budget:
             print(f"[time budget] stopping before {name}", flush=True)
             break
