@@ -108,7 +108,7 @@ for part in "${parts[@]}"; do
         note "sanitize: compute-sanitizer memcheck + racecheck on small inputs"
         rc=0
         for tool in memcheck racecheck; do
-            timeout --kill-after=10 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+            PYTHONFAULTHANDLER=1 timeout --kill-after=10 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
                 python benchmarks/sanitize.py >> "$OUT/sanitize.log" 2>&1 || rc=1
             note "sanitize: $tool $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize.log" | tail -1)"
         done
