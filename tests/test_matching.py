@@ -413,3 +413,15 @@ def test_gpu_start_past_the_round_cap(method):
     check(sp.csr_array(sp.eye_array(n) + sp.eye_array(n, k=-1)), method, expected=n)
     grid = generators.grid_road(300, 300, p_delete=0.1, seed=1)
     check(grid, method, expected=solve(grid, "msbfs-graft").cardinality)
+
+
+def test_gpu_auto_method_by_edges_per_vertex():
+    """On a GPU, "auto" runs G-PR below 4 edges per vertex, APFB above (the
+    measured rule of _matching.GPU_AUTO_APFB_DEGREE); no GPU needed to pick."""
+    from matchflow._matching import _auto_method
+    from matchflow._validation import as_bipartite
+    sparse = as_bipartite(generators.uniform_random(1000, degree=3, seed=0))
+    dense = as_bipartite(generators.rmat(10, edge_factor=16, seed=0))
+    assert _auto_method(sparse, "cuda") == "gpu-pr"
+    assert _auto_method(dense, "cuda") == "gpu-apfb"
+    assert _auto_method(as_bipartite(sp.csr_array((0, 0))), "cuda") == "gpu-pr"

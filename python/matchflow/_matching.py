@@ -88,9 +88,21 @@ AUTO_PARALLEL_EDGES = 200_000
 AUTO_PARALLEL_THREADS = 4
 
 
+# GPU "auto": G-PR on graphs under 4 edges per vertex, APFB above.  H100,
+# one run of the 2^20 suite (benchmarks/results/h100/session3-matching-2e20.md,
+# whole call): G-PR was faster on uniform random (3 per row: 24.5 vs 31.2 ms;
+# RCP 21.4 vs 29.6; 2^22: 43.9 vs 64.0) and on the natural grid (3.6 per
+# row: 75 vs 95 ms); APFB on R-MAT (16 per row: 16.6 vs 18.2, RCP 19.4 vs
+# 22.3), Delaunay (7: 8.4 vs 11.0, RCP 34.9 vs 56.5) and RGG (8: 27.5 vs 33.9,
+# RCP 55.6 vs 92.8).  The one miss of the rule there: the grid with RCP
+# (APFB 57.7 vs 75.7 ms).
+GPU_AUTO_APFB_DEGREE = 4.0
+
+
 def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
     if device == "cuda":
-        return "gpu-pr"
+        degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
+        return "gpu-apfb" if degree >= GPU_AUTO_APFB_DEGREE else "gpu-pr"
     team = threads if threads > 0 else _core_count()
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
         return "msbfs-graft"
