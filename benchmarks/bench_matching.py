@@ -600,7 +600,8 @@ def markdown(results, plot_note: str) -> str:
     lines += ["", "## Geometric means of speedups", "",
               "Whole call, over the graphs where both ran; `>=`: SciPy's timeouts counted at "
               "the timeout (a lower bound: it took longer).  on-GPU: the GPU method's compute "
-              "time with the graph already on the device, against the others' whole call (vs SciPy: over the graphs of `vs SciPy`).",
+              "time with the graph already on the device, against the others' whole call "
+              "(vs SciPy: over the graphs of `vs SciPy`).",
               "",
               "| method | vs SciPy | graphs | vs SciPy, >= | graphs | vs best CPU method | "
               "graphs | on-GPU vs SciPy | on-GPU vs best CPU | graphs |",

@@ -249,7 +249,7 @@ std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows
   const bool build = !g.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                       // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(g.n_rows());  // freed before the CSC
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(g.n_rows());  // before the CSC
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
   if (build) {
