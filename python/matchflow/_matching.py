@@ -89,13 +89,14 @@ AUTO_PARALLEL_THREADS = 4
 
 
 # GPU "auto": G-PR on graphs under 4 edges per vertex, APFB above.  H100,
-# one run of the 2^20 suite (benchmarks/results/h100/session3-matching-2e20.md,
-# whole call): G-PR was faster on uniform random (3 per row: 24.5 vs 31.2 ms;
-# RCP 21.4 vs 29.6; 2^22: 43.9 vs 64.0) and on the natural grid (3.6 per
-# row: 75 vs 95 ms); APFB on R-MAT (16 per row: 16.6 vs 18.2, RCP 19.4 vs
-# 22.3), Delaunay (7: 8.4 vs 11.0, RCP 34.9 vs 56.5) and RGG (8: 27.5 vs 33.9,
-# RCP 55.6 vs 92.8).  The one miss of the rule there: the grid with RCP
-# (APFB 57.7 vs 75.7 ms).
+# whole call, G-PR vs APFB in ms (benchmarks/results/h100/
+# session3-matching-2e20-run3.md; 2^22: session3-matching-uniform-2e22.md):
+# G-PR was faster on uniform random (3 per row: 24.5 vs 31.2, RCP 21.4 vs
+# 29.6; 2^22 43.9 vs 64.0) and on the natural grid (3.6 per row: 75 vs 95);
+# APFB on R-MAT (16 per row: 18.2 vs 16.6, RCP 22.3 vs 19.4), Delaunay (7:
+# 11.0 vs 8.4, RCP 56.5 vs 34.9) and RGG (8: 33.9 vs 27.5, RCP 92.8 vs 55.6).
+# Misses, in the later one-run table (session3-matching-2e20.md): the grid
+# with RCP (57.1 vs 43.7) and R-MAT (22.9 vs 32.4; it varies ~20% run to run).
 GPU_AUTO_APFB_DEGREE = 4.0
 
 
