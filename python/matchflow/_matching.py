@@ -21,11 +21,14 @@ _INIT_CODES = {"none": 0, "cheap": 1, "karp-sipser": 2}
 _BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
 _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
-# Below this many edges "auto" keeps a graph on the CPU.  Measured on an H100
-# host (benchmarks/results/h100/): at 786k edges (uniform random 2^18) gpu-pr
-# took 22-26 ms end to end against 43 ms for msbfs-graft on 16 threads;
-# smaller graphs were not measured, and there the GPU's fixed costs
-# (transfers, launches) can only weigh more.
+# Below this many edges "auto" keeps a graph on the CPU.  H100 host, 16
+# threads, whole call, 2^13-2^18 rows (benchmarks/results/h100/
+# session3-small-graphs.md): the GPU method that "auto" picks overtakes the
+# CPU's "auto" method at about 100k edges on uniform random graphs (98k:
+# 4.2 vs 4.8 ms; 197k: 4.4 vs 11.5), 130k on RGG (2.5 vs 4.2 ms), 300k on
+# R-MAT (228k: 2.5 vs 2.3 ms; 468k: 3.1 vs 4.5) and 500k on Delaunay (459k:
+# 1.37 vs 1.43 ms).  Near 200k the loss either way stays under 0.3 ms except
+# uniform random just below it (7 ms).
 GPU_MIN_EDGES = 200_000
 
 
