@@ -27,8 +27,9 @@ _LAYOUT_CODES = {"ct": 0, "mt": 1}
 # CPU's "auto" method at about 100k edges on uniform random graphs (98k:
 # 4.2 vs 4.8 ms; 197k: 4.4 vs 11.5), 130k on RGG (2.5 vs 4.2 ms), 300k on
 # R-MAT (228k: 2.5 vs 2.3 ms; 468k: 3.1 vs 4.5) and 500k on Delaunay (459k:
-# 1.37 vs 1.43 ms).  Near 200k the loss either way stays under 0.3 ms except
-# uniform random just below it (7 ms).
+# 1.37 vs 1.43 ms).  With the line at 200k the measured losses are under
+# 0.3 ms, except on the CPU side just below it: uniform random at 197k (7 ms)
+# and RGG at 130k (1.7 ms).
 GPU_MIN_EDGES = 200_000
 
 
