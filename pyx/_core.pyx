@@ -5,7 +5,8 @@ No validation or policy lives here: the Python layer has already checked and
 converted every argument.  Each function turns arrays into pointers, releases
 the GIL around the call, and maps the returned status to an exception.
 """
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                           uint64_t)
 
 cimport numpy as cnp
 import numpy as np
@@ -206,34 +207,70 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     }
 
 
-ctypedef fused int_cost:
+ctypedef fused real_cost:
+    double
+    float
     int64_t
     uint64_t
+    int32_t
+    uint32_t
+    int16_t
+    uint16_t
+    int8_t
+    uint8_t
 
 
-cdef inline bint _within(const int_cost* first, cnp.ndarray cost, int log2_bound) noexcept:
-    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(cost)
-    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
-    return int_costs_within(first, dims[0], dims[1], strides[0] // <cnp.npy_intp>sizeof(int_cost),
-                            strides[1] // <cnp.npy_intp>sizeof(int_cost), log2_bound)
+cdef inline status _shortest_path(const real_cost* first, cnp.npy_intp* dims,
+                                  cnp.npy_intp* strides, bint maximize,
+                                  int64_t* row_ind, int64_t* col_ind) noexcept nogil:
+    return solve_lsap_shortest_path(first, dims[0], dims[1], strides[0], strides[1],
+                                    maximize, row_ind, col_ind)
 
 
-def int_costs_within_bound(cnp.ndarray cost, int log2_bound):
-    """max(n_rows, n_cols, 8) * max|cost| <= 2**log2_bound, for a 2-D int64 or
-    uint64 array in native byte order (any strides).
+def lsap_shortest_path(cnp.ndarray cost, bint maximize):
+    """(row_ind, col_ind) of SciPy's algorithm on a 2-D array of a native
+    real or boolean dtype, any strides; None for any other array, and for
+    any status but ok (the full path then gives the error or the exact
+    int64 solve).
 
-    Reads the array through the NumPy C API rather than a typed memoryview:
-    acquiring a buffer costs more than the whole pass on the small matrices
-    this is asked about (issue 3), and the GIL is kept for the same reason.
+    Reads the array through the NumPy C API, not a typed memoryview: the
+    matrices it is given are so small (issue 3) that acquiring a buffer
+    would cost more than the solve.
     """
-    # What a typed memoryview would check for us: no raw read may go astray.
-    if (cnp.PyArray_NDIM(cost) != 2 or cnp.PyArray_ITEMSIZE(cost) != 8
-            or not cnp.PyArray_ISINTEGER(cost) or not cnp.PyArray_ISNOTSWAPPED(cost)):
-        raise TypeError("int_costs_within_bound needs a 2-D native int64 or uint64 array")
+    if (cnp.PyArray_NDIM(cost) != 2 or not cnp.PyArray_ISALIGNED(cost)
+            or not cnp.PyArray_ISNOTSWAPPED(cost)):
+        return None
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(cost)
+    cdef cnp.npy_intp k = min(dims[0], dims[1])
+    cdef cnp.ndarray row_ind = cnp.PyArray_EMPTY(1, &k, cnp.NPY_INT64, 0)
+    cdef cnp.ndarray col_ind = cnp.PyArray_EMPTY(1, &k, cnp.NPY_INT64, 0)
+    cdef int64_t* rows = <int64_t*>cnp.PyArray_DATA(row_ind)
+    cdef int64_t* cols = <int64_t*>cnp.PyArray_DATA(col_ind)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
-    if not cnp.PyArray_ISALIGNED(cost) or strides[0] % 8 or strides[1] % 8:
-        cost = np.ascontiguousarray(cost)  # element strides, aligned reads
-    # The type table: the two 8-byte integer kinds.
-    if cnp.PyArray_ISUNSIGNED(cost):
-        return _within(<const uint64_t*>cnp.PyArray_DATA(cost), cost, log2_bound)
-    return _within(<const int64_t*>cnp.PyArray_DATA(cost), cost, log2_bound)
+    cdef void* first = cnp.PyArray_DATA(cost)
+    cdef int type_num = cnp.PyArray_TYPE(cost)
+    cdef status st
+    with nogil:
+        if type_num == cnp.NPY_FLOAT64:
+            st = _shortest_path(<const double*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_INT64:
+            st = _shortest_path(<const int64_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_FLOAT32:
+            st = _shortest_path(<const float*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_INT32:
+            st = _shortest_path(<const int32_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_UINT8 or type_num == cnp.NPY_BOOL:
+            st = _shortest_path(<const uint8_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_UINT64:
+            st = _shortest_path(<const uint64_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_UINT32:
+            st = _shortest_path(<const uint32_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_INT16:
+            st = _shortest_path(<const int16_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_UINT16:
+            st = _shortest_path(<const uint16_t*>first, dims, strides, maximize, rows, cols)
+        elif type_num == cnp.NPY_INT8:
+            st = _shortest_path(<const int8_t*>first, dims, strides, maximize, rows, cols)
+        else:
+            st = status.invalid_input  # another dtype: not ours to read
+    return (row_ind, col_ind) if st == status.ok else None

@@ -89,7 +89,6 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_dense(const int64_t* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
-    bint int_costs_within(const int64_t* cost, int64_t n_rows, int64_t n_cols,
-                          int64_t row_stride, int64_t col_stride, int log2_bound)
-    bint int_costs_within(const uint64_t* cost, int64_t n_rows, int64_t n_cols,
-                          int64_t row_stride, int64_t col_stride, int log2_bound)
+    status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,
+                                       int64_t row_stride, int64_t col_stride,
+                                       cbool maximize, int64_t* row_ind, int64_t* col_ind)

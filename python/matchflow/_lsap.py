@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment as _scipy_lsa
 
 from . import _core, _device
 from ._validation import check_choice, check_threads
 
-# Looked up once, not per call, on the SciPy path of linear_sum_assignment.
+# Looked up once, not per call, on the small-matrix path of linear_sum_assignment.
 _ndarray = np.ndarray
-_FLOAT64 = np.dtype(np.float64)
 _AUTO = "auto"
+_shortest_path = _core.lsap_shortest_path
 
 # Method name -> the C++ enum value (cpp/include/matchflow/lsap.hpp).
 _METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2}
@@ -48,36 +47,20 @@ GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # The C++ solvers check it in their first pass over the costs (no extra
 # pass here) and return status::overflow, raised as OverflowError.
 
-# Small problems in `linear_sum_assignment(..., method="auto")` go to SciPy's
-# own compiled solver: its whole call costs 0.4-0.8 us at n <= 5, less than
-# our Python validation alone, and its answer and every error are SciPy's by
-# construction.  Floating input below the GPU threshold: SciPy's sequential
-# shortest augmenting path matched omp-tree on one thread (which is what
-# omp-tree uses below ~512 columns) within noise on the 2-core dev host;
-# integer (and boolean) input up to 5000 entries: above that, ties let
-# omp-tree augment many paths per iteration and it was faster
-# (benchmarks/results/h100/lsap.md, "tiny" rows).  Integer input goes to
-# SciPy only when float64 (its working type) solves it exactly.
-# What the route itself costs (issue 3; 2-core dev VM, Python 3.11, SciPy
-# 1.17, timeit min of 5 x 2000 calls, ours/SciPy): float64 1.5x at n = 1
-# (0.66 vs 0.44 us), 1.23x at n = 10, 1.07x at n = 20, 1.02x at n = 50;
-# int64 1.45x / 1.3x / 1.16x / 1.06x; float32, int32, uint8, bool about
-# 1.35x / 1.2x / 1.1x / 1.02x.  About 0.1 us of it is the call of a Python
-# function with keyword-only defaults (CPython does not specialise it), the
-# floor of any Python-level wrapper; the checks in front add 0.1-0.2 us, the
-# int64 bound 0.04 us plus ~0.15 ns per entry.
-SCIPY_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
-SCIPY_MAX_INT_ELEMENTS = 5_000
-_FLOAT64_EXACT_LOG2 = 50  # max(n, 8) * max|c| <= 2**50: every sum SciPy forms is exact
-# Native dtypes -> (the most entries handed to SciPy, whether the
-# exactness bound must be checked).  Every value of these dtypes is exact in
-# float64; at these sizes only int64 and uint64 values can make a sum
-# inexact (max(n) * 2**32 < 2**50 while SCIPY_MAX_INT_ELEMENTS < 2**18), and
-# C++ checks them in one pass (_core.int_costs_within_bound).
-_SCIPY_LIMITS = {np.dtype(t): (SCIPY_MAX_FLOAT_ELEMENTS, False) for t in (np.float64, np.float32)}
-_SCIPY_LIMITS.update({np.dtype(t): (SCIPY_MAX_INT_ELEMENTS, False) for t in (
-    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32)})
-_SCIPY_LIMITS.update({np.dtype(t): (SCIPY_MAX_INT_ELEMENTS, True) for t in (np.int64, np.uint64)})
+# Small problems in `linear_sum_assignment(..., method="auto")` go to the
+# shortest augmenting path solver (cpp/src/lsap/shortest_augmenting_path.cpp):
+# SciPy's algorithm, giving SciPy's arrays, behind a binding cheap enough
+# that at n = 1 the whole call costs no more than SciPy's (issue 3).  Floats
+# below the GPU threshold: the sequential shortest path matched omp-tree on
+# one thread (which is what omp-tree uses below ~512 columns) within noise
+# on the 2-core dev host; integers (and booleans) up to 5000 entries: above
+# that, ties let omp-tree augment many paths per iteration and it was faster
+# (benchmarks/results/h100/lsap.md, "tiny" rows).  The solver works in
+# float64 and declines (returns None) what float64 would not solve exactly,
+# NaN, infeasible input and dtypes it does not read; the full path takes
+# those, with SciPy's errors.
+SHORTEST_PATH_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
+SHORTEST_PATH_MAX_INT_ELEMENTS = 5_000
 
 
 @dataclass(frozen=True)
@@ -144,6 +127,16 @@ def _scipy_float64(cost_matrix) -> np.ndarray:
     if isinstance(cost_matrix, np.ndarray):
         return np.asarray(cost_matrix).astype(np.float64, casting="safe", copy=False)
     return np.asarray(cost_matrix, dtype=np.float64)
+
+
+def _plain_array(cost_matrix) -> np.ndarray | None:
+    """NumPy's view of anything array-like (a subclass's data, a list's
+    values), or None where NumPy cannot make one; the full path then gives
+    SciPy's error."""
+    try:
+        return np.asarray(cost_matrix)
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def _as_cost_array(cost_matrix) -> np.ndarray:
@@ -311,34 +304,6 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
                             stats=AssignmentStats(device=device_name, **stats))
 
 
-def _scipy_suits_any(c: np.ndarray) -> bool:
-    """`_scipy_suits` for the dtypes outside its tables (non-native byte
-    order, float16, longdouble, complex, objects...)."""
-    kind = c.dtype.kind
-    if kind == "f":
-        return c.size <= SCIPY_MAX_FLOAT_ELEMENTS
-    if c.size > SCIPY_MAX_INT_ELEMENTS or kind not in "biu":
-        return False  # complex, objects...: SciPy's own error, from the full path
-    if c.dtype.itemsize <= 4 or c.size == 0:
-        return True  # max(n) * 2**32 < 2**50 at these sizes
-    bound = int(np.abs(c).max())  # < 0 only for INT64_MIN (wraps): not exact
-    return 0 <= max((*c.shape, 8)) * bound <= 2**_FLOAT64_EXACT_LOG2
-
-
-def _scipy_suits(c: np.ndarray) -> bool:
-    """A small ndarray, not float64, that SciPy's solver handles exactly
-    (see SCIPY_MAX_*); `linear_sum_assignment` tests float64 itself."""
-    entry = _SCIPY_LIMITS.get(c.dtype)
-    if entry is None:
-        return _scipy_suits_any(c)
-    limit, bounded = entry
-    if c.size > limit:
-        return False
-    # not 2-D: the full path raises SciPy's error
-    return not bounded or (c.ndim == 2
-                           and _core.int_costs_within_bound(c, _FLOAT64_EXACT_LOG2))
-
-
 def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
                      device: str = "auto", threads: int | None = None) -> AssignmentResult:
     """Solve the linear sum assignment problem; return the assignment with
@@ -429,10 +394,11 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     -----
     Integer costs are solved exactly in int64 unless they are so large that
     int64 could overflow; those are solved in float64, as SciPy solves
-    every input.  With ``method="auto"`` and no `threads`, small arrays
-    (`SCIPY_MAX_FLOAT_ELEMENTS`, `SCIPY_MAX_INT_ELEMENTS`) are handed to
-    SciPy's own solver, on the CPU: there it is as fast as ours, and its
-    call costs less than our validation.
+    every input.  With ``method="auto"`` and no `threads`, small matrices
+    (`SHORTEST_PATH_MAX_FLOAT_ELEMENTS`, `SHORTEST_PATH_MAX_INT_ELEMENTS`)
+    are solved on the CPU by SciPy's own algorithm, the shortest augmenting
+    path of Crouse (2016), compiled behind a lighter call: the same arrays
+    as SciPy's, ties included.
 
     Examples
     --------
@@ -445,18 +411,17 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     >>> int(cost[row_ind, col_ind].sum())
     5
     """
-    # The default call on a small ndarray goes straight to SciPy (issue 3:
-    # at n = 1 its whole call takes ~0.4 us, so every test here counts).
-    # Cheapest and most selective tests first; `is` catches the defaults
-    # (interned strings) before any string comparison, and float64 is
-    # tested before any dtype is hashed.
-    if (type(cost_matrix) is _ndarray and threads is None
-            and (method is _AUTO or type(method) is str and method == "auto")
+    # The default call on a small matrix goes straight to the compiled
+    # shortest path solver (issue 3: at n = 1 SciPy's whole call takes
+    # ~0.4 us, so every test here counts).  `is` catches the defaults
+    # (interned strings) before any string comparison.
+    if (threads is None and (method is _AUTO or type(method) is str and method == "auto")
             and (device is _AUTO or type(device) is str and (device == "auto" or device == "cpu"))):
-        if cost_matrix.dtype is _FLOAT64:
-            if cost_matrix.size <= SCIPY_MAX_FLOAT_ELEMENTS:
-                return _scipy_lsa(cost_matrix, maximize)
-        elif _scipy_suits(cost_matrix):
-            return _scipy_lsa(cost_matrix, maximize)
+        c = cost_matrix if type(cost_matrix) is _ndarray else _plain_array(cost_matrix)
+        if c is not None and (c.size <= SHORTEST_PATH_MAX_INT_ELEMENTS or (
+                c.size <= SHORTEST_PATH_MAX_FLOAT_ELEMENTS and c.dtype.kind == "f")):
+            solved = _shortest_path(c, maximize)
+            if solved is not None:
+                return solved
     result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)
     return result.row_ind, result.col_ind

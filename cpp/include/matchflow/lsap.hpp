@@ -69,18 +69,24 @@ constexpr const char* int_overflow_message =
 
 }  // namespace detail
 
-/// Whether max(n_rows, n_cols, 8) * max|cost| <= 2^log2_bound, for a 2-D
-/// integer matrix with any element strides (a transposed view needs no copy).
-/// With log2_bound = 50 this says every sum a float64 solve forms is exact.
-/// Stops at the first row over the bound.  Empty matrices fit.
-/// @param[in] cost        entry (i, j) at cost[i * row_stride + j * col_stride]
-/// @param[in] log2_bound  0 ... 63 (anything else: false)
-bool int_costs_within(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                      std::int64_t row_stride, std::int64_t col_stride,
-                      int log2_bound) noexcept;
-bool int_costs_within(const std::uint64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                      std::int64_t row_stride, std::int64_t col_stride,
-                      int log2_bound) noexcept;
+/// The shortest augmenting path solver (Crouse 2016; the algorithm of
+/// scipy.optimize.linear_sum_assignment, giving the same arrays, ties
+/// included), in float64, for small matrices of any real element type and
+/// any strides (transposed views need no copy).  Any shape: tall matrices
+/// are solved transposed.
+/// @param[in]  cost      entry (i, j) at byte offset i * row_stride + j * col_stride
+/// @param[in]  maximize  maximise the sum instead
+/// @param[out] row_ind   length min(n_rows, n_cols): assigned rows, increasing
+/// @param[out] col_ind   length min(n_rows, n_cols): their columns
+/// @return invalid_input for NaN or the wrong infinity (-inf; +inf under
+///         maximize), infeasible when the forbidden entries leave no full
+///         assignment, overflow for integers that float64 does not keep
+///         exact (max(n_rows, n_cols, 8) * max|c| > 2^50).
+template <class T>
+status solve_lsap_shortest_path(const T* cost, std::int64_t n_rows, std::int64_t n_cols,
+                                std::int64_t row_stride, std::int64_t col_stride,
+                                bool maximize, std::int64_t* row_ind,
+                                std::int64_t* col_ind) noexcept;
 
 /// Solves the LSAP.
 /// @param[in]  cost     n_rows x n_cols, row-major, n_rows <= n_cols
