@@ -33,6 +33,8 @@
 #include <limits>
 #include <memory>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "matchflow/lsap.hpp"
 
@@ -58,68 +60,108 @@ struct cost_view {
 };
 
 /// Work arrays of one solve, in the solve's orientation (n_rows <= n_cols),
-/// carved from one buffer: small solves are dominated by their call, and
-/// nine allocations would cost more than the search.
+/// carved from one buffer: small solves are dominated by their call, and a
+/// dozen allocations would cost more than the search.
+///
+/// A search keeps its unscanned columns by position k (col[k]) with what
+/// its inner loop reads beside them (distance, predecessor row, dual,
+/// owner), so that the loop runs over contiguous arrays; a scanned column's
+/// position is refilled from the last one.  Distances and predecessors move
+/// to scanned_dist and path when their column is scanned.
 struct search_state {
-  double *u, *v, *dist;
-  std::int64_t *col4row, *row4col, *path, *unscanned, *scanned_rows, *scanned_cols;
-  std::int64_t n_scanned_rows = 0, n_scanned_cols = 0;
+  double *u, *v;                            // duals, by row and by column
+  std::int64_t *col4row, *row4col, *path;  // path[j]: predecessor row of scanned column j
+  std::int64_t *col, *pos_path, *pos_owner;  // by position among the unscanned
+  double *pos_dist, *pos_v;
+  std::int64_t *scanned_rows, *scanned_cols;  // in scanning order
+  double* scanned_dist;                      // distance of scanned_cols[k]
+  std::int64_t n_scanned = 0;                // columns scanned; rows scanned = n_scanned + 1
 
   /// 8-byte slots the arrays need.
   static std::int64_t slots(std::int64_t n_rows, std::int64_t n_cols) {
-    return 3 * n_rows + 7 * n_cols;
+    return 3 * n_rows + 11 * n_cols;
   }
 
   search_state(std::int64_t n_rows, std::int64_t n_cols, std::int64_t* buffer) {
     static_assert(sizeof(double) == sizeof(std::int64_t));
-    u = reinterpret_cast<double*>(buffer);
-    v = u + n_rows;
-    dist = v + n_cols;
-    col4row = buffer + n_rows + 2 * n_cols;
-    row4col = col4row + n_rows;
-    path = row4col + n_cols;
-    unscanned = path + n_cols;
-    scanned_rows = unscanned + n_cols;
-    scanned_cols = scanned_rows + n_rows;
+    auto take = [&](std::int64_t n) { return std::exchange(buffer, buffer + n); };
+    auto take_real = [&](std::int64_t n) { return reinterpret_cast<double*>(take(n)); };
+    u = take_real(n_rows);
+    v = take_real(n_cols);
+    col4row = take(n_rows);
+    row4col = take(n_cols);
+    path = take(n_cols);
+    col = take(n_cols);
+    pos_path = take(n_cols);
+    pos_owner = take(n_cols);
+    pos_dist = take_real(n_cols);
+    pos_v = take_real(n_cols);
+    scanned_rows = take(n_rows);
+    scanned_cols = take(n_cols);
+    scanned_dist = take_real(n_cols);
     std::fill(u, u + n_rows, 0.0);
     std::fill(v, v + n_cols, 0.0);
     std::fill(col4row, col4row + n_rows, -1);
     std::fill(row4col, row4col + n_cols, -1);
   }
+
+  /// Every column unscanned, at infinite distance, highest index first.
+  void start_search(std::int64_t n_cols) {
+    for (std::int64_t k = 0; k < n_cols; ++k) {
+      const std::int64_t j = n_cols - 1 - k;
+      col[k] = j;
+      pos_dist[k] = std::numeric_limits<double>::infinity();
+      pos_path[k] = -1;
+      pos_v[k] = v[j];
+      pos_owner[k] = row4col[j];
+    }
+    n_scanned = 0;
+  }
+
+  /// Marks the column at position k scanned; `last` is the last position.
+  std::int64_t scan_column(std::int64_t k, std::int64_t last) {
+    const std::int64_t j = col[k];
+    scanned_cols[n_scanned] = j;
+    scanned_dist[n_scanned++] = pos_dist[k];
+    path[j] = pos_path[k];
+    col[k] = col[last];
+    pos_dist[k] = pos_dist[last];
+    pos_path[k] = pos_path[last];
+    pos_v[k] = pos_v[last];
+    pos_owner[k] = pos_owner[last];
+    return j;
+  }
 };
 
 /// Relaxes every unscanned column through row i, reached at distance
-/// `reached`; returns the position in s.unscanned of the closest one and
-/// its distance in *lowest (infinity: no column can be reached).  The
-/// search's inner loop: the view (by value) and the arrays are held in
-/// locals, since a store to dist or path could otherwise alias them and
-/// force reloads (75% slower at n = 100 in the -fPIC build).
+/// `reached`, and returns the position of the closest one with its
+/// distance in *lowest (infinity: no column can be reached).  The search's
+/// inner loop.  The view comes by value and the arrays are held in locals,
+/// since a store to pos_dist or pos_path could otherwise alias them and
+/// force reloads.
 template <class T>
 std::int64_t scan_row(const cost_view<T> c, std::int64_t i, double reached,
                       std::int64_t n_unscanned, search_state& s, double* lowest) {
   const char* row = c.data + i * c.row_stride;
   const double u_i = s.u[i];
-  const double* v = s.v;
-  const std::int64_t* unscanned = s.unscanned;
-  const std::int64_t* row4col = s.row4col;
-  double* dist = s.dist;
-  std::int64_t* path = s.path;
+  const std::int64_t* col = s.col;
+  const double* v = s.pos_v;
+  const std::int64_t* owner = s.pos_owner;
+  double* dist = s.pos_dist;
+  std::int64_t* path = s.pos_path;
   std::int64_t best = -1;
   double least = std::numeric_limits<double>::infinity();
   for (std::int64_t k = 0; k < n_unscanned; ++k) {
-    const std::int64_t j = unscanned[k];
-    const double r = reached + c.at(row, j) - u_i - v[j];
-    // Selects, not branches: both tests go either way at random, and the
-    // branchy loop ran 1.75x slower or not with the code's placement.  No
-    // NaN reaches here (check_costs), so min() is the comparison itself.
-    const double old = dist[j];
-    const double d = std::min(r, old);
-    path[j] = r < old ? i : path[j];
-    dist[j] = d;
+    const double r = reached + c.at(row, col[k]) - u_i - v[k];
+    if (r < dist[k]) {
+      dist[k] = r;
+      path[k] = i;
+    }
     // Among ties prefer a free column: the search ends there.
-    const bool take = (d < least) | ((d == least) & (row4col[j] < 0));
-    best = take ? k : best;
-    least = std::min(least, d);
+    if (dist[k] < least || (dist[k] == least && owner[k] < 0)) {
+      least = dist[k];
+      best = k;
+    }
   }
   *lowest = least;
   return best;
@@ -130,18 +172,13 @@ std::int64_t scan_row(const cost_view<T> c, std::int64_t i, double reached,
 template <class T>
 std::int64_t shortest_path(const cost_view<T>& c, std::int64_t n_cols, std::int64_t root,
                            search_state& s, double* min_val) {
-  std::int64_t n_unscanned = n_cols;
-  for (std::int64_t k = 0; k < n_cols; ++k) s.unscanned[k] = n_cols - 1 - k;
-  std::fill(s.dist, s.dist + n_cols, std::numeric_limits<double>::infinity());
-  s.n_scanned_rows = s.n_scanned_cols = 0;
+  s.start_search(n_cols);
   double reached = 0;  // distance of the last scanned column
-  for (std::int64_t i = root;;) {
-    s.scanned_rows[s.n_scanned_rows++] = i;
+  for (std::int64_t i = root, n_unscanned = n_cols;; --n_unscanned) {
+    s.scanned_rows[s.n_scanned] = i;
     const std::int64_t best = scan_row(c, i, reached, n_unscanned, s, &reached);
     if (reached == std::numeric_limits<double>::infinity()) return -1;
-    const std::int64_t j = s.unscanned[best];
-    s.scanned_cols[s.n_scanned_cols++] = j;
-    s.unscanned[best] = s.unscanned[--n_unscanned];
+    const std::int64_t j = s.scan_column(best, n_unscanned - 1);
     if (s.row4col[j] < 0) {
       *min_val = reached;
       return j;
@@ -157,15 +194,13 @@ bool augment_row(const cost_view<T>& c, std::int64_t n_cols, std::int64_t root,
   double min_val = 0;
   const std::int64_t sink = shortest_path(c, n_cols, root, s, &min_val);
   if (sink < 0) return false;
-  // Duals of the scanned rows and columns (Crouse's dual update).
+  // Duals of the scanned rows and columns (Crouse's dual update).  Scanned
+  // row k >= 1 was entered through scanned column k - 1.
   s.u[root] += min_val;
-  for (std::int64_t k = 1; k < s.n_scanned_rows; ++k) {
-    const std::int64_t i = s.scanned_rows[k];
-    s.u[i] += min_val - s.dist[s.col4row[i]];
-  }
-  for (std::int64_t k = 0; k < s.n_scanned_cols; ++k) {
-    const std::int64_t j = s.scanned_cols[k];
-    s.v[j] -= min_val - s.dist[j];
+  for (std::int64_t k = 0; k < s.n_scanned; ++k) {
+    const double step = min_val - s.scanned_dist[k];
+    if (k + 1 < s.n_scanned) s.u[s.scanned_rows[k + 1]] += step;
+    s.v[s.scanned_cols[k]] -= step;
   }
   // Flip the path back from the sink to the root.
   for (std::int64_t j = sink;;) {
@@ -204,19 +239,12 @@ status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_co
   return status::ok;
 }
 
+/// Runs the searches on c, n_rows <= n_cols, and writes the caller's
+/// arrays (`transposed`: c is the caller's matrix transposed).
 template <class T>
-status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64_t row_stride,
-             std::int64_t col_stride, bool maximize, std::int64_t* row_ind,
-             std::int64_t* col_ind) {
-  cost_view<T> c{reinterpret_cast<const char*>(cost), row_stride, col_stride,
-                 maximize ? -1.0 : 1.0};
-  if (const status st = check_costs(c, n_rows, n_cols); st != status::ok) return st;
-  const bool transposed = n_rows > n_cols;
-  if (transposed) {
-    std::swap(n_rows, n_cols);
-    std::swap(c.row_stride, c.col_stride);
-  }
-  constexpr std::int64_t stack_slots = 512;  // 4 KiB: square matrices up to 51 x 51
+status assign(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_cols, bool transposed,
+              std::int64_t* row_ind, std::int64_t* col_ind) {
+  constexpr std::int64_t stack_slots = 1024;  // 8 KiB: square matrices up to 73 x 73
   std::int64_t on_stack[stack_slots];
   std::unique_ptr<std::int64_t[]> on_heap;
   std::int64_t* buffer = on_stack;
@@ -246,6 +274,37 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64
     }
   }
   return status::ok;
+}
+
+template <class T>
+status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64_t row_stride,
+             std::int64_t col_stride, bool maximize, std::int64_t* row_ind,
+             std::int64_t* col_ind) {
+  cost_view<T> c{reinterpret_cast<const char*>(cost), row_stride, col_stride,
+                 maximize ? -1.0 : 1.0};
+  if (const status st = check_costs(c, n_rows, n_cols); st != status::ok) return st;
+  const bool transposed = n_rows > n_cols;
+  if (transposed) {
+    std::swap(n_rows, n_cols);
+    std::swap(c.row_stride, c.col_stride);
+  }
+  // Each entry is read about once per row of the search, so past a few
+  // thousand entries a matrix that is not already float64 in rows pays for
+  // one dense float64 copy, as SciPy's does (float32 at 50 x 50: 7% slower
+  // than SciPy without it, on the 2-core dev host).
+  constexpr std::int64_t copy_min_entries = 1024;
+  const bool dense_double = std::is_same_v<T, double> && c.col_stride == sizeof(double);
+  if (dense_double || n_rows * n_cols < copy_min_entries) {
+    return assign(c, n_rows, n_cols, transposed, row_ind, col_ind);
+  }
+  std::vector<double> dense(static_cast<std::size_t>(n_rows * n_cols));
+  for (std::int64_t i = 0; i < n_rows; ++i) {
+    const char* row = c.data + i * c.row_stride;
+    for (std::int64_t j = 0; j < n_cols; ++j) dense[i * n_cols + j] = c.at(row, j);
+  }
+  const cost_view<double> copy{reinterpret_cast<const char*>(dense.data()),
+                               n_cols * std::int64_t{sizeof(double)}, sizeof(double), 1.0};
+  return assign(copy, n_rows, n_cols, transposed, row_ind, col_ind);
 }
 
 }  // namespace
