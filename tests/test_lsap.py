@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -445,59 +446,106 @@ def test_huge_uint64_solved_as_float_like_scipy():
 
 
 @pytest.fixture
-def scipy_calls(monkeypatch):
-    """The arrays `linear_sum_assignment` hands to SciPy's solver."""
+def route(monkeypatch):
+    """What the compiled shortest path of `linear_sum_assignment` answered:
+    one entry per call, True where it solved, False where it declined."""
     from matchflow import _lsap
 
-    calls = []
+    answers = []
+    solver = _lsap._shortest_path
 
-    def spy(c, maximize=False):
-        calls.append(c)
-        return scipy_lsa(c, maximize)
+    def spy(c, maximize):
+        solved = solver(c, maximize)
+        answers.append(solved is not None)
+        return solved
 
-    monkeypatch.setattr(_lsap, "_scipy_lsa", spy)
-    return calls
+    monkeypatch.setattr(_lsap, "_shortest_path", spy)
+    return answers
 
 
-def _fast_path_inputs():
-    """(id, array) for every dtype and edge case the SciPy path takes."""
+def _small_inputs():
+    """(id, cost) for every dtype, layout and edge case the small route takes."""
     rng = np.random.default_rng(3)
-    dtypes = [np.float64, np.float32, np.int64, np.int32, np.int16, np.int8, np.uint64,
-              np.uint32, np.uint16, np.uint8, np.bool_]
+    dtypes = [np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+              np.uint64, np.uint32, np.uint16, np.uint8, np.bool_]
     for dtype in dtypes:
-        for shape in [(1, 1), (2, 2), (3, 7), (7, 3), (20, 20), (10, 30)]:
+        for shape in [(1, 1), (2, 2), (3, 7), (7, 3), (20, 20), (10, 30), (40, 40)]:
             hi = 2 if dtype is np.bool_ else 10  # ties: the assignment SciPy picks matters
             c = rng.integers(0, hi, shape).astype(dtype)
             yield f"{np.dtype(dtype).name}-{shape[0]}x{shape[1]}", c
     yield "float64-random", rng.random((8, 8))
+    yield "float64-constant", np.full((6, 6), 3.0)  # the identity (scipy gh-11602)
     yield "float64-negative", -rng.random((4, 6))
     yield "float64-inf-feasible", np.array([[np.inf, 1.0], [2.0, np.inf]])
+    yield "float64-inf-40x60", np.where(rng.random((40, 60)) < 0.5, np.inf, rng.random((40, 60)))
     yield "float64-transposed-view", rng.random((5, 9)).T
     yield "float64-fortran", np.asfortranarray(rng.random((6, 6)))
+    yield "float32-tall-copied", rng.integers(0, 9, (60, 30)).astype(np.float32)
     yield "int64-transposed-view", rng.integers(-9, 9, (5, 9)).T
     yield "int64-strided-view", rng.integers(-9, 9, (6, 12))[:, ::2]
     yield "int64-byteswapped", rng.integers(-9, 9, (4, 4)).astype(">i8")
+    yield "float64-byteswapped", rng.random((3, 5)).astype(">f8")
+    unaligned = np.zeros(8 * 6 + 1, dtype=np.uint8)[1:].view(np.float64).reshape(2, 3)
+    unaligned[...] = rng.integers(0, 3, (2, 3))
+    yield "float64-unaligned", unaligned
     yield "int64-negative", rng.integers(-10**6, 0, (6, 6))
     yield "int64-at-the-bound", np.array([[2**47, -2**47], [-2**47, 2**47]])
     yield "uint64-at-the-bound", np.array([[2**47, 0], [1, 2**47]], dtype=np.uint64)
     yield "int64-60x80", rng.integers(0, 60, (60, 80))  # 4800 entries, under the limit
+    yield "float64-300x200", rng.integers(0, 50, (300, 200)).astype(float)  # heap, copied
+    yield "list", [[4, 1, 3], [2, 0, 5], [3, 2, 2]]
+    yield "list-of-floats", [[0.5, 1.0], [1.0, 0.5], [0.0, 0.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        yield "matrix", np.matrix([[1.0, 2.0], [2.0, 1.0]])
+    yield "masked", np.ma.array(rng.random((3, 3)), mask=np.eye(3, dtype=bool))
 
 
-FAST_PATH = list(_fast_path_inputs())
+SMALL = list(_small_inputs())
 
 
-@pytest.mark.parametrize("c", [c for _, c in FAST_PATH], ids=[i for i, _ in FAST_PATH])
+@pytest.mark.parametrize("c", [c for _, c in SMALL], ids=[i for i, _ in SMALL])
 @pytest.mark.parametrize("maximize", [False, True])
-def test_small_auto_returns_scipys_exact_arrays(c, maximize, scipy_calls):
+def test_small_auto_returns_scipys_exact_arrays(c, maximize, route):
     """Not just the optimum: SciPy's own assignment, ties included."""
-    if maximize and c.dtype.kind == "f" and np.isinf(c).any():
+    if maximize and np.asarray(c).dtype.kind == "f" and np.isinf(c).any():
         c = -c  # forbidden pairs are -inf when maximising
     sr, sk = scipy_lsa(c, maximize)
     r, k = linear_sum_assignment(c, maximize)
-    assert len(scipy_calls) == 1 and scipy_calls[0] is c
+    assert route[-1]  # the small route answered
     assert r.dtype == sr.dtype and k.dtype == sk.dtype
     assert_array_equal(r, sr)
     assert_array_equal(k, sk)
+
+
+@pytest.mark.parametrize("kind", ["float", "ties", "int", "inf", "bool"])
+def test_small_auto_matches_scipy_on_random_matrices(kind, route):
+    """400 seeded matrices of each kind, both senses, shapes 1..25 either way."""
+    rng = np.random.default_rng(["float", "ties", "int", "inf", "bool"].index(kind))
+    for _ in range(400):
+        shape = tuple(rng.integers(1, 26, 2))
+        if kind == "float":
+            c = rng.standard_normal(shape)
+        elif kind == "ties":
+            c = rng.integers(0, 4, shape).astype(float)
+        elif kind == "int":
+            c = rng.integers(-1000, 1000, shape)
+        elif kind == "inf":
+            c = np.where(rng.random(shape) < 0.3, np.inf, rng.random(shape))
+        else:
+            c = rng.random(shape) < 0.5
+        for maximize in (False, True):
+            m = -c if kind == "inf" and maximize else c
+            try:
+                expected = scipy_lsa(m, maximize)
+            except ValueError as exc:  # infeasible: the same error
+                with pytest.raises(ValueError, match=f"^{re.escape(str(exc))}$"):
+                    linear_sum_assignment(m, maximize)
+                continue
+            got = linear_sum_assignment(m, maximize)
+            assert route[-1]
+            assert_array_equal(got[0], expected[0])
+            assert_array_equal(got[1], expected[1])
 
 
 @pytest.mark.parametrize("c", [
@@ -511,6 +559,8 @@ def test_small_auto_returns_scipys_exact_arrays(c, maximize, scipy_calls):
     np.zeros(3), np.zeros((2, 2, 2)), np.array(1.0),        # not 2-D
     np.zeros(3, dtype=np.int64), np.zeros((2, 2, 2), dtype=np.int64),
     np.zeros((1, 2, 2), dtype=np.uint64), np.array(7, dtype=np.int64),
+    np.array([[1 + 2j, 0], [0, 1]]), np.array([["a", "b"], ["c", "d"]]),
+    np.zeros((2, 2), dtype=np.longdouble), np.zeros((2, 2), dtype=object),
 ], ids=lambda c: f"{c.dtype}{c.shape}")
 @pytest.mark.parametrize("maximize", [False, True])
 def test_small_auto_raises_scipys_errors(c, maximize):
@@ -528,11 +578,11 @@ def test_small_auto_raises_scipys_errors(c, maximize):
 @pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint64, np.int32,
                                    np.bool_])
-def test_small_auto_empty(shape, dtype, scipy_calls):
+def test_small_auto_empty(shape, dtype, route):
     c = np.zeros(shape, dtype=dtype)
     r, k = linear_sum_assignment(c)
     sr, sk = scipy_lsa(c)
-    assert len(scipy_calls) == 1
+    assert route == [True]
     assert r.dtype == sr.dtype and k.dtype == sk.dtype and r.shape == k.shape == (0,)
 
 
@@ -547,76 +597,67 @@ def test_small_auto_empty(shape, dtype, scipy_calls):
     np.array([[2**53 + 1, 2**53], [0, 0]]).astype(">i8"),
 ], ids=["over", "over-negative", "uint64-over", "int64-min", "uint64-huge", "2**53",
         "20x30", "byteswapped"])
-def test_small_auto_keeps_inexact_integers_from_scipy(c, scipy_calls):
-    """Integers whose float64 solve could round never reach SciPy's solver:
-    int64 ones go to the exact int64 solver, huge uint64 ones to float64 as
-    SciPy would (there is no exact type for them)."""
+def test_small_auto_leaves_inexact_integers_to_the_exact_solver(c, route):
+    """Integers whose float64 solve could round are declined by the small
+    route: int64 ones go to the exact int64 solver, huge uint64 ones to
+    float64 as SciPy would (there is no exact type for them)."""
     r, k = linear_sum_assignment(c)
-    assert not scipy_calls
+    assert route and not any(route)
     assert_array_equal(r, np.sort(r))
     assert len(np.unique(k)) == len(k) == min(c.shape)
     if c.dtype.kind == "i" and c.min() > -2**62:  # exact: the exact solver's optimum
         assert int(c[r, k].astype(object).sum()) == solve_assignment(c).cost
 
 
-def test_small_auto_routing_at_the_bound(scipy_calls):
-    """max(n, 8) * max|c| <= 2**50 is SciPy's, one more is not."""
+def test_small_auto_routing_at_the_bound(route):
+    """max(n, 8) * max|c| <= 2**50 is solved in float64, one more is not."""
     for n, big in [(2, 2**47), (16, 2**46), (20, 2**50 // 20)]:
         c = np.zeros((n, n), dtype=np.int64)
-        c[0, 1] = big
-        linear_sum_assignment(c)
-        assert len(scipy_calls) == 1
-        c[0, 1] = -big
-        linear_sum_assignment(c)
-        assert len(scipy_calls) == 2
-        c[0, 1] = big + 1
-        linear_sum_assignment(c)
-        c[0, 1] = -big - 1
-        linear_sum_assignment(c)
-        assert len(scipy_calls) == 2
-        scipy_calls.clear()
+        for value, answered in [(big, True), (-big, True), (big + 1, False),
+                                (-big - 1, False)]:
+            c[0, 1] = value
+            linear_sum_assignment(c)
+            assert route[-1] == answered, value
 
 
-def test_small_auto_only_with_default_arguments(scipy_calls):
+def test_small_auto_only_with_default_arguments(route):
     c = np.arange(4.0).reshape(2, 2)
     linear_sum_assignment(c, method="".join(["au", "to"]), device="cpu")  # equal, not `is`
-    assert len(scipy_calls) == 1
+    assert route == [True]
     linear_sum_assignment(c, method="omp-tree")
     linear_sum_assignment(c, threads=1)
-    linear_sum_assignment(c.tolist())
-    linear_sum_assignment(np.ma.array(c))  # subclasses take the full path
-    assert len(scipy_calls) == 1
-    linear_sum_assignment(np.ones((80, 80), dtype=np.int32))  # over SCIPY_MAX_INT_ELEMENTS
-    assert len(scipy_calls) == 1
+    linear_sum_assignment(c, device="cuda:0") if matchflow.cuda_available() else None
+    assert route == [True]
+    linear_sum_assignment(np.ones((80, 80), dtype=np.int32))  # over the integer limit
+    assert route == [True]
+    linear_sum_assignment(np.ones((80, 80)))  # floats: under their limit
+    assert route == [True, True]
 
 
-def test_int_costs_within_bound():
-    """The C++ bound itself: signs, uint64, strides, alignment, empty input."""
-    from matchflow._core import int_costs_within_bound as within
+def test_small_auto_releases_the_gil(route):
+    """A Python thread keeps running while another solves on the small route."""
+    c = np.random.default_rng(9).random((500, 500))  # 250k entries: the route's largest
+    gaps = []
+    done = threading.Event()
 
-    rng = np.random.default_rng(0)
-    for _ in range(50):
-        n_rows, n_cols = rng.integers(1, 12, 2)
-        c = rng.integers(-2**48, 2**48, (n_rows, n_cols))
-        for view in (c, c.T, c[::2, ::-1], np.asfortranarray(c)):
-            expected = max(*view.shape, 8) * int(np.abs(view).max()) <= 2**50
-            assert within(view, 50) == expected
-            assert within(view.astype(np.uint64) if view.min() >= 0 else np.abs(view)
-                          .astype(np.uint64), 50) == expected
-    buf = np.zeros(8 * 6 + 1, dtype=np.uint8)[1:].view(np.int64).reshape(2, 3)  # unaligned
-    assert not buf.flags.aligned
-    buf[1, 2] = 2**47
-    assert within(buf, 50)
-    buf[1, 2] = 2**47 + 1
-    assert not within(buf, 50)
-    assert within(np.zeros((0, 5), dtype=np.int64), 50)
-    assert not within(np.array([[-2**63]]), 50)
-    assert not within(np.array([[2**63]], dtype=np.uint64), 50)
-    assert within(np.array([[2**59]]), 62) and not within(np.array([[2**59 + 1]]), 62)
-    for bad in (np.zeros(3, np.int64), np.zeros((2, 2), np.int32), np.zeros((2, 2)),
-                np.zeros((2, 2), ">i8")):
-        with pytest.raises(TypeError):
-            within(bad, 50)
+    def work():
+        for _ in range(3):
+            linear_sum_assignment(c)
+        done.set()
+
+    start = time.perf_counter()
+    solver = threading.Thread(target=work)
+    solver.start()
+    last = time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    solver.join()
+    elapsed = time.perf_counter() - start
+    assert route == [True] * 3
+    assert elapsed > 0.01  # the solves were long enough to tell
+    assert max(gaps) < 0.5 * elapsed
 
 
 def test_float32_is_not_copied_to_float64():

@@ -139,6 +139,27 @@ def _plain_array(cost_matrix) -> np.ndarray | None:
         return None
 
 
+# What the compiled shortest path reads (in native byte order, aligned).
+_SHORTEST_PATH_DTYPES = frozenset(np.dtype(t) for t in (
+    np.float64, np.float32, np.int64, np.int32, np.int16, np.int8,
+    np.uint64, np.uint32, np.uint16, np.uint8, np.bool_))
+
+
+def _readable_copy(c: np.ndarray) -> np.ndarray | None:
+    """A copy the compiled shortest path can read, of a 2-D array it could
+    not: byte-swapped or unaligned, or float16 (as float64, SciPy's cast).
+    None when a copy would not help (another dtype, not 2-D, or the solver
+    declined the values)."""
+    if c.ndim != 2:
+        return None
+    if c.dtype.kind == "f" and c.dtype.itemsize == 2:
+        return c.astype(np.float64)
+    native = c.dtype.newbyteorder("=")
+    if native not in _SHORTEST_PATH_DTYPES or (c.dtype.isnative and c.flags.aligned):
+        return None
+    return c.astype(native)
+
+
 def _as_cost_array(cost_matrix) -> np.ndarray:
     """The cost matrix in the dtype we solve in: int64 for bool and integer
     input, float32 for float16/float32, float64 for everything else SciPy
@@ -421,6 +442,8 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         if c is not None and (c.size <= SHORTEST_PATH_MAX_INT_ELEMENTS or (
                 c.size <= SHORTEST_PATH_MAX_FLOAT_ELEMENTS and c.dtype.kind == "f")):
             solved = _shortest_path(c, maximize)
+            if solved is None and (copy := _readable_copy(c)) is not None:
+                solved = _shortest_path(copy, maximize)
             if solved is not None:
                 return solved
     result = _solve(cost_matrix, maximize, method, device, threads, exact_ints=False)
