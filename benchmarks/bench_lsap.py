@@ -9,7 +9,11 @@ Suites (all seeded):
   tiny    n = 1 ... 500, n x n, n x 2n, 2n x n, float64 [0, 1) and int64 [0, n]
           ("float", "int"); up to n = 100 also float32, int32, uint8 and bool:
           SciPy vs the drop-in `linear_sum_assignment` (method="auto"), per-call
-          times from batched loops (median of 5 batches of >= 20 ms each)
+          times from batched loops (median of 5 batches of >= 20 ms each);
+          "auto / scipy" pairs them: 11 rounds, each a batch of SciPy and a
+          batch of auto (>= 10 ms each, the order alternating), and gives the
+          median of the rounds' ratios, so that drifts of the host's speed
+          cancel out
 
 Columns: SciPy, omp-tree at 1 thread and at all threads, gpu-classic,
 gpu-tree (when a GPU is usable), auto, lapx (`lap.lapjvx`, the JV solver of
@@ -81,8 +85,8 @@ def lapx_solve(cost: np.ndarray):
 
 
 def tiny_instances():
-    """float64 [0, 1) and int64 [0, n] up to n = 500; the other dtypes that
-    `auto` hands to SciPy (each with its own check in front) up to n = 100."""
+    """float64 [0, 1) and int64 [0, n] up to n = 500; other dtypes (which the
+    small route reads as they are, or copies past 1024 entries) up to n = 100."""
     others = [("float32", lambda r, s, n: r.random(s).astype(np.float32)),
               ("int32", lambda r, s, n: r.integers(0, n + 1, s, dtype=np.int32)),
               ("uint8", lambda r, s, n: r.integers(0, min(n, 255) + 1, s, dtype=np.uint8)),
@@ -119,6 +123,30 @@ def per_call(call, batches=5, min_seconds=0.02):
     return sorted(times)[len(times) // 2], res
 
 
+def paired_ratio(first, second, rounds=11, min_seconds=0.01) -> float:
+    """Median over rounds of (time of `second`) / (time of `first`), the two
+    timed back to back in each round, in alternating order."""
+    first(), second()
+    t0 = time.perf_counter()
+    first()
+    loops = max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7)))
+
+    def batch(call):
+        t0 = time.perf_counter()
+        for _ in range(loops):
+            call()
+        return time.perf_counter() - t0
+
+    ratios = []
+    for k in range(rounds):
+        if k % 2:
+            b, a = batch(second), batch(first)
+        else:
+            a, b = batch(first), batch(second)
+        ratios.append(b / a)
+    return sorted(ratios)[rounds // 2]
+
+
 def bench_tiny(args):
     rows = []
     for name, build in tiny_instances():
@@ -143,6 +171,11 @@ def bench_tiny(args):
             tol = 1e-5 if cost.dtype == np.float32 else 1e-12  # omp-tree solves in float32
             ok = np.isclose(float(got), float(ref), rtol=tol, atol=tol)
             row["runs"][label] = {"seconds": t, "check": "ok" if ok else f"cost {got} != {ref}"}
+        same = all(np.array_equal(x, y) for x, y in zip(
+            matchflow.linear_sum_assignment(cost), (ri, ci)))
+        row["auto_same_arrays_as_scipy"] = bool(same)
+        row["auto_over_scipy_paired"] = paired_ratio(
+            lambda: scipy_lsa(cost), lambda: matchflow.linear_sum_assignment(cost))
         rows.append(row)
         print(tiny_markdown(rows[-1:]).splitlines()[-1], flush=True)
     return rows
@@ -161,13 +194,27 @@ def _cell(m: dict | None, text) -> str:
 def tiny_markdown(rows) -> str:
     labels = ["scipy", "auto", "omp-tree/t1", "solve_assignment", "lapx"]
     lines = ["| instance | " + " | ".join(f"{lab} (us)" for lab in labels)
-             + " | auto / scipy |", "|" + "---|" * (len(labels) + 2)]
+             + " | auto / scipy (paired) | auto's arrays |", "|" + "---|" * (len(labels) + 3)]
     for row in rows:
-        base = row["runs"]["scipy"]["seconds"]
         cells = [_cell(row["runs"].get(label), lambda m: f"{m['seconds'] * 1e6:.1f}")
                  for label in labels]
-        ratio = row["runs"]["auto"]["seconds"] / base
-        lines.append(f"| {row['name']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+        same = "SciPy's" if row["auto_same_arrays_as_scipy"] else "other optimum"
+        lines.append(f"| {row['name']} | " + " | ".join(cells)
+                     + f" | {row['auto_over_scipy_paired']:.2f} | {same} |")
+    return "\n".join(lines)
+
+
+def tiny_summary(rows) -> str:
+    """The worst paired ratio, and the cells over 1.10, per n."""
+    by_n = {}
+    for row in rows:
+        by_n.setdefault(min(row["shape"]), []).append(row["auto_over_scipy_paired"])
+    lines = ["| n (shorter side) | cells | median auto / scipy | worst | cells > 1.10 |",
+             "|---|---|---|---|---|"]
+    for n, ratios in sorted(by_n.items()):
+        ratios.sort()
+        lines.append(f"| {n} | {len(ratios)} | {ratios[len(ratios) // 2]:.2f} | "
+                     f"{ratios[-1]:.2f} | {sum(r > 1.10 for r in ratios)} |")
     return "\n".join(lines)
 
 
@@ -292,7 +339,8 @@ def main(argv=None) -> int:
     def write():
         (out / "lsap.json").write_text(json.dumps({**header, "rows": rows, "tiny_rows": tiny_rows},
                                                   indent=1, default=str))
-        tiny = ("\n\n## tiny and small sizes (per call)\n\n" + tiny_markdown(tiny_rows)
+        tiny = ("\n\n## tiny and small sizes (per call)\n\n" + tiny_summary(tiny_rows)
+                + "\n\n" + tiny_markdown(tiny_rows)
                 if tiny_rows else "")
         (out / "lsap.md").write_text(f"command: `{header['command']}`\n\n"
                                      + markdown(rows, labels) + tiny + "\n")
