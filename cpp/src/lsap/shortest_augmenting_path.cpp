@@ -70,6 +70,18 @@ struct cost_view {
   double at(const char* row, std::int64_t j) const {
     return sign * static_cast<double>(raw(row, j));
   }
+  const char* row(std::int64_t i) const { return data + i * row_stride; }
+};
+
+/// A dense row-major float64 matrix to be minimised as it is: the view the
+/// search runs on past a thousand entries, without the generic view's
+/// stride product and sign in its inner loop.
+struct dense_view {
+  const double* data;
+  std::int64_t n_cols;
+
+  double at(const double* row, std::int64_t j) const { return row[j]; }
+  const double* row(std::int64_t i) const { return data + i * n_cols; }
 };
 
 /// Work arrays of one solve, in the solve's orientation (n_rows <= n_cols),
@@ -152,10 +164,10 @@ struct search_state {
 /// inner loop.  The view comes by value and the arrays are held in locals,
 /// since a store to pos_dist or pos_path could otherwise alias them and
 /// force reloads.
-template <class T>
-std::int64_t scan_row(const cost_view<T> c, std::int64_t i, double reached,
+template <class View>
+std::int64_t scan_row(const View c, std::int64_t i, double reached,
                       std::int64_t n_unscanned, search_state& s, double* lowest) {
-  const char* row = c.data + i * c.row_stride;
+  const auto row = c.row(i);
   const double u_i = s.u[i];
   const std::int64_t* col = s.col;
   const double* v = s.pos_v;
@@ -182,8 +194,8 @@ std::int64_t scan_row(const cost_view<T> c, std::int64_t i, double reached,
 
 /// One Dijkstra search from free row `root`; the free column it reaches
 /// (-1: none, every path is forbidden) and, in *min_val, its distance.
-template <class T>
-std::int64_t shortest_path(const cost_view<T>& c, std::int64_t n_cols, std::int64_t root,
+template <class View>
+std::int64_t shortest_path(const View& c, std::int64_t n_cols, std::int64_t root,
                            search_state& s, double* min_val) {
   s.start_search(n_cols);
   double reached = 0;  // distance of the last scanned column
@@ -201,8 +213,8 @@ std::int64_t shortest_path(const cost_view<T>& c, std::int64_t n_cols, std::int6
 }
 
 /// Adds row `root` to the assignment; false when it cannot be (infeasible).
-template <class T>
-bool augment_row(const cost_view<T>& c, std::int64_t n_cols, std::int64_t root,
+template <class View>
+bool augment_row(const View& c, std::int64_t n_cols, std::int64_t root,
                  search_state& s) {
   double min_val = 0;
   const std::int64_t sink = shortest_path(c, n_cols, root, s, &min_val);
@@ -226,18 +238,19 @@ bool augment_row(const cost_view<T>& c, std::int64_t n_cols, std::int64_t root,
 }
 
 /// Whether bad(x) holds for an entry x (as stored) of the row that starts
-/// at `row`.  No exit inside the row, and a plain pointer when the row is
-/// contiguous.
+/// at `row`.  No exit inside the row, a select rather than an OR of bools,
+/// and a plain pointer when the row is contiguous: so the test vectorises.
 template <class T, class Test>
 bool any_in_row(const cost_view<T>& c, const char* row, std::int64_t n_cols, Test bad) {
-  bool found = false;
+  using flag = std::conditional_t<std::is_floating_point_v<T>, T, double>;  // T's width
+  flag found = 0;
   if (c.col_stride == sizeof(T)) {
     const T* x = reinterpret_cast<const T*>(row);  // the caller's array is aligned
-    for (std::int64_t j = 0; j < n_cols; ++j) found |= bad(x[j]);
+    for (std::int64_t j = 0; j < n_cols; ++j) found = bad(x[j]) ? flag{1} : found;
   } else {
-    for (std::int64_t j = 0; j < n_cols; ++j) found |= bad(c.raw(row, j));
+    for (std::int64_t j = 0; j < n_cols; ++j) found = bad(c.raw(row, j)) ? flag{1} : found;
   }
-  return found;
+  return found != 0;
 }
 
 /// |x| - 1 <= folded(x) <= |x| for integers, without a compare.
@@ -269,10 +282,12 @@ std::uint64_t or_of_row(const cost_view<T>& c, const char* row, std::int64_t n_c
 template <class T>
 status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_cols) {
   if constexpr (std::is_floating_point_v<T>) {
-    const T wrong_infinity = -c.sign * std::numeric_limits<T>::infinity();
+    // NaN and -inf (after the sign) are exactly the values not above -inf.
+    constexpr T minus_infinity = -std::numeric_limits<T>::infinity();
+    const T sign = static_cast<T>(c.sign);
     for (std::int64_t i = 0; i < n_rows; ++i) {
-      if (any_in_row(c, c.data + i * c.row_stride, n_cols,
-                     [&](T x) { return (x != x) | (x == wrong_infinity); })) {
+      if (any_in_row(c, c.row(i), n_cols,
+                     [&](T x) { return !(sign * x > minus_infinity); })) {
         return fail(status::invalid_input, "matrix contains invalid numeric entries");
       }
     }
@@ -282,7 +297,7 @@ status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_co
         (std::uint64_t{1} << exact_log2) /
         static_cast<std::uint64_t>(std::max<std::int64_t>({n_rows, n_cols, 8}));
     for (std::int64_t i = 0; i < n_rows; ++i) {
-      const char* row = c.data + i * c.row_stride;
+      const char* row = c.row(i);
       // A sufficient test first, max|x| <= (OR of folded(x)) + 1, which
       // vectorises (a 64-bit compare does not, in SSE2); the exact one
       // only for rows that come near the limit.
@@ -297,8 +312,8 @@ status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_co
 
 /// Runs the searches on c, n_rows <= n_cols, and writes the caller's
 /// arrays (`transposed`: c is the caller's matrix transposed).
-template <class T>
-status assign(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_cols, bool transposed,
+template <class View>
+status assign(const View& c, std::int64_t n_rows, std::int64_t n_cols, bool transposed,
               std::int64_t* row_ind, std::int64_t* col_ind) {
   constexpr std::int64_t stack_slots = 1024;  // 8 KiB: square matrices up to 73 x 73
   std::int64_t on_stack[stack_slots];
@@ -344,23 +359,32 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64
     std::swap(n_rows, n_cols);
     std::swap(c.row_stride, c.col_stride);
   }
-  // Each entry is read about once per row of the search, so past a few
-  // thousand entries a matrix that is not already float64 in rows pays for
-  // one dense float64 copy, as SciPy's does (float32 at 50 x 50: 7% slower
-  // than SciPy without it, on the 2-core dev host).
-  constexpr std::int64_t copy_min_entries = 1024;
-  const bool dense_double = std::is_same_v<T, double> && c.col_stride == sizeof(double);
-  if (dense_double || n_rows * n_cols < copy_min_entries) {
+  // Each entry is read about once per row of the search, so past a
+  // thousand entries the search runs on a dense float64 matrix: the
+  // caller's own when it is one and is minimised, else one copy, as SciPy
+  // makes (float32 at 50 x 50: 7% slower than SciPy without it, on the
+  // 2-core dev host).
+  constexpr std::int64_t dense_min_entries = 1024;
+  if (n_rows * n_cols < dense_min_entries) {
     return assign(c, n_rows, n_cols, transposed, row_ind, col_ind);
+  }
+  if (std::is_same_v<T, double> && c.col_stride == sizeof(double) &&
+      c.row_stride == n_cols * std::int64_t{sizeof(double)} && !maximize) {
+    return assign(dense_view{reinterpret_cast<const double*>(c.data), n_cols}, n_rows, n_cols,
+                  transposed, row_ind, col_ind);
   }
   std::vector<double> dense(static_cast<std::size_t>(n_rows * n_cols));
   for (std::int64_t i = 0; i < n_rows; ++i) {
-    const char* row = c.data + i * c.row_stride;
-    for (std::int64_t j = 0; j < n_cols; ++j) dense[i * n_cols + j] = c.at(row, j);
+    const char* row = c.row(i);
+    double* out = dense.data() + i * n_cols;
+    if (c.col_stride == sizeof(T)) {  // a plain loop: the conversion vectorises
+      const T* x = reinterpret_cast<const T*>(row);
+      for (std::int64_t j = 0; j < n_cols; ++j) out[j] = c.sign * static_cast<double>(x[j]);
+    } else {
+      for (std::int64_t j = 0; j < n_cols; ++j) out[j] = c.at(row, j);
+    }
   }
-  const cost_view<double> copy{reinterpret_cast<const char*>(dense.data()),
-                               n_cols * std::int64_t{sizeof(double)}, sizeof(double), 1.0};
-  return assign(copy, n_rows, n_cols, transposed, row_ind, col_ind);
+  return assign(dense_view{dense.data(), n_cols}, n_rows, n_cols, transposed, row_ind, col_ind);
 }
 
 }  // namespace
