@@ -86,7 +86,8 @@ def lapx_solve(cost: np.ndarray):
 
 def tiny_instances():
     """float64 [0, 1) and int64 [0, n] up to n = 500; other dtypes (which the
-    small route reads as they are, or copies past 1024 entries) up to n = 100."""
+    small route reads as they are, or copies past 1024 entries) up to n = 100;
+    nested lists of floats and of ints (NumPy converts them) up to n = 20."""
     others = [("float32", lambda r, s, n: r.random(s).astype(np.float32)),
               ("int32", lambda r, s, n: r.integers(0, n + 1, s, dtype=np.int32)),
               ("uint8", lambda r, s, n: r.integers(0, min(n, 255) + 1, s, dtype=np.uint8)),
@@ -99,6 +100,12 @@ def tiny_instances():
             yield (f"int {shape[0]}x{shape[1]}",
                    lambda s=shape, k=seed, n=n: np.random.default_rng(k).integers(
                        0, n + 1, s, dtype=np.int64))
+            if n <= 20:
+                yield (f"list-float {shape[0]}x{shape[1]}",
+                       lambda s=shape, k=seed: np.random.default_rng(k).random(s).tolist())
+                yield (f"list-int {shape[0]}x{shape[1]}",
+                       lambda s=shape, k=seed, n=n: np.random.default_rng(k).integers(
+                           0, n + 1, s).tolist())
             if n > 100:
                 continue
             for label, make in others:
@@ -150,15 +157,16 @@ def paired_ratio(first, second, rounds=11, min_seconds=0.01) -> float:
 def bench_tiny(args):
     rows = []
     for name, build in tiny_instances():
-        cost = build()
+        given = build()  # what the calls get: an array, or a nested list
+        cost = np.asarray(given)  # what the checks index
         row = {"name": name, "shape": list(cost.shape), "dtype": str(cost.dtype), "runs": {}}
-        t, (ri, ci) = per_call(lambda: scipy_lsa(cost))
+        t, (ri, ci) = per_call(lambda: scipy_lsa(given))
         ref = cost[ri, ci].sum(dtype=np.float64)
         row["runs"]["scipy"] = {"seconds": t}
-        calls = [("auto", lambda: matchflow.linear_sum_assignment(cost)),
+        calls = [("auto", lambda: matchflow.linear_sum_assignment(given)),
                  ("omp-tree/t1", lambda: matchflow.linear_sum_assignment(
-                     cost, method="omp-tree", threads=1)),
-                 ("solve_assignment", lambda: matchflow.solve_assignment(cost))]
+                     given, method="omp-tree", threads=1)),
+                 ("solve_assignment", lambda: matchflow.solve_assignment(given))]
         if lapx is not None:
             calls.append(("lapx", lambda: lapx_solve(cost)))
         for label, call in calls:
@@ -172,10 +180,10 @@ def bench_tiny(args):
             ok = np.isclose(float(got), float(ref), rtol=tol, atol=tol)
             row["runs"][label] = {"seconds": t, "check": "ok" if ok else f"cost {got} != {ref}"}
         same = all(np.array_equal(x, y) for x, y in zip(
-            matchflow.linear_sum_assignment(cost), (ri, ci)))
+            matchflow.linear_sum_assignment(given), (ri, ci)))
         row["auto_same_arrays_as_scipy"] = bool(same)
         row["auto_over_scipy_paired"] = paired_ratio(
-            lambda: scipy_lsa(cost), lambda: matchflow.linear_sum_assignment(cost))
+            lambda: scipy_lsa(given), lambda: matchflow.linear_sum_assignment(given))
         rows.append(row)
         print(tiny_markdown(rows[-1:]).splitlines()[-1], flush=True)
     return rows

@@ -397,7 +397,7 @@ def test_paths_per_iteration_count_from_the_initial_assignment():
     assert result.stats.paths_per_iteration.sum() == result.stats.augmenting_paths == free
 
 
-# ---- small inputs: SciPy's own solver behind method="auto" ----------------------
+# ---- small inputs: the compiled shortest augmenting path behind method="auto" ----
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4), (4, 1), (5, 5), (10, 20), (20, 10),
                                    (50, 50), (100, 100)])
@@ -561,7 +561,9 @@ def test_small_auto_matches_scipy_on_random_matrices(kind, route):
     np.zeros((1, 2, 2), dtype=np.uint64), np.array(7, dtype=np.int64),
     np.array([[1 + 2j, 0], [0, 1]]), np.array([["a", "b"], ["c", "d"]]),
     np.zeros((2, 2), dtype=np.longdouble), np.zeros((2, 2), dtype=object),
-], ids=lambda c: f"{c.dtype}{c.shape}")
+    [[1.0, None], [0.0, 1.0]], [[1.0, "a"], [0.0, 1.0]], [[1.0, 1j], [0.0, 1.0]],
+    [[1.0, 2.0], [0.0]], [[1.0, np.nan]], [[1.0, np.inf], [np.inf, 1.0]], [[1.0, [2.0]]],
+], ids=lambda c: f"{c.dtype}{c.shape}" if isinstance(c, np.ndarray) else repr(c))
 @pytest.mark.parametrize("maximize", [False, True])
 def test_small_auto_raises_scipys_errors(c, maximize):
     try:

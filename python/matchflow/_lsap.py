@@ -19,6 +19,7 @@ from ._validation import check_choice, check_threads
 
 # Looked up once, not per call, on the small-matrix path of linear_sum_assignment.
 _ndarray = np.ndarray
+_FLOAT64 = np.dtype(np.float64)
 _AUTO = "auto"
 _shortest_path = _core.lsap_shortest_path
 
@@ -134,6 +135,13 @@ def _plain_array(cost_matrix) -> np.ndarray | None:
     values), or None where NumPy cannot make one; the full path then gives
     SciPy's error."""
     try:
+        if (type(cost_matrix) is list and len(cost_matrix) > 4
+                and type(cost_matrix[0]) is list and cost_matrix[0]
+                and type(cost_matrix[0][0]) is float):
+            # NumPy would infer float64 (or fail, as this does): skip the
+            # inference, 10-15% of SciPy's whole call on a 30 x 30 list
+            # (below 5 rows, passing a dtype costs more than it saves).
+            return np.asarray(cost_matrix, _FLOAT64)
         return np.asarray(cost_matrix)
     except (ValueError, TypeError, OverflowError):
         return None
@@ -438,7 +446,9 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     # (interned strings) before any string comparison.
     if (threads is None and (method is _AUTO or type(method) is str and method == "auto")
             and (device is _AUTO or type(device) is str and (device == "auto" or device == "cpu"))):
-        c = cost_matrix if type(cost_matrix) is _ndarray else _plain_array(cost_matrix)
+        c = cost_matrix
+        if type(c) is not _ndarray:
+            c = _plain_array(c)
         if c is not None and (c.size <= SHORTEST_PATH_MAX_INT_ELEMENTS or (
                 c.size <= SHORTEST_PATH_MAX_FLOAT_ELEMENTS and c.dtype.kind == "f")):
             solved = _shortest_path(c, maximize)
