@@ -20,8 +20,10 @@
 //     columns tied at the least distance it takes the last free one met.
 //     With a constant matrix that gives the identity (scipy gh-11602);
 //   - tall matrices are solved transposed.
-// What SciPy does with copies (transposing, negating), this does through
-// strides and a sign, so no input is copied or cast up front.
+// Below a thousand entries, what SciPy does with copies (casting,
+// transposing, negating) this does through strides and a sign; past that,
+// the search runs on one dense float64 copy, or on the caller's matrix when
+// it already is one and is minimised.
 //
 // Integer costs are exact: the caller's bound max(n, 8) * max|c| <= 2^50
 // keeps every distance and dual an integer below 2^53.  Past the bound this
@@ -104,13 +106,15 @@ struct search_state {
 
   /// 8-byte slots the arrays need.
   static std::int64_t slots(std::int64_t n_rows, std::int64_t n_cols) {
-    return 3 * n_rows + 11 * n_cols;
+    return 3 * n_rows + 10 * n_cols;
   }
 
-  search_state(std::int64_t n_rows, std::int64_t n_cols, std::int64_t* buffer) {
-    static_assert(sizeof(double) == sizeof(std::int64_t));
-    auto take = [&](std::int64_t n) { return std::exchange(buffer, buffer + n); };
-    auto take_real = [&](std::int64_t n) { return reinterpret_cast<double*>(take(n)); };
+  /// `storage`: slots() 8-byte slots, 8-byte aligned.
+  search_state(std::int64_t n_rows, std::int64_t n_cols, unsigned char* storage) {
+    static_assert(sizeof(double) == 8 && sizeof(std::int64_t) == 8);
+    auto take_bytes = [&](std::int64_t n) { return std::exchange(storage, storage + 8 * n); };
+    auto take = [&](std::int64_t n) { return reinterpret_cast<std::int64_t*>(take_bytes(n)); };
+    auto take_real = [&](std::int64_t n) { return reinterpret_cast<double*>(take_bytes(n)); };
     u = take_real(n_rows);
     v = take_real(n_cols);
     col4row = take(n_rows);
@@ -315,15 +319,15 @@ status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_co
 template <class View>
 status assign(const View& c, std::int64_t n_rows, std::int64_t n_cols, bool transposed,
               std::int64_t* row_ind, std::int64_t* col_ind) {
-  constexpr std::int64_t stack_slots = 1024;  // 8 KiB: square matrices up to 73 x 73
-  std::int64_t on_stack[stack_slots];
-  std::unique_ptr<std::int64_t[]> on_heap;
-  std::int64_t* buffer = on_stack;
+  constexpr std::int64_t stack_slots = 1024;  // 8 KiB: square matrices up to 78 x 78
+  alignas(8) unsigned char on_stack[8 * stack_slots];
+  std::unique_ptr<unsigned char[]> on_heap;  // operator new[]: aligned for any scalar
+  unsigned char* storage = on_stack;
   if (const std::int64_t need = search_state::slots(n_rows, n_cols); need > stack_slots) {
-    on_heap.reset(new std::int64_t[need]);
-    buffer = on_heap.get();
+    on_heap.reset(new unsigned char[8 * need]);
+    storage = on_heap.get();
   }
-  search_state s(n_rows, n_cols, buffer);
+  search_state s(n_rows, n_cols, storage);
   for (std::int64_t root = 0; root < n_rows; ++root) {
     if (!augment_row(c, n_cols, root, s)) {
       return fail(status::infeasible, "cost matrix is infeasible");
