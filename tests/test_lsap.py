@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
 import warnings
@@ -639,27 +640,8 @@ def test_small_auto_only_with_default_arguments(route):
 def test_small_auto_releases_the_gil(route):
     """A Python thread keeps running while another solves on the small route."""
     c = np.random.default_rng(9).random((500, 500))  # 250k entries: the route's largest
-    gaps = []
-    done = threading.Event()
-
-    def work():
-        for _ in range(3):
-            linear_sum_assignment(c)
-        done.set()
-
-    start = time.perf_counter()
-    solver = threading.Thread(target=work)
-    solver.start()
-    last = time.perf_counter()
-    while not done.is_set():
-        now = time.perf_counter()
-        gaps.append(now - last)
-        last = now
-    solver.join()
-    elapsed = time.perf_counter() - start
-    assert route == [True] * 3
-    assert elapsed > 0.01  # the solves were long enough to tell
-    assert max(gaps) < 0.5 * elapsed
+    assert_gil_released(lambda: linear_sum_assignment(c), min_seconds=0.003)
+    assert route == [True]
 
 
 def test_float32_is_not_copied_to_float64():
@@ -759,28 +741,42 @@ def test_threads_do_not_change_the_answer(threads):
     assert result.stats.iterations == reference.stats.iterations
 
 
+def assert_gil_released(work, min_seconds):
+    """While `work` runs in another thread, this one keeps running: no gap
+    between its clock reads takes half the time.  The work starts only once
+    this thread is reading the clock (else it could run, GIL held, while this
+    one still waits in Thread.start), and the GIL changes hands every 0.1 ms."""
+    gaps = []
+    go, done = threading.Event(), threading.Event()
+
+    def run():
+        go.wait()
+        work()
+        done.set()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        solver = threading.Thread(target=run)
+        solver.start()
+        start = last = time.perf_counter()
+        go.set()
+        while not done.is_set():
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+        elapsed = time.perf_counter() - start
+        solver.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert elapsed > min_seconds  # the work was long enough to tell
+    assert max(gaps) < 0.5 * elapsed
+
+
 def test_gil_is_released():
     """A Python thread keeps running while another solves."""
     c = np.random.default_rng(9).random((1200, 1200))
-    gaps = []
-    done = threading.Event()
-
-    def work():
-        solve_assignment(c, threads=1)
-        done.set()
-
-    start = time.perf_counter()
-    solver = threading.Thread(target=work)
-    solver.start()
-    last = time.perf_counter()
-    while not done.is_set():
-        now = time.perf_counter()
-        gaps.append(now - last)
-        last = now
-    solver.join()
-    elapsed = time.perf_counter() - start
-    assert elapsed > 0.05  # the solve was long enough to tell
-    assert max(gaps) < 0.5 * elapsed
+    assert_gil_released(lambda: solve_assignment(c, threads=1), min_seconds=0.01)
 
 
 # ---- OR-Library instances (../shared/data/orlib), optima published in assignopt.txt
