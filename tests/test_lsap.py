@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import re
-import sys
-import threading
-import time
 import warnings
 
 import numpy as np
@@ -17,7 +14,7 @@ import matchflow
 from matchflow import linear_sum_assignment, solve_assignment
 from matchflow._lsap import CPU_METHODS, GPU_METHODS
 
-from conftest import GPU_REPEATS
+from conftest import GPU_REPEATS, assert_gil_released
 
 _no_cuda = pytest.mark.skipif(not matchflow.cuda_available(), reason="no usable CUDA device")
 METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
@@ -484,6 +481,9 @@ def _small_inputs():
     yield "float32-tall-copied", rng.integers(0, 9, (60, 30)).astype(np.float32)
     yield "int64-transposed-view", rng.integers(-9, 9, (5, 9)).T
     yield "int64-strided-view", rng.integers(-9, 9, (6, 12))[:, ::2]
+    yield "float64-reversed-view", rng.integers(0, 5, (7, 9)).astype(float)[::-1, ::-2]
+    yield "float64-broadcast-view", np.broadcast_to(rng.random(6), (4, 6))  # zero row stride
+    yield "float32-reversed-40x50", rng.random((40, 50)).astype(np.float32)[::-1, ::-1]
     yield "int64-byteswapped", rng.integers(-9, 9, (4, 4)).astype(">i8")
     yield "float64-byteswapped", rng.random((3, 5)).astype(">f8")
     unaligned = np.zeros(8 * 6 + 1, dtype=np.uint8)[1:].view(np.float64).reshape(2, 3)
@@ -739,38 +739,6 @@ def test_threads_do_not_change_the_answer(threads):
     assert_array_equal(result.col_ind, reference.col_ind)
     assert_array_equal(result.u, reference.u)
     assert result.stats.iterations == reference.stats.iterations
-
-
-def assert_gil_released(work, min_seconds):
-    """While `work` runs in another thread, this one keeps running: no gap
-    between its clock reads takes half the time.  The work starts only once
-    this thread is reading the clock (else it could run, GIL held, while this
-    one still waits in Thread.start), and the GIL changes hands every 0.1 ms."""
-    gaps = []
-    go, done = threading.Event(), threading.Event()
-
-    def run():
-        go.wait()
-        work()
-        done.set()
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-4)
-    try:
-        solver = threading.Thread(target=run)
-        solver.start()
-        start = last = time.perf_counter()
-        go.set()
-        while not done.is_set():
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-        elapsed = time.perf_counter() - start
-        solver.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert elapsed > min_seconds  # the work was long enough to tell
-    assert max(gaps) < 0.5 * elapsed
 
 
 def test_gil_is_released():

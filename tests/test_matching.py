@@ -13,7 +13,7 @@ from matchflow import generators
 from matchflow._matching import _METHOD_CODES, CPU_METHODS, GPU_METHODS
 from matchflow.io import read_graph
 
-from conftest import GPU_REPEATS, data_dir
+from conftest import GPU_REPEATS, assert_gil_released, data_dir
 from oracles import assert_maximum_matching, scipy_cardinality
 
 METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
@@ -425,3 +425,10 @@ def test_gpu_auto_method_by_edges_per_vertex():
     assert _auto_method(sparse, "cuda") == "gpu-pr"
     assert _auto_method(dense, "cuda") == "gpu-apfb"
     assert _auto_method(as_bipartite(sp.csr_array((0, 0))), "cuda") == "gpu-pr"
+
+
+def test_gil_is_released():
+    """A Python thread keeps running while another matches (CPU methods)."""
+    g = generators.uniform_random(300_000, degree=3, seed=2)
+    assert_gil_released(lambda: matchflow.maximum_matching(g, method="pr", device="cpu"),
+                        min_seconds=0.005)
