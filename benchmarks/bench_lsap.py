@@ -6,8 +6,9 @@ Suites (all seeded):
   float   uniform float64 costs in [0, 1)
   rect    n x 2n, integer costs in [0, n]
   orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
-  tiny    n = 1 ... 500, n x n, n x 2n, 2n x n, float64 [0, 1) and int64 [0, n]
-          ("float", "int"); up to n = 100 also float32, int32, uint8 and bool:
+  tiny    n = 1 ... 500, n x n, n x 2n, 2n x n, float64 [0, 1), int64 [0, n] and
+          int64 [0, 10^6] ("float", "int", "int-wide"); up to n = 100 also
+          float32, int32, uint8 and bool, up to n = 20 nested lists:
           SciPy vs the drop-in `linear_sum_assignment` (method="auto"), per-call
           times from batched loops (median of 5 batches of >= 20 ms each);
           "auto / scipy" pairs them: 11 rounds, each a batch of SciPy and a
@@ -85,7 +86,7 @@ def lapx_solve(cost: np.ndarray):
 
 
 def tiny_instances():
-    """float64 [0, 1) and int64 [0, n] up to n = 500; other dtypes (which the
+    """float64 [0, 1), int64 [0, n] and [0, 10^6] up to n = 500; other dtypes (which the
     small route reads as they are, or copies past 1024 entries) up to n = 100;
     nested lists of floats and of ints (NumPy converts them) up to n = 20."""
     others = [("float32", lambda r, s, n: r.random(s).astype(np.float32)),
@@ -100,6 +101,9 @@ def tiny_instances():
             yield (f"int {shape[0]}x{shape[1]}",
                    lambda s=shape, k=seed, n=n: np.random.default_rng(k).integers(
                        0, n + 1, s, dtype=np.int64))
+            yield (f"int-wide {shape[0]}x{shape[1]}",  # [0, 10^6]: few ties
+                   lambda s=shape, k=seed: np.random.default_rng(k).integers(
+                       0, 10**6 + 1, s, dtype=np.int64))
             if n <= 20:
                 yield (f"list-float {shape[0]}x{shape[1]}",
                        lambda s=shape, k=seed: np.random.default_rng(k).random(s).tolist())

@@ -492,7 +492,8 @@ def _small_inputs():
     yield "int64-negative", rng.integers(-10**6, 0, (6, 6))
     yield "int64-at-the-bound", np.array([[2**47, -2**47], [-2**47, 2**47]])
     yield "uint64-at-the-bound", np.array([[2**47, 0], [1, 2**47]], dtype=np.uint64)
-    yield "int64-60x80", rng.integers(0, 60, (60, 80))  # 4800 entries, under the limit
+    yield "int64-60x80", rng.integers(0, 60, (60, 80))
+    yield "int64-200x250", rng.integers(0, 10**6, (200, 250))  # 50k entries: the limit
     yield "float64-300x200", rng.integers(0, 50, (300, 200)).astype(float)  # heap, copied
     yield "list", [[4, 1, 3], [2, 0, 5], [3, 2, 2]]
     yield "list-of-floats", [[0.5, 1.0], [1.0, 0.5], [0.0, 0.0]]
@@ -631,9 +632,9 @@ def test_small_auto_only_with_default_arguments(route):
     linear_sum_assignment(c, threads=1)
     linear_sum_assignment(c, device="cuda:0") if matchflow.cuda_available() else None
     assert route == [True]
-    linear_sum_assignment(np.ones((80, 80), dtype=np.int32))  # over the integer limit
+    linear_sum_assignment(np.ones((250, 250), dtype=np.int32))  # over the integer limit
     assert route == [True]
-    linear_sum_assignment(np.ones((80, 80)))  # floats: under their limit
+    linear_sum_assignment(np.ones((250, 250)))  # floats: under their limit
     assert route == [True, True]
 
 

@@ -51,17 +51,23 @@ GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # Small problems in `linear_sum_assignment(..., method="auto")` go to the
 # shortest augmenting path solver (cpp/src/lsap/shortest_augmenting_path.cpp):
 # SciPy's algorithm, giving SciPy's arrays, behind a binding cheap enough
-# that at n = 1 the whole call costs no more than SciPy's (issue 3).  Floats
-# below the GPU threshold: the sequential shortest path matched omp-tree on
-# one thread (which is what omp-tree uses below ~512 columns) within noise
-# on the 2-core dev host; integers (and booleans) up to 5000 entries: above
-# that, ties let omp-tree augment many paths per iteration and it was faster
-# (benchmarks/results/h100/lsap.md, "tiny" rows).  The solver works in
-# float64 and declines (returns None) what float64 would not solve exactly,
-# NaN, infeasible input and dtypes it does not read; the full path takes
-# those, with SciPy's errors.
+# that at n = 1 the whole call costs no more than SciPy's (issue 3).  It
+# took 0.75-0.93x SciPy's time on every shape and cost range measured, while
+# omp-tree's ratio swings with the ties (benchmarks/NOTES.md, "Assignment").
+#   - Floats: up to the GPU threshold.  omp-tree on one thread (what it uses
+#     below ~512 columns) was faster on square matrices on the H100 host
+#     (100 x 100: 271 vs 413 us; 200 x 200: 954 vs 1164 us) but not on 1:2
+#     rectangles, and answers ties otherwise than SciPy.
+#   - Integers (and booleans): up to 50k entries.  With costs in [0, n]
+#     (many ties: omp-tree augments many paths per phase) omp-tree wins from
+#     ~140 x 140 (0.5-0.7x SciPy); with [0, 10n] or [0, 10^6] it took
+#     1.0-2.0x SciPy's time from 75 x 75 to 180 x 180 and 1.05x at
+#     150 x 300, 0.8-0.9x above (2-core dev host).
+# The solver works in float64 and declines (returns None) what float64
+# would not solve exactly, NaN, infeasible input and dtypes it does not
+# read; the full path takes those, with SciPy's errors.
 SHORTEST_PATH_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
-SHORTEST_PATH_MAX_INT_ELEMENTS = 5_000
+SHORTEST_PATH_MAX_INT_ELEMENTS = 50_000
 
 
 @dataclass(frozen=True)
