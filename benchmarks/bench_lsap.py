@@ -5,6 +5,7 @@ Suites (all seeded):
   table3  n = 5000 ... 20000 x costs in [0, n/10], [0, n], [0, 10n] (paper 001, Table 3)
   float   uniform float64 costs in [0, 1)
   rect    n x 2n, integer costs in [0, n]
+  ties    n = 500 ... 5000, integer costs in [0, kn] for k = 1, 10, ..., 10^4
   orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
   tiny    n = 1 ... 500, n x n, n x 2n, 2n x n, float64 [0, 1), int64 [0, n] and
           int64 [0, 10^6] ("float", "int", "int-wide"); up to n = 100 also
@@ -72,6 +73,10 @@ def instances(suites, data_dir):
     if "rect" in suites:
         for n in (1000, 5000):
             yield f"int[0,n] {n}x{2 * n}", ints(n, 2 * n, n, 7 * n)
+    if "ties" in suites:  # where the GPU stops paying as ties thin out
+        for n in (500, 1000, 2000, 5000):
+            for k in (1, 10, 100, 1000, 10000):
+                yield f"int[0,{k}n] n={n}", ints(n, n, k * n, 3 * n + k)
     if "orlib" in suites and data_dir:
         for name in ("assign500", "assign600", "assign700"):
             path = Path(data_dir) / "orlib" / f"{name}.txt"
