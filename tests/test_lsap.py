@@ -645,6 +645,37 @@ def test_small_auto_releases_the_gil(route):
     assert route == [True]
 
 
+# ---- device="auto": the GPU only where ties make it pay ------------------------------
+
+def test_few_ties_by_sampled_spread():
+    from matchflow._lsap import FEW_TIES_SPREAD, GPU_MIN_ELEMENTS, _few_ties
+
+    n = 600  # 360k entries: between the integer and the floating GPU thresholds
+    rng = np.random.default_rng(0)
+    assert _few_ties(rng.random((3, 3))) and _few_ties(rng.random((n, n)))
+    assert not _few_ties(rng.integers(0, 10**9, (100, 100)))  # under both thresholds
+    assert not _few_ties(rng.integers(0, n + 1, (n, n)))
+    assert not _few_ties(rng.integers(0, FEW_TIES_SPREAD * n + 1, (n, n)))
+    assert _few_ties(rng.integers(0, 100 * n, (n, n)))
+    assert _few_ties(rng.integers(-50 * n, 50 * n, (n, 2 * n)).T)
+    tall = np.zeros((GPU_MIN_ELEMENTS // 4, 4), dtype=np.int64)
+    assert not _few_ties(tall)
+    tall[0, 0] = 10**9  # on the sampled grid
+    assert _few_ties(tall)
+
+
+@pytest.mark.cuda
+@_no_cuda
+@pytest.mark.parametrize("spread,method", [(1, "gpu-tree"), (10, "gpu-tree"),
+                                           (1000, "omp-tree")])
+def test_gpu_auto_by_cost_spread(spread, method):
+    n = 600
+    c = np.random.default_rng(spread).integers(0, spread * n + 1, (n, n))
+    result = solve_assignment(c)
+    assert result.method == method
+    assert_certificate(c, result)
+
+
 def test_float32_is_not_copied_to_float64():
     c = np.random.default_rng(0).random((50, 50)).astype(np.float32)
     result = solve_assignment(c)

@@ -29,7 +29,6 @@ CPU_METHODS = ("omp-tree",)
 GPU_METHODS = ("gpu-tree", "gpu-classic")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 
-# PLACEHOLDER, to be set by the lead from measurements on the GPU machine:
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
 # host (benchmarks/results/h100/lsap.md): at n = 500 (250k entries, costs in
 # [0, n]) gpu-tree took 3.5 ms end to end against 7.3 ms for omp-tree on 16
@@ -41,6 +40,13 @@ GPU_MIN_ELEMENTS = 250_000
 # 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
 # 1.30 s) on the H100 host (benchmarks/results/h100/lsap.md).
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
+# Integer costs spread wider than this many values per row or column have
+# few ties too and take the floating threshold.  On the H100 host
+# (benchmarks/results/h100/session4-lsap-ties.md, costs in [0, kn]): with
+# k <= 10 gpu-tree beat omp-tree on 16 threads at every n from 500 (8.8 vs
+# 11.5 ms at k = 10); with k >= 100 it lost up to n = 2000 (n = 500: 17-21
+# ms against SciPy's 10-16 and omp-tree's 5-10) and broke even at n = 5000.
+FEW_TIES_SPREAD = 10
 
 # Integer costs are solved exactly in int64.  The duals stay within
 # [-8 M, 8 M] for M = max |c| (see hungarian_omp.cpp), and the objective
@@ -233,11 +239,24 @@ def _check_feasible(c: np.ndarray) -> None:
 
 # ---- method and device -----------------------------------------------------
 
-def _resolve(n_elements: int, method: str, device, floating: bool = False
+def _few_ties(c: np.ndarray) -> bool:
+    """Floating costs, or integers whose spread, sampled on a grid of at
+    most 64 x 64 entries, exceeds FEW_TIES_SPREAD per row or column.  The
+    sample costs microseconds where a full min/max pass would cost a tenth
+    of the GPU's solve; a spread it underestimates errs towards the GPU."""
+    if c.dtype.kind == "f":
+        return True
+    if not GPU_MIN_ELEMENTS <= c.size < GPU_MIN_FLOAT_ELEMENTS:
+        return False  # both thresholds agree
+    sample = c[::max(1, c.shape[0] // 64), ::max(1, c.shape[1] // 64)]
+    return int(sample.max()) - int(sample.min()) > FEW_TIES_SPREAD * max(c.shape)
+
+
+def _resolve(n_elements: int, method: str, device, few_ties: bool = False
              ) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
-    threshold = GPU_MIN_FLOAT_ELEMENTS if floating else GPU_MIN_ELEMENTS
+    threshold = GPU_MIN_FLOAT_ELEMENTS if few_ties else GPU_MIN_ELEMENTS
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= threshold)
     if method == "auto":
@@ -311,7 +330,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     c = _as_cost_array(cost_matrix)
     _check_2d(c)
     maximize = bool(maximize)
-    method, backend, ordinal = _resolve(c.size, method, device, c.dtype.kind == "f")
+    method, backend, ordinal = _resolve(c.size, method, device, _few_ties(c))
     if c.shape[0] == 0 or c.shape[1] == 0:
         return _empty_result(c, method, backend, ordinal, start)
     try:
