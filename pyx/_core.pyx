@@ -3,7 +3,8 @@
 
 No validation or policy lives here: the Python layer has already checked and
 converted every argument.  Each function turns arrays into pointers, releases
-the GIL around the call, and maps the returned status to an exception.
+the GIL around the call, and maps the returned status to an exception
+(lsap_shortest_path: to None, so that the Python layer's full path answers).
 """
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                            uint64_t)
@@ -248,29 +249,33 @@ def lsap_shortest_path(cnp.ndarray cost, bint maximize):
     cdef int64_t* cols = <int64_t*>cnp.PyArray_DATA(col_ind)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
     cdef void* first = cnp.PyArray_DATA(cost)
-    cdef int type_num = cnp.PyArray_TYPE(cost)
-    cdef status st
+    # By kind and size, not type number: int64 is NPY_LONG or NPY_LONGLONG
+    # depending on the platform and on how the array was made.
+    cdef char kind = cost.descr.kind
+    cdef cnp.npy_intp size = cnp.PyArray_ITEMSIZE(cost)
+    cdef status st = status.invalid_input  # another dtype: not ours to read
     with nogil:
-        if type_num == cnp.NPY_FLOAT64:
-            st = _shortest_path(<const double*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_INT64:
-            st = _shortest_path(<const int64_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_FLOAT32:
-            st = _shortest_path(<const float*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_INT32:
-            st = _shortest_path(<const int32_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_UINT8 or type_num == cnp.NPY_BOOL:
-            st = _shortest_path(<const uint8_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_UINT64:
-            st = _shortest_path(<const uint64_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_UINT32:
-            st = _shortest_path(<const uint32_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_INT16:
-            st = _shortest_path(<const int16_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_UINT16:
-            st = _shortest_path(<const uint16_t*>first, dims, strides, maximize, rows, cols)
-        elif type_num == cnp.NPY_INT8:
-            st = _shortest_path(<const int8_t*>first, dims, strides, maximize, rows, cols)
-        else:
-            st = status.invalid_input  # another dtype: not ours to read
+        if kind == b'f':
+            if size == 8:
+                st = _shortest_path(<const double*>first, dims, strides, maximize, rows, cols)
+            elif size == 4:
+                st = _shortest_path(<const float*>first, dims, strides, maximize, rows, cols)
+        elif kind == b'i':
+            if size == 8:
+                st = _shortest_path(<const int64_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 4:
+                st = _shortest_path(<const int32_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 2:
+                st = _shortest_path(<const int16_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 1:
+                st = _shortest_path(<const int8_t*>first, dims, strides, maximize, rows, cols)
+        elif kind == b'u' or kind == b'b':
+            if size == 8:
+                st = _shortest_path(<const uint64_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 4:
+                st = _shortest_path(<const uint32_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 2:
+                st = _shortest_path(<const uint16_t*>first, dims, strides, maximize, rows, cols)
+            elif size == 1:
+                st = _shortest_path(<const uint8_t*>first, dims, strides, maximize, rows, cols)
     return (row_ind, col_ind) if st == status.ok else None

@@ -484,6 +484,8 @@ def _small_inputs():
     yield "float64-reversed-view", rng.integers(0, 5, (7, 9)).astype(float)[::-1, ::-2]
     yield "float64-broadcast-view", np.broadcast_to(rng.random(6), (4, 6))  # zero row stride
     yield "float32-reversed-40x50", rng.random((40, 50)).astype(np.float32)[::-1, ::-1]
+    yield "longlong-6x9", rng.integers(-9, 9, (6, 9)).astype(np.longlong)  # NPY_LONGLONG
+    yield "ulonglong-9x6", rng.integers(0, 9, (9, 6)).astype(np.ulonglong)
     yield "int64-byteswapped", rng.integers(-9, 9, (4, 4)).astype(">i8")
     yield "float64-byteswapped", rng.random((3, 5)).astype(">f8")
     unaligned = np.zeros(8 * 6 + 1, dtype=np.uint8)[1:].view(np.float64).reshape(2, 3)

@@ -42,7 +42,7 @@ GPU_MIN_ELEMENTS = 250_000
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # Integer costs spread wider than this many values per row or column have
 # few ties too and take the floating threshold.  On the H100 host
-# (benchmarks/results/h100/session4-lsap-ties.md, costs in [0, kn]): with
+# (benchmarks/results/h100/session4-lsap-tiny-ties.md, costs in [0, kn]):
 # k <= 10 gpu-tree beat omp-tree on 16 threads at every n from 500 (8.8 vs
 # 11.5 ms at k = 10); with k >= 100 it lost up to n = 2000 (n = 500: 17-21
 # ms against SciPy's 10-16 and omp-tree's 5-10) and broke even at n = 5000.
