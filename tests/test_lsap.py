@@ -647,6 +647,21 @@ def test_small_auto_releases_the_gil(route):
     assert route == [True]
 
 
+def test_small_auto_from_many_threads():
+    """Concurrent solves on the small route (GIL released) do not disturb each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(5)
+    costs = [rng.integers(0, 20, (int(rng.integers(1, 120)), int(rng.integers(1, 120))))
+             .astype(dtype) for dtype in (np.float64, np.int64, np.float32, np.uint8) * 25]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(linear_sum_assignment, costs))
+    for c, (r, k) in zip(costs, answers):
+        sr, sk = scipy_lsa(c)
+        assert_array_equal(r, sr)
+        assert_array_equal(k, sk)
+
+
 # ---- device="auto": the GPU only where ties make it pay ------------------------------
 
 def test_few_ties_by_sampled_spread():
