@@ -25,9 +25,9 @@
 // the search runs on one dense float64 copy, or on the caller's matrix when
 // it already is one and is minimised.
 //
-// Integer costs are exact: the caller's bound max(n, 8) * max|c| <= 2^50
-// keeps every distance and dual an integer below 2^53.  Past the bound this
-// returns status::overflow and the caller solves in int64 (omp-tree).
+// Integer costs are exact: the bound max(n, 8) * max|c| <= 2^50, checked in
+// the first pass, keeps every distance and dual an integer below 2^53.  Past
+// it this returns status::overflow and the caller solves in int64 (omp-tree).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
