@@ -647,6 +647,29 @@ def test_small_auto_releases_the_gil(route):
     assert route == [True]
 
 
+class _Unsure:
+    def __bool__(self):
+        raise RuntimeError("no truth value")
+
+
+@pytest.mark.parametrize("maximize", [np.True_, np.False_, 1, 0, "yes", "", [0], [],
+                                      None, np.array([1]), np.array([1, 2]), _Unsure()],
+                         ids=repr)
+def test_small_auto_maximize_truthiness_as_scipy(maximize, route):
+    """`maximize` is read by its truth value, as SciPy reads it, errors included."""
+    c = np.array([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0]])
+    try:
+        expected = scipy_lsa(c, maximize)
+    except Exception as exc:  # noqa: BLE001 - whatever SciPy raises, we raise
+        with pytest.raises(type(exc)):
+            linear_sum_assignment(c, maximize)
+    else:
+        got = linear_sum_assignment(c, maximize)
+        assert route == [True]
+        assert_array_equal(got[0], expected[0])
+        assert_array_equal(got[1], expected[1])
+
+
 def test_small_auto_from_many_threads():
     """Concurrent solves on the small route (GIL released) do not disturb each other."""
     from concurrent.futures import ThreadPoolExecutor
