@@ -499,6 +499,8 @@ def _small_inputs():
     yield "float64-300x200", rng.integers(0, 50, (300, 200)).astype(float)  # heap, copied
     yield "list", [[4, 1, 3], [2, 0, 5], [3, 2, 2]]
     yield "list-of-floats", [[0.5, 1.0], [1.0, 0.5], [0.0, 0.0]]
+    yield "list-of-floats-6x4", rng.integers(0, 3, (6, 4)).astype(float).tolist()  # float64 at once
+    yield "list-float-then-int-5x5", [[0.5, 1, 2, 0, 1]] + [[1, 0, 2, 2, 1]] * 4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         yield "matrix", np.matrix([[1.0, 2.0], [2.0, 1.0]])
@@ -567,6 +569,9 @@ def test_small_auto_matches_scipy_on_random_matrices(kind, route):
     np.zeros((2, 2), dtype=np.longdouble), np.zeros((2, 2), dtype=object),
     [[1.0, None], [0.0, 1.0]], [[1.0, "a"], [0.0, 1.0]], [[1.0, 1j], [0.0, 1.0]],
     [[1.0, 2.0], [0.0]], [[1.0, np.nan]], [[1.0, np.inf], [np.inf, 1.0]], [[1.0, [2.0]]],
+    [[1.0, 2.0]] * 4 + [[1.0, None]], [[1.0, 2.0]] * 4 + [[1.0, "a"]],   # the float64 shortcut
+    [[1.0, 2.0]] * 4 + [[1.0, 1j]], [[1.0, 2.0]] * 4 + [[1.0]],
+    np.zeros((3, 3), dtype=np.longdouble).astype(np.dtype(np.longdouble).newbyteorder()),
 ], ids=lambda c: f"{c.dtype}{c.shape}" if isinstance(c, np.ndarray) else repr(c))
 @pytest.mark.parametrize("maximize", [False, True])
 def test_small_auto_raises_scipys_errors(c, maximize):

@@ -3,7 +3,10 @@
 Validation and conversion happen here, once; the C++ core (omp-tree) and
 the CUDA kernels (gpu-tree, gpu-classic) assume a valid, C-contiguous,
 n_rows <= n_cols matrix of float64, float32 or int64 to be minimised, whose
-+inf entries (forbidden pairs) still leave a full assignment.
++inf entries (forbidden pairs) still leave a full assignment.  The one
+exception is the small-matrix route of `linear_sum_assignment`: its solver
+(SciPy's algorithm) checks its input in its first pass and declines what it
+cannot solve exactly, which then takes the full path here.
 """
 from __future__ import annotations
 
@@ -159,25 +162,19 @@ def _plain_array(cost_matrix) -> np.ndarray | None:
         return None
 
 
-# What the compiled shortest path reads (in native byte order, aligned).
-_SHORTEST_PATH_DTYPES = frozenset(np.dtype(t) for t in (
-    np.float64, np.float32, np.int64, np.int32, np.int16, np.int8,
-    np.uint64, np.uint32, np.uint16, np.uint8, np.bool_))
-
-
 def _readable_copy(c: np.ndarray) -> np.ndarray | None:
-    """A copy the compiled shortest path can read, of a 2-D array it could
-    not: byte-swapped or unaligned, or float16 (as float64, SciPy's cast).
-    None when a copy would not help (another dtype, not 2-D, or the solver
-    declined the values)."""
-    if c.ndim != 2:
+    """A native, aligned copy of a 2-D real or boolean array that the
+    compiled shortest path could not read as it is (byte-swapped or
+    unaligned), float16 as float64 (SciPy's cast); None when a copy would
+    not help.  Which dtypes it reads is the binding's to say: a copy it
+    still declines goes to the full path."""
+    if c.ndim != 2 or c.dtype.kind not in "biuf":
         return None
     if c.dtype.kind == "f" and c.dtype.itemsize == 2:
         return c.astype(np.float64)
-    native = c.dtype.newbyteorder("=")
-    if native not in _SHORTEST_PATH_DTYPES or (c.dtype.isnative and c.flags.aligned):
+    if c.dtype.isnative and c.flags.aligned:
         return None
-    return c.astype(native)
+    return c.astype(c.dtype.newbyteorder("="))
 
 
 def _as_cost_array(cost_matrix) -> np.ndarray:
