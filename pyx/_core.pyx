@@ -152,6 +152,54 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     return col4row, row4col, _stats_dict(stats)
 
 
+# ---- maximum flow ---------------------------------------------------------------
+
+def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
+            int source, int sink, int method, int threads, int device, bint return_flow,
+            double relabel_freq, bint paper_variant):
+    """Maximum flow; returns (value, arc_flow or None, source_side (bool), stats)."""
+    cdef flow_network net
+    net.n = ptr.shape[0] - 1
+    net.ptr = _p64(ptr)
+    net.heads = _p32(heads)
+    net.caps = _p64(caps)
+    net.source = source
+    net.sink = sink
+    cdef flow_options opt
+    opt.threads = threads
+    opt.device = device
+    opt.return_flow = return_flow
+    opt.relabel_freq = relabel_freq
+    opt.paper_variant = paper_variant
+    arc_flow = np.zeros(heads.shape[0], dtype=np.int64) if return_flow else None
+    source_side = np.zeros(net.n, dtype=np.bool_)
+    cdef int64_t[::1] flow_view
+    cdef uint8_t[::1] side_view = source_side.view(np.uint8)
+    cdef flow_result result
+    result.arc_flow = NULL
+    if return_flow and heads.shape[0] > 0:
+        flow_view = arc_flow
+        result.arc_flow = &flow_view[0]
+    result.source_side = &side_view[0] if net.n > 0 else NULL
+    cdef flow_stats stats
+    cdef status st
+    with nogil:
+        st = solve_maxflow(net, <flow_method>method, opt, &result, &stats)
+    _check(st)
+    return result.value, arc_flow, source_side, {
+        "seconds_setup": stats.seconds_setup,
+        "seconds_transfer": stats.seconds_transfer,
+        "seconds_phase1": stats.seconds_phase1,
+        "seconds_phase2": stats.seconds_phase2,
+        "pushes": stats.pushes,
+        "relabels": stats.relabels,
+        "global_relabels": stats.global_relabels,
+        "gaps": stats.gaps,
+        "iterations": stats.iterations,
+        "kernel_launches": stats.kernel_launches,
+    }
+
+
 # ---- linear sum assignment ------------------------------------------------------
 
 ctypedef fused lsap_value:

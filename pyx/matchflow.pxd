@@ -1,5 +1,5 @@
 # Declarations of the C++ API (cpp/include/matchflow/*.hpp) for _core.pyx.
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libcpp cimport bool as cbool
 
 
@@ -92,3 +92,30 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,
                                        int64_t row_stride, int64_t col_stride,
                                        cbool maximize, int64_t* row_ind, int64_t* col_ind)
+
+
+cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
+    enum class flow_method(int):
+        pass
+    cdef cppclass flow_network:
+        int32_t n
+        const int64_t* ptr
+        const int32_t* heads
+        const int64_t* caps
+        int32_t source
+        int32_t sink
+    cdef cppclass flow_options:
+        int threads
+        int device
+        cbool return_flow
+        double relabel_freq
+        cbool paper_variant
+    cdef cppclass flow_stats:
+        double seconds_setup, seconds_transfer, seconds_phase1, seconds_phase2
+        int64_t pushes, relabels, global_relabels, gaps, iterations, kernel_launches
+    cdef cppclass flow_result:
+        int64_t value
+        int64_t* arc_flow
+        uint8_t* source_side
+    status solve_maxflow(const flow_network& net, flow_method method,
+                         const flow_options& options, flow_result* result, flow_stats* stats)

@@ -21,6 +21,10 @@ status gpu_ap(const bipartite_view&, gpu_start, bool, const matching_options&, v
   return unavailable();
 }
 
+status gpu_maxflow(const flow_network&, const flow_options&, flow_result*, flow_stats*) noexcept {
+  return unavailable();
+}
+
 template <class T>
 status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_options&,
                      std::int64_t*, T*, T*, lsap_stats*) noexcept {

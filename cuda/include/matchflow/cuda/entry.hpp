@@ -6,6 +6,7 @@
 #include "matchflow/backend.hpp"
 #include "matchflow/lsap.hpp"
 #include "matchflow/matching.hpp"
+#include "matchflow/maxflow.hpp"
 
 namespace matchflow::cuda {
 
@@ -38,5 +39,10 @@ template <class T>
 status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
                      const lsap_options& options, std::int64_t* col4row, T* u, T* v,
                      lsap_stats* stats) noexcept;
+
+/// ECL-MaxFlow push-relabel (paper 002); same contract as
+/// matchflow::solve_maxflow with method gpu_pr.
+status gpu_maxflow(const flow_network& net, const flow_options& options, flow_result* result,
+                   flow_stats* stats) noexcept;
 
 }  // namespace matchflow::cuda

@@ -1,0 +1,85 @@
+// Maximum flow and minimum cut: the C++ entry point.
+//
+// The network is a directed graph in CSR form: arc a = (u, heads[a]) for
+// a in [tails_ptr[u], tails_ptr[u + 1]), with capacity caps[a] >= 0.  Parallel
+// arcs, anti-parallel arcs, self-loops (they carry no flow) and zero
+// capacities are allowed; the Python layer has checked everything else
+// (offsets monotone, heads in range, capacities non-negative, s != t, both
+// in range, total capacity out of s below 2^62 so that no excess overflows).
+#pragma once
+
+#include <cstdint>
+
+#include "matchflow/graph.hpp"
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+using capacity_t = std::int64_t;
+
+/// Algorithms, named as their papers name them.
+enum class flow_method : int {
+  pr = 0,      ///< sequential highest-label push-relabel, hi_pr-class (Cherkassky-Goldberg 1997)
+  ppr = 1,     ///< OpenMP synchronous push-relabel (Baumstark, Blelloch, Shun, ESA 2015)
+  gpu_pr = 2,  ///< ECL-MaxFlow (paper 002), tuned for Hopper
+};
+
+/// A flow network; non-owning.
+struct flow_network {
+  vertex_t n = 0;                      ///< vertices
+  const offset_t* ptr = nullptr;       ///< length n + 1: arcs of u are [ptr[u], ptr[u+1])
+  const vertex_t* heads = nullptr;     ///< length ptr[n]
+  const capacity_t* caps = nullptr;    ///< length ptr[n], every entry >= 0
+  vertex_t source = 0;
+  vertex_t sink = 0;
+  offset_t n_arcs() const { return ptr[n]; }
+};
+
+/// Tuning knobs; defaults are the papers' best.
+struct flow_options {
+  int threads = 0;               ///< OpenMP threads; 0 = omp_get_max_threads()
+  int device = 0;                ///< CUDA device ordinal
+  bool return_flow = true;       ///< false: phase 1 only (value and cut need no more)
+  double relabel_freq = -1.0;    ///< global-relabel frequency factor; < 0 = method default
+  bool paper_variant = false;    ///< gpu_pr: paper 002's host-driven loop, for comparison
+};
+
+/// What a run did; every field a method does not use stays 0.
+struct flow_stats {
+  double seconds_setup = 0;      ///< building the residual graph (reverse arcs), allocations
+  double seconds_transfer = 0;   ///< host <-> device copies (GPU)
+  double seconds_phase1 = 0;     ///< maximum preflow
+  double seconds_phase2 = 0;     ///< excess returned to the source (only with return_flow)
+  std::int64_t pushes = 0;
+  std::int64_t relabels = 0;
+  std::int64_t global_relabels = 0;
+  std::int64_t gaps = 0;         ///< gap-heuristic firings
+  std::int64_t iterations = 0;   ///< rounds / cycles of the main loop
+  std::int64_t kernel_launches = 0;
+};
+
+/// What a run found.  Caller-owned buffers.
+struct flow_result {
+  capacity_t value = 0;              ///< out: the maximum flow value
+  capacity_t* arc_flow = nullptr;    ///< out, length n_arcs (may be null when !return_flow):
+                                     ///<   flow on each input arc, 0 <= f <= cap
+  std::uint8_t* source_side = nullptr;  ///< out, length n: 1 for vertices that cannot reach
+                                     ///<   the sink in the residual graph (a minimum cut)
+};
+
+/// Computes a maximum s-t flow and a minimum cut of `net`.
+///
+/// The cut is {v : v cannot reach the sink in the residual graph}, which is
+/// the same set after phase 1 as after phase 2 (phase 2 moves flow only
+/// between vertices that cannot reach the sink), so it does not depend on
+/// options.return_flow.
+///
+/// @param[in]  net      the network
+/// @param[in]  method   algorithm
+/// @param[in]  options  tuning knobs
+/// @param[out] result   value, per-arc flow (when asked), cut
+/// @param[out] stats    what the run did
+status solve_maxflow(const flow_network& net, flow_method method, const flow_options& options,
+                     flow_result* result, flow_stats* stats) noexcept;
+
+}  // namespace matchflow
