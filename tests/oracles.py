@@ -5,6 +5,7 @@ from collections import deque
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.testing import assert_array_equal
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
 
 
@@ -73,3 +74,38 @@ def assert_maximum_matching(graph, result, expected: int | None = None) -> None:
     if expected is None:
         expected = scipy_cardinality(csr)
     assert result.cardinality == expected
+
+
+def assert_certificate(c, result, maximize=False):
+    """The result is an assignment and (u, v) proves it optimal.
+
+    Minimising: u_i + v_j <= c_ij on allowed pairs, equality on assigned
+    ones, and on the longer side duals <= 0 and = 0 when unassigned (so the
+    dual objective equals the cost).  Maximising: the same for -c, -u, -v.
+    """
+    c = np.asarray(c)
+    n_rows, n_cols = c.shape
+    r, k = result.row_ind, result.col_ind
+    assert r.dtype == np.int64 and k.dtype == np.int64
+    assert len(r) == len(k) == min(n_rows, n_cols)
+    assert_array_equal(r, np.sort(r))
+    assert len(np.unique(r)) == len(r) and len(np.unique(k)) == len(k)
+    sign = -1 if maximize else 1
+    cost = sign * c.astype(np.float64) if c.dtype.kind == "f" else sign * c.astype(np.int64)
+    u = sign * result.u.astype(cost.dtype)
+    v = sign * result.v.astype(cost.dtype)
+    allowed = np.isfinite(cost) if cost.dtype.kind == "f" else np.ones(cost.shape, bool)
+    assert allowed[r, k].all()
+    if cost.dtype.kind == "f":
+        eps = np.finfo(result.u.dtype if result.u.dtype.kind == "f" else np.float64).eps
+        scale = max(1.0, np.abs(cost[allowed]).max()) if allowed.any() else 1.0
+        tol = 64 * eps * scale * max(n_rows, n_cols)
+    else:
+        tol = 0
+    slack = cost - u[:, None] - v[None, :]
+    assert slack[allowed].min() >= -tol
+    assert np.abs(slack[r, k]).max(initial=0) <= tol
+    long_side, assigned = (v, k) if n_rows <= n_cols else (u, r)
+    assert long_side.max(initial=0) <= tol
+    free = np.setdiff1d(np.arange(len(long_side)), assigned)
+    assert np.abs(long_side[free]).max(initial=0) <= tol

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._validation import check_choice, check_threads
+from ._validation import check_array_copy, check_choice, check_threads
 
 # Looked up once, not per call, on the small-matrix path of linear_sum_assignment.
 _ndarray = np.ndarray
@@ -194,6 +194,12 @@ def _as_cost_array(cost_matrix) -> np.ndarray:
         if arr is None or arr.dtype.kind not in "biuf":
             return _scipy_float64(cost_matrix)
     kind = arr.dtype.kind
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        # The solve copies it: refuse at once a copy that cannot fit (a
+        # broadcast view of 10^12 logical entries), as SciPy's own copy does,
+        # before any pass over its entries.
+        check_array_copy(arr.shape, np.float32 if arr.dtype.itemsize <= 4 and kind == "f"
+                         else np.int64 if kind in "biu" else np.float64)
     if kind == "b":
         return arr.astype(np.int64)
     if kind in "iu":

@@ -4,6 +4,9 @@ Everything below this layer (bindings, C++, CUDA) assumes valid input.
 """
 from __future__ import annotations
 
+import math
+import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +15,11 @@ import scipy.sparse as sp
 from . import _core
 
 _INT32_MAX = np.iinfo(np.int32).max
+
+# OpenMP teams larger than this are refused: libgomp aborts the process when
+# it cannot create the threads asked for, and no algorithm here gains from
+# more threads than cores.
+MAX_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -92,8 +100,21 @@ def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipa
     if max(n_rows, n_cols) >= _INT32_MAX:
         raise ValueError(f"graph has {max(n_rows, n_cols)} rows or columns; "
                          f"at most {_INT32_MAX - 1} are supported")
+    check_allocation(_least_matching_bytes(graph), f"a matching of a {n_rows} x {n_cols} graph")
     row_ptr, row_adj = _csr_pattern(graph)
     return Bipartite(n_rows, n_cols, row_ptr, row_adj)
+
+
+def _least_matching_bytes(graph) -> int:
+    """A lower bound on what a matching of `graph` allocates: int64 row
+    offsets, both int32 mate arrays and, for other formats than CSR, the CSR
+    conversion.  Checked before any of it, so that a huge shape with few
+    stored entries is refused at once rather than after minutes of paging."""
+    n_rows, n_cols = graph.shape
+    need = 8 * (n_rows + 1) + 4 * (n_rows + n_cols)
+    if graph.format != "csr":
+        need += 8 * (n_rows + 1) + 12 * int(graph.nnz)
+    return need
 
 
 def check_choice(value, name: str, choices) -> str:
@@ -105,9 +126,82 @@ def check_choice(value, name: str, choices) -> str:
 
 
 def check_threads(threads) -> int:
-    """None -> 0 (OpenMP default, which follows OMP_NUM_THREADS); else a positive int."""
+    """None -> 0 (OpenMP default, which follows OMP_NUM_THREADS); else an int
+    in [1, MAX_THREADS]."""
     if threads is None:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be a positive integer or None; got {threads!r}")
+    if threads > MAX_THREADS:
+        raise ValueError(f"threads must be at most {MAX_THREADS}; got {threads}")
     return int(threads)
+
+
+# ---- memory: refuse at once what cannot fit -------------------------------------
+
+# Allocations below this size are not checked (reading /proc costs ~20 us).
+_UNCHECKED_BYTES = 1 << 26
+
+
+def _proc_field(path: str, field: str) -> int | None:
+    """A "Name:  value kB" field of a /proc file, in bytes; None if absent."""
+    try:
+        with open(path) as proc:
+            for line in proc:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of host memory a new allocation can get now: Linux's
+    MemAvailable, further bounded by this process's address-space limit
+    (RLIMIT_AS) where one is set; elsewhere the physical memory; unbounded
+    when nothing is known."""
+    free = _proc_field("/proc/meminfo", "MemAvailable:")
+    if free is None:
+        try:
+            free = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            free = sys.maxsize
+    try:
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        limit = -1
+    if limit != -1 and limit != getattr(resource, "RLIM_INFINITY", -1):
+        used = _proc_field("/proc/self/status", "VmSize:") or 0
+        free = min(free, max(limit - used, 0))
+    return free
+
+
+def _size_text(nbytes: int) -> str:
+    """NumPy's way of writing a size in its MemoryError ("7.28 TiB")."""
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    step = min(int(math.log(max(nbytes, 1), 1024)), len(units) - 1)
+    return f"{nbytes} bytes" if step == 0 else f"{nbytes / 1024 ** step:#.3g} {units[step]}"
+
+
+def check_allocation(nbytes: int, what: str) -> None:
+    """Raise at once for an allocation of `nbytes` that cannot succeed:
+    ValueError past the address space (NumPy's message) and MemoryError past
+    the memory available now, worded as NumPy words it ("Unable to allocate
+    7.28 TiB for ...").  Called before any copy of, or pass over, an input
+    whose logical size may dwarf its storage (broadcast views, huge sparse
+    shapes), so that such inputs are refused in microseconds instead of
+    after a pass over every logical entry."""
+    if nbytes > sys.maxsize:
+        raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than "
+                         "the maximum possible size.")
+    if nbytes >= _UNCHECKED_BYTES and nbytes > available_memory():
+        raise MemoryError(f"Unable to allocate {_size_text(nbytes)} for {what}")
+
+
+def check_array_copy(shape, dtype) -> None:
+    """`check_allocation` for a copy of an array of `shape` and `dtype`."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(int(d) for d in shape) * dtype.itemsize
+    check_allocation(nbytes, f"an array with shape {tuple(int(d) for d in shape)} "
+                             f"and data type {dtype}")

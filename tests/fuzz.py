@@ -1,0 +1,325 @@
+"""Differential fuzz: seeded random cases for every public function, each
+checked against SciPy (networkx where SciPy has no counterpart or is wrong)
+and against the certificate its answer carries.
+
+A case is (family, seed): the seed alone builds the input, so a failure
+printed by tests/test_fuzz.py replays with
+
+    python tests/fuzz.py FAMILY SEED
+
+Inputs cover every sparse format and index width, dense dtypes, views
+(transposed, strided, broadcast, Fortran, read-only, byte-swapped, masked,
+np.matrix, nested lists), empty and degenerate shapes, ties, +-inf and NaN,
+duplicate entries, explicit zeros, unsorted indices and `maximize`.
+"""
+from __future__ import annotations
+
+import sys
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse.csgraph import structural_rank as scipy_structural_rank
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import matchflow  # noqa: E402
+from oracles import assert_certificate, assert_maximum_matching, scipy_cardinality  # noqa: E402
+
+_GPU = matchflow.cuda_available()
+
+
+# ---- dense cost matrices ---------------------------------------------------------
+
+def _shape(rng) -> tuple[int, int]:
+    if rng.random() < 0.08:  # empty and degenerate
+        return [(0, 0), (0, int(rng.integers(1, 5))), (int(rng.integers(1, 5)), 0),
+                (1, 1)][int(rng.integers(4))]
+    n = int(rng.integers(1, 14 if rng.random() < 0.85 else 60))
+    m = int(rng.integers(1, 14 if rng.random() < 0.85 else 60))
+    return n, m
+
+
+def _values(rng, shape) -> np.ndarray:
+    kind = int(rng.integers(6))
+    if kind == 0:  # many ties
+        return rng.integers(0, int(rng.integers(1, 4)), shape).astype(np.int64)
+    if kind == 1:
+        return rng.integers(-1000, 1000, shape).astype(np.int64)
+    if kind == 2:  # wide integers, exact in float64
+        return rng.integers(-2**40, 2**40, shape).astype(np.int64)
+    if kind == 3:
+        return rng.random(shape)
+    if kind == 4:  # float ties
+        return rng.integers(0, 5, shape) * 0.25
+    return rng.standard_normal(shape) * 10.0 ** float(rng.integers(-3, 6))
+
+
+_DTYPES = ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
+           "uint64", "bool")
+
+
+def _cast(rng, c: np.ndarray) -> np.ndarray:
+    name = _DTYPES[int(rng.integers(len(_DTYPES)))]
+    if name == "bool":
+        return c > np.median(c) if c.size else c.astype(bool)
+    dtype = np.dtype(name)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        finite = np.nan_to_num(c, nan=0.0, posinf=0.0, neginf=0.0)
+        return np.clip(np.rint(finite), max(info.min, -2**40), min(info.max, 2**40)).astype(dtype)
+    if dtype == np.float16:
+        return np.clip(c, -6e4, 6e4).astype(dtype)
+    return c.astype(dtype)
+
+
+def _inject_specials(rng, c: np.ndarray) -> np.ndarray:
+    """+inf (forbidden pairs), sometimes -inf or NaN (invalid), in float input."""
+    if c.dtype.kind != "f" or c.size == 0 or rng.random() < 0.6:
+        return c
+    c = c.copy()
+    mask = rng.random(c.shape) < rng.choice([0.05, 0.3, 0.7])
+    c[mask] = np.inf
+    if rng.random() < 0.15:
+        c.flat[int(rng.integers(c.size))] = rng.choice([-np.inf, np.nan])
+    return c
+
+
+def _view(rng, c: np.ndarray):
+    """The same logical matrix in one of the layouts a caller may hand over."""
+    kind = int(rng.integers(11))
+    if kind == 0:
+        return np.asfortranarray(c)
+    if kind == 1:  # a transposed view of the transpose
+        return np.ascontiguousarray(c.T).T
+    if kind == 2:  # strided: every other row of a taller array
+        tall = np.repeat(c, 2, axis=0)
+        return tall[::2]
+    if kind == 3:
+        ro = c.copy()
+        ro.flags.writeable = False
+        return ro
+    if kind == 4 and c.shape[0] > 0:  # broadcast rows (zero stride)
+        return np.broadcast_to(c[:1], c.shape)
+    if kind == 5 and c.dtype.itemsize > 1:
+        return c.astype(c.dtype.newbyteorder(">" if sys.byteorder == "little" else "<"))
+    if kind == 6:
+        return np.ma.masked_array(c, mask=rng.random(c.shape) < 0.2)
+    if kind == 7:
+        return np.asmatrix(c)
+    if kind == 8 and c.dtype.kind in "if" and c.dtype.itemsize >= 4 and c.size < 200:
+        return c.tolist()
+    if kind == 9:  # reversed columns
+        return np.ascontiguousarray(c[:, ::-1])[:, ::-1]
+    return c
+
+
+def _dense_case(seed: int):
+    rng = np.random.default_rng(seed)
+    shape = _shape(rng)
+    c = _inject_specials(rng, _cast(rng, _values(rng, shape)))
+    return _view(rng, c), bool(rng.random() < 0.5), rng
+
+
+def _outcome(fn):
+    """(result, None) or (None, exception)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(), None
+    except Exception as exc:  # noqa: BLE001 - compared with the reference's
+        return None, exc
+
+
+def _assert_same_exception(got, ref) -> None:
+    assert got is not None, f"SciPy raised {ref!r}; matchflow did not"
+    assert type(got) is type(ref) or isinstance(got, type(ref)), (got, ref)
+    if isinstance(ref, ValueError):
+        assert str(got) == str(ref), (str(got), str(ref))
+
+
+def _lsap_cost(c: np.ndarray, rows, cols):
+    picked = c[rows, cols]
+    return int(picked.astype(object).sum()) if c.dtype.kind in "biu" else float(
+        picked.astype(np.float64).sum())
+
+
+def _assert_lsap_pair(c: np.ndarray, rows, cols) -> None:
+    assert rows.dtype == cols.dtype == np.intp
+    assert rows.shape == cols.shape == (min(c.shape),)
+    assert np.all(np.diff(rows) > 0), "row_ind not sorted and unique"
+    assert len(np.unique(cols)) == len(cols), "a column twice"
+
+
+def _assert_same_cost(c: np.ndarray, got: float, ref: float) -> None:
+    if c.dtype.kind in "biu":
+        assert got == ref, (got, ref)
+    else:
+        rel = 1e-5 if c.dtype.itemsize <= 4 else 1e-9
+        scale = max(1.0, float(np.abs(c[np.isfinite(c)]).sum()) if c.size else 1.0)
+        assert abs(got - ref) <= rel * scale, (got, ref)
+
+
+def fuzz_linear_sum_assignment(seed: int) -> None:
+    """The drop-in: SciPy's arrays' cost, exceptions and messages."""
+    given, maximize, rng = _dense_case(seed)
+    device = "cpu" if rng.random() < 0.3 else "auto"
+    ref, ref_exc = _outcome(lambda: scipy_lsa(given, maximize))
+    got, got_exc = _outcome(lambda: matchflow.linear_sum_assignment(given, maximize,
+                                                                    device=device))
+    if ref_exc is not None:
+        _assert_same_exception(got_exc, ref_exc)
+        return
+    assert got_exc is None, f"matchflow raised {got_exc!r}; SciPy did not"
+    c = np.asarray(given)
+    _assert_lsap_pair(c, *got)
+    _assert_same_cost(c, _lsap_cost(c, *got), _lsap_cost(c, *ref))
+
+
+def fuzz_solve_assignment(seed: int) -> None:
+    """The rich entry point, every method: SciPy's optimum, duals that prove it."""
+    given, maximize, rng = _dense_case(seed)
+    methods = ["auto", "omp-tree"] + (["gpu-tree", "gpu-classic"] if _GPU else [])
+    method = methods[int(rng.integers(len(methods)))]
+    device = "cuda" if method.startswith("gpu") else "cpu"
+    ref, ref_exc = _outcome(lambda: scipy_lsa(given, maximize))
+    got, got_exc = _outcome(lambda: matchflow.solve_assignment(
+        given, maximize, method=method, device=device, threads=int(rng.integers(1, 3))))
+    c = np.asarray(given)
+    if ref_exc is not None:
+        if isinstance(got_exc, OverflowError) and c.dtype.kind in "biu":
+            return  # exact int64 solve refuses what SciPy rounds: documented
+        _assert_same_exception(got_exc, ref_exc)
+        return
+    assert got_exc is None, f"matchflow raised {got_exc!r}; SciPy did not"
+    _assert_lsap_pair(c, got.row_ind, got.col_ind)
+    _assert_same_cost(c, _lsap_cost(c, got.row_ind, got.col_ind), _lsap_cost(c, *ref))
+    assert_certificate(c, got, maximize)
+
+
+# ---- sparse graphs -----------------------------------------------------------------
+
+_FORMATS = ("csr", "csc", "coo", "bsr", "lil", "dok", "dia")
+
+
+def _sparse_case(seed: int):
+    """A random pattern in a random format, class and index width, with
+    duplicates, explicit zeros and unsorted indices where the format has them."""
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = _shape(rng)
+    density = float(rng.choice([0.02, 0.1, 0.3, 0.7]))
+    nnz = int(rng.binomial(n_rows * n_cols, density)) if n_rows * n_cols else 0
+    rows = rng.integers(0, max(n_rows, 1), nnz)
+    cols = rng.integers(0, max(n_cols, 1), nnz)
+    if nnz and rng.random() < 0.3:  # duplicates
+        pick = rng.integers(0, nnz, max(1, nnz // 4))
+        rows, cols = np.concatenate([rows, rows[pick]]), np.concatenate([cols, cols[pick]])
+    data = rng.integers(0, 3, rows.size).astype(np.float64)  # explicit zeros included
+    cls = sp.coo_array if rng.random() < 0.5 else sp.coo_matrix
+    coo = cls((data, (rows, cols)), shape=(n_rows, n_cols))
+    fmt = _FORMATS[int(rng.integers(len(_FORMATS)))]
+    graph = coo if fmt == "coo" else coo.asformat(fmt)
+    if fmt in ("csr", "csc") and graph.nnz and rng.random() < 0.5:
+        # Same entries, duplicates and unsorted indices kept: built directly.
+        order = rng.permutation(coo.nnz)
+        major, minor = (coo.row, coo.col) if fmt == "csr" else (coo.col, coo.row)
+        n_major = n_rows if fmt == "csr" else n_cols
+        by_major = np.argsort(major[order], kind="stable")
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=n_major))])
+        graph = type(graph)((coo.data[order][by_major], minor[order][by_major], ptr),
+                            shape=(n_rows, n_cols))
+    if fmt in ("csr", "csc", "coo", "bsr") and rng.random() < 0.5:
+        _widen_indices(graph)
+    return graph, rng
+
+
+def _widen_indices(graph) -> None:
+    """int64 index arrays, as SciPy makes them for large matrices."""
+    if graph.format == "coo":
+        graph.row, graph.col = graph.row.astype(np.int64), graph.col.astype(np.int64)
+    else:
+        graph.indices = graph.indices.astype(np.int64)
+        graph.indptr = graph.indptr.astype(np.int64)
+
+
+def _pattern(graph):
+    """The deduplicated CSR pattern SciPy's functions can take (they crash
+    on duplicates, scipy#26160)."""
+    p = sp.csr_array(graph, copy=True)
+    p.data = np.ones_like(p.data)
+    p.sum_duplicates()
+    return p
+
+
+def fuzz_maximum_bipartite_matching(seed: int) -> None:
+    graph, rng = _sparse_case(seed)
+    perm_type = "row" if rng.random() < 0.5 else "column"
+    methods = ["auto", "pr", "pdbfs", "msbfs-graft"] + (
+        ["gpu-pr", "gpu-apfb", "gpu-apsb"] if _GPU else [])
+    method = methods[int(rng.integers(len(methods)))]
+    device = "auto" if method == "auto" else "cuda" if method.startswith("gpu") else "cpu"
+    got = matchflow.maximum_bipartite_matching(graph, perm_type, method=method, device=device)
+    n_rows, n_cols = graph.shape
+    assert got.dtype == np.int32 and got.shape == ((n_cols,) if perm_type == "row" else (n_rows,))
+    pattern = _pattern(graph)
+    mates = got[got >= 0]
+    assert len(np.unique(mates)) == len(mates), "a vertex matched twice"
+    ids = np.flatnonzero(got >= 0)
+    pairs = (mates, ids) if perm_type == "row" else (ids, mates)
+    assert np.all(pattern[pairs[0], pairs[1]] != 0) if ids.size else True, "a pair is no edge"
+    assert ids.size == scipy_cardinality(pattern)
+
+
+def fuzz_maximum_matching(seed: int) -> None:
+    """Every method, both mate arrays, certified by a König cover."""
+    graph, rng = _sparse_case(seed)
+    methods = ["pr", "pdbfs", "msbfs-graft"] + (["gpu-pr", "gpu-apfb", "gpu-apsb"] if _GPU else [])
+    method = methods[int(rng.integers(len(methods)))]
+    init = [None, "none", "cheap", "karp-sipser"][int(rng.integers(4))]
+    kwargs = {} if method.startswith("gpu") else {"threads": int(rng.integers(1, 4))}
+    result = matchflow.maximum_matching(graph, method=method, init=init,
+                                        device="cuda" if method.startswith("gpu") else "cpu",
+                                        **kwargs)
+    assert_maximum_matching(graph, result)
+
+
+def fuzz_structural_rank(seed: int) -> None:
+    graph, _ = _sparse_case(seed)
+    ref, ref_exc = _outcome(lambda: scipy_structural_rank(_pattern(graph)))
+    got, got_exc = _outcome(lambda: matchflow.structural_rank(graph))
+    if ref_exc is not None:
+        _assert_same_exception(got_exc, ref_exc)
+        return
+    assert got_exc is None, f"matchflow raised {got_exc!r}; SciPy did not"
+    assert got == ref, (got, ref)
+
+
+FAMILIES = {
+    "linear_sum_assignment": fuzz_linear_sum_assignment,
+    "solve_assignment": fuzz_solve_assignment,
+    "maximum_bipartite_matching": fuzz_maximum_bipartite_matching,
+    "maximum_matching": fuzz_maximum_matching,
+    "structural_rank": fuzz_structural_rank,
+}
+
+
+def run(family: str, seeds) -> list[tuple[int, str]]:
+    """Run `family` on every seed; (seed, traceback) of each failing one."""
+    check = FAMILIES[family]
+    failures = []
+    for seed in seeds:
+        try:
+            check(int(seed))
+        except Exception:  # noqa: BLE001 - every failure is reported with its seed
+            failures.append((int(seed), traceback.format_exc()))
+    return failures
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in FAMILIES:
+        sys.exit(f"usage: python tests/fuzz.py {{{','.join(FAMILIES)}}} SEED")
+    FAMILIES[sys.argv[1]](int(sys.argv[2]))
+    print("passed")
