@@ -32,8 +32,8 @@ after that many seconds per run.
 Examples
 --------
   python benchmarks/bench_matching.py --quick --out /tmp/bench-quick
-  python benchmarks/bench_matching.py --log2 20 22 --scipy-timeout 60 --out results/h100
-  python benchmarks/bench_matching.py --replot results/h100/results.json
+  python benchmarks/bench_matching.py --log2 20 22 --scipy-timeout 60 --out /tmp/m20
+  python benchmarks/bench_matching.py --replot /tmp/m20/results.json
 """
 from __future__ import annotations
 

@@ -283,8 +283,9 @@ def lsap_shortest_path(cnp.ndarray cost, bint maximize):
     int64 solve).
 
     Reads the array through the NumPy C API, not a typed memoryview: the
-    matrices it is given are so small (issue 3) that acquiring a buffer
-    would cost more than the solve.
+    matrices it is given are so small (down to 1 x 1, where SciPy's whole
+    call takes ~0.4 us) that acquiring a buffer would cost more than the
+    solve.
     """
     if (cnp.PyArray_NDIM(cost) != 2 or not cnp.PyArray_ISALIGNED(cost)
             or not cnp.PyArray_ISNOTSWAPPED(cost)):

@@ -33,7 +33,7 @@ GPU_METHODS = ("gpu-tree", "gpu-classic")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
-# host (benchmarks/results/h100/lsap.md): at n = 500 (250k entries, costs in
+# host (benchmarks/results/h100/lsap-lapx.md): at n = 500 (250k entries, costs in
 # [0, n]) gpu-tree took 3.5 ms end to end against 7.3 ms for omp-tree on 16
 # threads and 11.1 ms for SciPy; smaller sizes were not measured on the GPU,
 # so the CPU keeps them.
@@ -41,11 +41,11 @@ GPU_MIN_ELEMENTS = 250_000
 # Floating costs have few ties, so gpu-tree augments about one path per
 # iteration; omp-tree on 16 threads was faster up to n = 5000 (0.30 s vs
 # 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
-# 1.30 s) on the H100 host (benchmarks/results/h100/lsap.md).
+# 1.30 s) on the H100 host (benchmarks/results/h100/lsap-lapx.md).
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # Integer costs spread wider than this many values per row or column have
 # few ties too and take the floating threshold.  On the H100 host
-# (benchmarks/results/h100/session4-lsap-tiny-ties.md, costs in [0, kn]):
+# (benchmarks/results/h100/lsap-tiny-ties.md, costs in [0, kn]):
 # k <= 10 gpu-tree beat omp-tree on 16 threads at every n from 500 (8.8 vs
 # 11.5 ms at k = 10); with k >= 100 it lost up to n = 2000 (n = 500: 17-21
 # ms against SciPy's 10-16 and omp-tree's 5-10) and broke even at n = 5000.
@@ -60,7 +60,7 @@ FEW_TIES_SPREAD = 10
 # Small problems in `linear_sum_assignment(..., method="auto")` go to the
 # shortest augmenting path solver (cpp/src/lsap/shortest_augmenting_path.cpp):
 # SciPy's algorithm, giving SciPy's arrays, behind a binding cheap enough
-# that at n = 1 the whole call costs no more than SciPy's (issue 3).  It
+# that at n = 1 the whole call costs no more than SciPy's (~0.4 us).  It
 # took 0.75-0.93x SciPy's time on every shape and cost range measured, while
 # omp-tree's ratio swings with the ties (benchmarks/NOTES.md, "Assignment").
 #   - Floats: up to the GPU threshold.  omp-tree on one thread (what it uses
@@ -265,7 +265,7 @@ def _resolve(n_elements: int, method: str, device, few_ties: bool = False
     if method == "auto":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
         # instances of paper 001's Tables 1 and 3 measured (the other: 0.091 s
-        # vs 0.089 s; benchmarks/results/h100/lsap.md).
+        # vs 0.089 s; benchmarks/results/h100/lsap-lapx.md).
         method = "gpu-tree" if backend == "cuda" else "omp-tree"
     return method, backend, ordinal
 
@@ -469,7 +469,7 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     5
     """
     # The default call on a small matrix goes straight to the compiled
-    # shortest path solver (issue 3: at n = 1 SciPy's whole call takes
+    # shortest path solver (at n = 1 SciPy's whole call takes
     # ~0.4 us, so every test here counts).  `is` catches the defaults
     # (interned strings) before any string comparison.
     if (threads is None and (method is _AUTO or type(method) is str and method == "auto")

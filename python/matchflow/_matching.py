@@ -23,7 +23,7 @@ _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
 # Below this many edges "auto" keeps a graph on the CPU.  H100 host, 16
 # threads, whole call, 2^13-2^18 rows (benchmarks/results/h100/
-# session3-small-graphs.md): the GPU method that "auto" picks overtakes the
+# matching-small-graphs.md): the GPU method that "auto" picks overtakes the
 # CPU's "auto" method at about 100k edges on uniform random graphs (98k:
 # 4.2 vs 4.8 ms; 197k: 4.4 vs 11.5), 130k on RGG (2.5 vs 4.2 ms), 300k on
 # R-MAT (228k: 2.5 vs 2.3 ms; 468k: 3.1 vs 4.5) and 500k on Delaunay (459k:
@@ -80,7 +80,8 @@ class MatchingResult:
 
 # CPU "auto": MS-BFS-Graft (greedy init) when there are threads to use and
 # the graph is not small, else sequential push-relabel (Karp-Sipser init).
-# 16-core H100 host (benchmarks/results/h100/cpu-2e18-2e20.md, cpu-2e22.md):
+# 16-core H100 host (benchmarks/results/h100/cpu-matching-2e18-2e20.md and
+# cpu-matching-2e22.md):
 # MS-BFS-Graft beat SciPy on every graph (uniform, R-MAT, Delaunay, RGG,
 # grid at 2^18-2^22, +RCP).  P-DBFS was faster on uniform/R-MAT 2^22
 # (0.38-0.50 s vs 0.72-1.06 s) but slower than SciPy on the naturally
@@ -94,12 +95,12 @@ AUTO_PARALLEL_THREADS = 4
 
 # GPU "auto": G-PR on graphs under 4 edges per vertex, APFB above.  H100,
 # whole call, G-PR vs APFB in ms (benchmarks/results/h100/
-# session3-matching-2e20-run3.md; 2^22: session3-matching-uniform-2e22.md):
+# matching-2e20.md, its run at 89d2f8a; 2^22: matching-uniform-2e22.md):
 # G-PR was faster on uniform random (3 per row: 24.5 vs 31.2, RCP 21.4 vs
 # 29.6; 2^22 43.9 vs 64.0) and on the natural grid (3.6 per row: 75 vs 95);
 # APFB on R-MAT (16 per row: 18.2 vs 16.6, RCP 22.3 vs 19.4), Delaunay (7:
 # 11.0 vs 8.4, RCP 56.5 vs 34.9) and RGG (8: 33.9 vs 27.5, RCP 92.8 vs 55.6).
-# Misses, in the later one-run table (session3-matching-2e20.md): the grid
+# Misses, in the current run of matching-2e20.md (ae773f9): the grid
 # with RCP (57.1 vs 43.7) and R-MAT (22.9 vs 32.4; it varies ~20% run to run).
 GPU_AUTO_APFB_DEGREE = 4.0
 
@@ -127,7 +128,7 @@ def _core_count() -> int:
 
 def _default_init(method: str) -> str:
     """Initial matching by measurement (16-core H100 host;
-    benchmarks/results/cpu_matching_h100host_run*.log).
+    benchmarks/results/h100/cpu-matching-init-2e2*.md).
     Karp-Sipser (sequential) for "pr" and "pdbfs": R-MAT scale 22, PR 1.27 s
     vs 2.11 s with the greedy one, P-DBFS 1.23 s vs 1.87 s (uniform 2^22:
     4.18 vs 4.59 s and 3.29 vs 3.25 s).  Greedy (run in parallel) for

@@ -11,7 +11,7 @@
 //
 // It is the algorithm of scipy.optimize.linear_sum_assignment, and its
 // choices are made so that the answers are the same arrays as SciPy's, ties
-// included (issue 3, "identical in everything a caller can observe"):
+// included, so that it can stand in for SciPy's call unnoticed:
 //   - the search works in float64 on the costs cast to float64, negated
 //     under `maximize`, and forms every reduced cost in the same order,
 //     (min_val + c_ij) - u_i - v_j;

@@ -14,7 +14,7 @@
 //               over the rows alone, in parallel (row_karp_sipser, for
 //               P-DBFS, which needs no transpose).
 //
-// Measured (16-core device, benchmarks/results/cpu_matching_h100host_run2):
+// Measured (16-core device, benchmarks/results/h100/cpu-matching-init-2e22.md):
 // Karp-Sipser is correct (tested against SciPy by cardinality after every
 // method) and on R-MAT scale 22 alone reaches the maximum, but it is
 // sequential and random-access bound: 1.1-2.0 s on 4M-vertex graphs vs

@@ -24,7 +24,8 @@
 // is perfect on naturally ordered meshes with a diagonal (row u takes
 // column u once rows 0..u-1 hold columns 0..u-1), where a start by
 // first-come atomicCAS left thousands of vertices to the solve (Delaunay
-// 2^20: 20-33 ms of solve, benchmarks/results/h100/gpu-matching-2e20.md).
+// 2^20: 20-33 ms of solve; benchmarks/results/h100/gpu-start-2e20.md, its
+// run at 5333f3d).
 // Rounds: 6-16 on the suite's graphs in a synchronous simulation at 2^16
 // (uniform, R-MAT, Delaunay, RGG, grids with RCP), but ~160 on the natural
 // 256 x 256 grid, growing with its side.  After max_greedy_rounds the rows
