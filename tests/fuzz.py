@@ -109,7 +109,9 @@ def _view(rng, c: np.ndarray):
     if kind == 6:
         return np.ma.masked_array(c, mask=rng.random(c.shape) < 0.2)
     if kind == 7:
-        return np.asmatrix(c)
+        with warnings.catch_warnings():  # np.matrix is pending deprecation
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            return np.asmatrix(c)
     if kind == 8 and c.dtype.kind in "if" and c.dtype.itemsize >= 4 and c.size < 200:
         return c.tolist()
     if kind == 9:  # reversed columns
@@ -159,7 +161,7 @@ def _assert_same_cost(c: np.ndarray, got: float, ref: float) -> None:
         assert got == ref, (got, ref)
     else:
         rel = 1e-5 if c.dtype.itemsize <= 4 else 1e-9
-        scale = max(1.0, float(np.abs(c[np.isfinite(c)]).sum()) if c.size else 1.0)
+        scale = max(1.0, float(np.abs(c[np.isfinite(c)].astype(np.float64)).sum()))
         assert abs(got - ref) <= rel * scale, (got, ref)
 
 

@@ -103,7 +103,7 @@ def assert_certificate(c, result, maximize=False):
     else:
         tol = 0
     slack = cost - u[:, None] - v[None, :]
-    assert slack[allowed].min() >= -tol
+    assert slack[allowed].min(initial=0) >= -tol
     assert np.abs(slack[r, k]).max(initial=0) <= tol
     long_side, assigned = (v, k) if n_rows <= n_cols else (u, r)
     assert long_side.max(initial=0) <= tol
