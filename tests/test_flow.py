@@ -22,7 +22,7 @@ import matchflow
 from matchflow import FlowStats, MaximumFlowResult, _flow, maximum_flow, solve_flow
 from matchflow._flow import CPU_METHODS, GPU_METHODS
 
-from conftest import GPU_REPEATS
+from conftest import GPU_REPEATS, assert_gil_released
 
 _no_cuda = pytest.mark.skipif(not matchflow.cuda_available(), reason="no usable CUDA device")
 METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
@@ -528,6 +528,16 @@ def test_input_not_modified():
     for a, b in zip(before, (g.data, g.indices, g.indptr)):
         assert_array_equal(a, b)
     assert g.dtype == np.int16
+
+
+def test_gil_is_released():
+    """A Python thread keeps running while another solves (CPU, phase 1)."""
+    rng = np.random.default_rng(21)
+    n, m = 200_000, 1_200_000
+    g = sp.csr_array((rng.integers(1, 100, m), (rng.integers(0, n, m), rng.integers(0, n, m))),
+                     shape=(n, n))
+    assert_gil_released(lambda: solve_flow(g, 0, n - 1, method="pr", device="cpu",
+                                           return_flow=False), min_seconds=0.005)
 
 
 def test_docstring_examples():
