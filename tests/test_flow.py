@@ -450,6 +450,10 @@ def test_coo_duplicates_are_parallel_arcs():
     res = solve_flow(g, 0, 2, device="cpu")
     assert res.flow_value == 4
     assert_array_equal(res.flow.toarray(), [[0, 4, 0], [-4, 0, 4], [0, -4, 0]])
+    csc = sp.csc_array((np.array([2, 3, 4]), np.array([0, 0, 1]), np.array([0, 0, 2, 3])),
+                       shape=(3, 3))  # column 1 holds (0, 1) twice
+    assert_array_equal(_flow._checked(csc, 0, 2).caps, [2, 3, 4])
+    assert solve_flow(csc, 0, 2, device="cpu").flow_value == 4
 
 
 def test_int64_indices():

@@ -209,13 +209,14 @@ def _csr_arrays(graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(int64 offsets, int32 heads, raw capacities) of any checked sparse
     input, one arc per stored entry: duplicates stay parallel arcs."""
     fmt = graph.format
-    if fmt == "csc":
-        _checked_compressed(graph)
-        graph = graph.tocsr()  # a transpose: keeps duplicates and explicit zeros
-        fmt = "csr"
     if fmt == "csr":
         ptr, heads = _checked_compressed(graph)
         return ptr, heads, graph.data[:heads.shape[0]]
+    if fmt == "csc":
+        _checked_compressed(graph)
+        csr = graph.tocsr()  # a transpose: keeps duplicates and explicit zeros
+        return (np.ascontiguousarray(csr.indptr, dtype=np.int64),
+                np.ascontiguousarray(csr.indices, dtype=np.int32), csr.data)
     _check_structure(graph)
     coo = graph.tocoo()
     rows, cols = coo.coords if hasattr(coo, "coords") else (coo.row, coo.col)
