@@ -456,6 +456,29 @@ def test_coo_duplicates_are_parallel_arcs():
     assert solve_flow(csc, 0, 2, device="cpu").flow_value == 4
 
 
+@pytest.mark.parametrize("scale", [1, 2**58, 2**61], ids=["small", "near", "fallback"])
+def test_flow_matrix_routes_agree(scale):
+    """The encoded merge and the COO route build the same matrix, bit for
+    bit (pattern, explicit zeros, values), parallel arcs and loops included."""
+    rng = np.random.default_rng(17)
+    for _ in range(30):
+        n = int(rng.integers(1, 15))
+        m = int(rng.integers(0, 3 * n * n))
+        rows, cols = np.sort(rng.integers(0, n, m)), rng.integers(0, n, m).astype(np.int32)
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+        caps = rng.integers(0, 4, m) * scale
+        net = _flow._Network(n, ptr, cols, caps, 0, 0)
+        flow = rng.integers(0, 4, m) * scale // 4
+        before = flow.copy()
+        for array in (True, False):
+            got = _flow._flow_matrix(net, flow, array)
+            want = _flow._flow_matrix_coo(net, flow, array)
+            assert type(got) is type(want) is (sp.csr_array if array else sp.csr_matrix)
+            for attr in ("indptr", "indices", "data"):
+                assert_array_equal(getattr(got, attr), getattr(want, attr))
+        assert_array_equal(flow, before)  # the core's array is not modified
+
+
 def test_int64_indices():
     rng = np.random.default_rng(13)
     g = random_graph(rng, 25, 0.2, 30)
