@@ -8,6 +8,7 @@ and multicore CPUs, as drop-ins for the SciPy functions of the same names.
 __version__ = "0.1.0"
 
 from ._device import cuda_available, show_config
+from ._flow import FlowStats, MaximumFlowResult, maximum_flow, solve_flow
 from ._lsap import AssignmentResult, AssignmentStats, linear_sum_assignment, solve_assignment
 from ._matching import (
     MatchingResult,
@@ -20,13 +21,17 @@ from ._matching import (
 __all__ = [
     "AssignmentResult",
     "AssignmentStats",
+    "FlowStats",
     "MatchingResult",
     "MatchingStats",
+    "MaximumFlowResult",
     "cuda_available",
     "linear_sum_assignment",
     "maximum_bipartite_matching",
+    "maximum_flow",
     "maximum_matching",
     "show_config",
     "solve_assignment",
+    "solve_flow",
     "structural_rank",
 ]

@@ -1,13 +1,18 @@
 """Reading problems from files: graphs from Matrix Market (via scipy.io) and
-SNAP edge lists; assignment costs from OR-Library's `assign` format."""
+SNAP edge lists; assignment costs from OR-Library's `assign` format; flow
+networks from and to the DIMACS max-flow format."""
 from __future__ import annotations
 
 import gzip
+import io as _io
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+
+from ._flow import _check_dtype, _check_vertices, _csr_arrays, _int64_capacities
 
 
 def _open(path: Path):
@@ -60,3 +65,231 @@ def read_orlib_assignment(path) -> np.ndarray:
     if n < 0 or values.size != 1 + n * n:
         raise ValueError(f"{path}: not an OR-Library assign file (n, then n*n costs)")
     return values[1:].reshape(n, n)
+
+
+# ---- DIMACS max flow ---------------------------------------------------------------
+#
+# The format of the first DIMACS implementation challenge (1990-91): one item
+# per line, designator first; "c" comments, one "p max NODES ARCS" line before
+# the others, "n ID s" and "n ID t" for the source and the sink, and one
+# "a U V CAP" line per arc; vertices numbered from 1.
+
+class FlowProblem(NamedTuple):
+    """A maximum-flow instance: capacities and the two terminals (0-based)."""
+
+    graph: sp.csr_array  #: int64 capacities; one entry per arc, parallel arcs kept
+    source: int
+    sink: int
+
+
+def _read_bytes(path_or_file) -> tuple[bytes, str]:
+    """The whole file and a name for messages; gzip by the ``.gz`` suffix."""
+    if hasattr(path_or_file, "read"):
+        data = path_or_file.read()
+        name = str(getattr(path_or_file, "name", "<file>"))
+        return (data.encode() if isinstance(data, str) else data), name
+    path = Path(path_or_file)
+    with _open(path) as fh:
+        return fh.read(), str(path)
+
+
+def _bad_line(name: str, lines, i: int, why: str) -> ValueError:
+    text = lines[i].decode(errors="replace")
+    return ValueError(f"{name}, line {i + 1}: {why}: {text!r}")
+
+
+def _header(name: str, lines, others) -> tuple[int, int, int, int, int]:
+    """(p line index, n, m, source, sink) from the lines that are not comments
+    or arcs; they are few, so a Python loop is fine."""
+    p_at, n, m, ends = -1, 0, 0, {}
+    for i in others.tolist():
+        tokens = lines[i].split()
+        if tokens[0] == b"p":
+            if p_at >= 0:
+                raise _bad_line(name, lines, i, f"a second 'p' line (the first is line {p_at + 1})")
+            if len(tokens) != 4 or tokens[1] != b"max" or not all(
+                    t.isdigit() for t in tokens[2:]):
+                raise _bad_line(name, lines, i, "expected 'p max NODES ARCS'")
+            p_at, n, m = i, int(tokens[2]), int(tokens[3])
+        elif tokens[0] == b"n":
+            if p_at < 0:
+                raise _bad_line(name, lines, i, "'n' line before the 'p' line")
+            if len(tokens) != 3 or not tokens[1].isdigit() or tokens[2] not in (b"s", b"t"):
+                raise _bad_line(name, lines, i, "expected 'n ID s' or 'n ID t'")
+            vertex, end = int(tokens[1]), tokens[2].decode()
+            if not 1 <= vertex <= n:
+                raise _bad_line(name, lines, i, f"vertex id out of range 1..{n}")
+            if end in ends:
+                what = "source" if end == "s" else "sink"
+                raise _bad_line(name, lines, i, f"a second {what} (the first is on line "
+                                                f"{ends[end][1] + 1})")
+            ends[end] = (vertex - 1, i)
+        else:
+            raise _bad_line(name, lines, i, "unknown line (DIMACS lines start with c, p, n or a)")
+    if p_at < 0:
+        raise ValueError(f"{name}: no 'p max NODES ARCS' line")
+    for end, what in (("s", "source"), ("t", "sink")):
+        if end not in ends:
+            raise ValueError(f"{name}: no 'n ID {end}' line (the {what})")
+    if ends["s"][0] == ends["t"][0]:
+        raise _bad_line(name, lines, max(ends["s"][1], ends["t"][1]),
+                        "the source and the sink are the same vertex")
+    return p_at, n, m, ends["s"][0], ends["t"][0]
+
+
+def _first_bad_arc(name: str, lines, arc_at) -> ValueError:
+    """The error for the first arc line that is not 'a U V CAP' with
+    integers (the vectorised parse only says that one is not)."""
+    for i in arc_at.tolist():
+        tokens = lines[i].split()
+        try:
+            if len(tokens) == 4 and tokens[0] == b"a":
+                values = [int(t) for t in tokens[1:]]
+                np.array(values, dtype=np.int64)
+                continue
+        except (ValueError, OverflowError):
+            pass
+        return _bad_line(name, lines, i, "expected 'a U V CAP' with integers in int64")
+    return ValueError(f"{name}: malformed 'a' lines")  # not reached: the fast parse failed
+
+
+def _arcs(name: str, lines, arc_at) -> np.ndarray:
+    """The (tail, head, capacity) columns of the arc lines, as written."""
+    tokens = b" ".join([lines[i] for i in arc_at.tolist()]).split()
+    if len(tokens) != 4 * arc_at.size:
+        raise _first_bad_arc(name, lines, arc_at)
+    table = np.array(tokens, dtype=bytes).reshape(-1, 4)
+    if not np.all(table[:, 0] == b"a"):
+        raise _first_bad_arc(name, lines, arc_at)
+    try:
+        return table[:, 1:].astype(np.int64)
+    except (ValueError, OverflowError):
+        raise _first_bad_arc(name, lines, arc_at) from None
+
+
+def _parse_dimacs(data: bytes, name: str) -> FlowProblem:
+    lines = data.splitlines()
+    tags = np.array([line.lstrip()[:1] for line in lines], dtype="S1")
+    is_arc = tags == b"a"
+    p_at, n, m, source, sink = _header(name, lines, np.flatnonzero(
+        ~is_arc & (tags != b"c") & (tags != b"")))
+    arc_at = np.flatnonzero(is_arc)
+    if arc_at.size and arc_at[0] < p_at:
+        raise _bad_line(name, lines, int(arc_at[0]), "'a' line before the 'p' line")
+    if arc_at.size != m:
+        raise _bad_line(name, lines, p_at, f"declares {m} arcs, but the file has "
+                                           f"{arc_at.size} 'a' lines")
+    arcs = _arcs(name, lines, arc_at).reshape(-1, 3)
+    for column, bad, why in ((0, (arcs[:, 0] < 1) | (arcs[:, 0] > n), f"tail out of range 1..{n}"),
+                             (1, (arcs[:, 1] < 1) | (arcs[:, 1] > n), f"head out of range 1..{n}"),
+                             (2, arcs[:, 2] < 0, "negative capacity")):
+        if bad.any():
+            raise _bad_line(name, lines, int(arc_at[np.argmax(bad)]), why)
+    tails, heads = arcs[:, 0] - 1, arcs[:, 1] - 1
+    order = np.argsort(tails, kind="stable")  # CSR order, parallel arcs as written
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(tails, minlength=n))))
+    index = np.int32 if max(n, m) < np.iinfo(np.int32).max else np.int64
+    graph = sp.csr_array((arcs[order, 2], heads[order].astype(index), ptr.astype(index)),
+                         shape=(n, n))
+    return FlowProblem(graph, source, sink)
+
+
+def read_dimacs(path_or_file) -> FlowProblem:
+    r"""Read a maximum-flow instance in DIMACS format.
+
+    Parameters
+    ----------
+    path_or_file : str, path or file object
+        A path (gzip-compressed when it ends in ``.gz``) or an open file,
+        text or binary.
+
+    Returns
+    -------
+    FlowProblem
+        ``(graph, source, sink)``: a csr_array of int64 capacities with one
+        stored entry per ``a`` line (parallel arcs and zero capacities kept,
+        in file order within a row), and 0-based terminals.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file, naming the line number and its content:
+        no or a second ``p`` line, a problem other than ``max``, a wrong
+        number of ``a`` lines, vertex ids out of range, a negative or
+        non-integer capacity, a missing or second source or sink.
+
+    Examples
+    --------
+    >>> import io
+    >>> from matchflow.io import read_dimacs
+    >>> text = "c two arcs\np max 3 2\nn 1 s\nn 3 t\na 1 2 5\na 2 3 3\n"
+    >>> graph, source, sink = read_dimacs(io.StringIO(text))
+    >>> graph.toarray().tolist(), source, sink
+    ([[0, 5, 0], [0, 0, 3], [0, 0, 0]], 0, 2)
+    """
+    data, name = _read_bytes(path_or_file)
+    return _parse_dimacs(data, name)
+
+
+def _dimacs_text(graph, source, sink, comment: str | None) -> str:
+    if not sp.issparse(graph):
+        raise TypeError("graph must be a scipy.sparse matrix or array")
+    _check_dtype(graph)
+    source, sink = _check_vertices(graph.shape, source, sink)
+    ptr, heads, data = _csr_arrays(graph)
+    caps = _int64_capacities(data, ptr, heads)
+    n, m = int(graph.shape[0]), int(heads.shape[0])
+    tails = np.repeat(np.arange(1, n + 1), np.diff(ptr))
+    out = [f"c {line}".rstrip() for line in (comment or "").splitlines()]
+    out += [f"p max {n} {m}", f"n {source + 1} s", f"n {sink + 1} t"]
+    out += [f"a {u} {v} {c}" for u, v, c in zip(tails.tolist(), (heads + 1).tolist(),
+                                                 caps.tolist())]
+    return "\n".join(out) + "\n"
+
+
+def write_dimacs(path_or_file, graph, source, sink, comment: str | None = None) -> None:
+    """Write a maximum-flow instance in DIMACS format.
+
+    Parameters
+    ----------
+    path_or_file : str, path or file object
+        A path (gzip-compressed when it ends in ``.gz``) or an open file,
+        text or binary.
+    graph : scipy.sparse matrix or array, shape (n, n), integer dtype
+        Capacities; one ``a`` line per stored entry, in CSR order (explicit
+        zeros and duplicate entries included).
+    source, sink : int
+        0-based terminals (written 1-based).
+    comment : str, optional
+        Written first, each of its lines as a ``c`` line.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As `matchflow.maximum_flow` would for the same input (except the
+        source-capacity bound).
+
+    Examples
+    --------
+    >>> import io, scipy.sparse as sp
+    >>> from matchflow.io import read_dimacs, write_dimacs
+    >>> out = io.StringIO()
+    >>> write_dimacs(out, sp.csr_array([[0, 5], [0, 0]]), 0, 1, comment="tiny")
+    >>> print(out.getvalue(), end="")
+    c tiny
+    p max 2 1
+    n 1 s
+    n 2 t
+    a 1 2 5
+    >>> read_dimacs(io.StringIO(out.getvalue())).graph.toarray().tolist()
+    [[0, 5], [0, 0]]
+    """
+    text = _dimacs_text(graph, source, sink, comment)
+    if hasattr(path_or_file, "write"):
+        binary = not isinstance(path_or_file, _io.TextIOBase)
+        path_or_file.write(text.encode() if binary else text)
+        return
+    path = Path(path_or_file)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wb") as fh:
+        fh.write(text.encode())

@@ -1,0 +1,630 @@
+"""Maximum flow: SciPy's checks and results, every method certified.
+
+A maximum flow is not unique, so flows are compared with SciPy's in value
+and sparsity pattern, and proven maximum by the min-cut certificate
+(`assert_max_flow`); SciPy's own test module also runs against ours.
+"""
+from __future__ import annotations
+
+import doctest
+import itertools
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_array_equal
+from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import maximum_flow as scipy_maximum_flow
+
+import matchflow
+from matchflow import FlowStats, MaximumFlowResult, _flow, maximum_flow, solve_flow
+from matchflow._flow import CPU_METHODS, GPU_METHODS
+
+from conftest import GPU_REPEATS, assert_gil_released
+
+_no_cuda = pytest.mark.skipif(not matchflow.cuda_available(), reason="no usable CUDA device")
+METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
+    pytest.param(m, id=m, marks=[pytest.mark.cuda, _no_cuda]) for m in GPU_METHODS]
+
+
+def device_of(method: str) -> str:
+    return "cuda" if method.startswith("gpu") else "cpu"
+
+
+def solve(graph, s, t, method, **kwargs) -> MaximumFlowResult:
+    """Solve; GPU methods GPU_REPEATS times, every run of the same value
+    and cut (the caller certifies the last one)."""
+    runs = GPU_REPEATS if method.startswith("gpu") else 1
+    results = [solve_flow(graph, s, t, method=method, device=device_of(method), **kwargs)
+               for _ in range(runs)]
+    for r in results:
+        assert r.flow_value == results[-1].flow_value
+        assert_array_equal(r.source_side, results[-1].source_side)
+    assert results[-1].method == method
+    return results[-1]
+
+
+# ---- oracles -------------------------------------------------------------------
+
+def capacities(graph) -> sp.csr_array:
+    """Capacity of each ordered pair: parallel arcs summed, int64."""
+    coo = sp.coo_array(graph)
+    return sp.csr_array((coo.data.astype(np.int64), (coo.row, coo.col)), shape=coo.shape)
+
+
+def reaches(residual: sp.csr_array, sink: int) -> np.ndarray:
+    """Vertices with a residual path to the sink."""
+    n = residual.shape[0]
+    positive = sp.csr_array(residual > 0, dtype=np.int8)
+    order = breadth_first_order(positive.T.tocsr(), sink, directed=True,
+                                return_predecessors=False)
+    mask = np.zeros(n, dtype=bool)
+    mask[order] = True
+    return mask
+
+
+def assert_max_flow(graph, s: int, t: int, res: MaximumFlowResult, expected=None) -> None:
+    """`flow` is a feasible s-t flow of value `flow_value`, no residual
+    path joins s to t, and `source_side` is the cut that says so."""
+    cap = capacities(graph)
+    n = cap.shape[0]
+    side = res.source_side
+    assert side.dtype == np.bool_ and side.shape == (n,)
+    # The cut: exactly the vertices that cannot reach t (maxflow.hpp).
+    assert side[s] and not side[t]
+    cut = int(cap[side][:, ~side].sum()) if side.any() and not side.all() else 0
+    assert cut == res.flow_value
+    if expected is not None:
+        assert res.flow_value == expected
+    if res.flow is None:
+        return
+    flow = sp.csr_array(res.flow)
+    assert flow.dtype == np.int64 and flow.shape == (n, n) and flow.format == "csr"
+    assert (flow + flow.T).count_nonzero() == 0                      # antisymmetric
+    residual = (cap - flow).tocsr()
+    assert residual.nnz == 0 or residual.data.min() >= 0             # capacity
+    excess = np.asarray(flow.sum(axis=1)).ravel()
+    want = np.zeros(n, dtype=np.int64)
+    want[s], want[t] = res.flow_value, -res.flow_value
+    assert_array_equal(excess, want)                                 # conservation
+    assert_array_equal(side, ~reaches(residual, t))                  # maximum: s cannot reach t
+
+
+def random_graph(rng, n: int, density: float, high: int, *, kind=sp.csr_array,
+                 dtype=np.int64):
+    """Random capacities in [0, high): explicit zeros, self loops and
+    antiparallel arcs included; no duplicates (SciPy's structure is then
+    comparable)."""
+    m = max(1, int(density * n * n))
+    flat = rng.choice(n * n, size=min(m, n * n), replace=False)
+    caps = rng.integers(0, high, size=flat.size).astype(dtype)
+    return kind((caps, (flat // n, flat % n)), shape=(n, n))
+
+
+def scipy_value(graph, s, t) -> int:
+    return int(scipy_maximum_flow(sp.csr_array(capacities(graph), dtype=np.int32), s, t)
+               .flow_value)
+
+
+# ---- argument checks: SciPy's exceptions and messages ----------------------------
+
+def _csr(rows, dtype=None):
+    return sp.csr_array(np.array(rows, dtype=dtype))
+
+
+SCIPY_CASES = {
+    "dense": (np.array([[0, 1], [0, 0]]), 0, 1),
+    "csc": (sp.csc_array([[0, 1], [0, 0]]), 0, 1),
+    "coo-matrix": (sp.coo_matrix([[0, 1], [0, 0]]), 0, 1),
+    "float": (_csr([[0, 1.5], [0, 0]]), 0, 1),
+    "bool": (_csr([[0, 1], [0, 0]], bool), 0, 1),
+    "complex": (_csr([[0, 1], [0, 0]], complex), 0, 1),
+    "non-square": (_csr([[0, 1, 2], [2, 1, 0]]), 0, 1),
+    "source-is-sink": (_csr([[0, 1], [0, 0]]), 0, 0),
+    "source-is-sink-non-square": (_csr([[0, 1, 2], [2, 1, 0]]), 1, 1),
+    "float-and-source-is-sink": (_csr([[0, 1.5], [0, 0]]), 0, 0),
+    "non-square-and-out-of-range": (_csr([[0, 1, 2], [2, 1, 0]]), 0, 7),
+    "source-negative": (_csr([[0, 1], [0, 0]]), -1, 1),
+    "source-too-big": (_csr([[0, 1], [0, 0]]), 2, 1),
+    "source-much-too-big": (_csr([[0, 1], [0, 0]]), 3, 1),
+    "sink-negative": (_csr([[0, 1], [0, 0]]), 0, -1),
+    "sink-too-big": (_csr([[0, 1], [0, 0]]), 0, 2),
+    "both-out-of-range": (_csr([[0, 1], [0, 0]]), 5, 7),
+    "empty": (sp.csr_array((0, 0), dtype=np.int64), 0, 1),
+    "one-vertex": (sp.csr_array((1, 1), dtype=np.int64), 0, 1),
+    "matrix-source-too-big": (sp.csr_matrix([[0, 1], [0, 0]]), 2, 1),
+}
+
+
+@pytest.mark.parametrize("case", SCIPY_CASES)
+def test_errors_as_scipy(case):
+    graph, s, t = SCIPY_CASES[case]
+    with pytest.raises(Exception) as theirs:
+        scipy_maximum_flow(graph, s, t)
+    with pytest.raises(theirs.type, match=f"^{re.escape(str(theirs.value))}$"):
+        maximum_flow(graph, s, t)
+
+
+def test_error_messages_verbatim():
+    g = _csr([[0, 1], [0, 0]])
+    with pytest.raises(TypeError, match="^graph must be in CSR format$"):
+        maximum_flow(g.tocsc(), 0, 1)
+    with pytest.raises(ValueError, match="^graph capacities must be integers$"):
+        maximum_flow(g.astype(np.float64), 0, 1)
+    with pytest.raises(ValueError, match="^source and sink vertices must differ$"):
+        maximum_flow(g, 1, 1)
+    with pytest.raises(ValueError, match=r"^graph must be specified as a square matrix\.$"):
+        maximum_flow(_csr([[0, 1, 2], [2, 1, 0]]), 0, 1)
+    with pytest.raises(ValueError, match=r"^source value \(2\) must be between 0 and 1$"):
+        maximum_flow(g, 2, 1)
+    with pytest.raises(ValueError, match=r"^sink value \(-1\) must be between 0 and 1$"):
+        maximum_flow(g, 0, -1)
+
+
+@pytest.mark.parametrize("func", [maximum_flow, solve_flow])
+def test_negative_capacity(func):
+    # SciPy returns a wrong flow here (its int32 Dinic treats -1 as 0).
+    g = _csr([[0, 2, 0], [0, 0, -1], [0, 0, 0]])
+    with pytest.raises(ValueError, match=r"non-negative; arc \(1, 2\) has capacity -1"):
+        func(g, 0, 2)
+
+
+def test_capacities_beyond_int64():
+    g = sp.csr_array(np.array([[0, 2**63 + 5], [0, 0]], dtype=np.uint64))
+    with pytest.raises(ValueError, match=r"fit in int64; arc \(0, 1\) has capacity "
+                                         + str(2**63 + 5)):
+        maximum_flow(g, 0, 1)
+
+
+def test_source_capacity_bound():
+    big = 2**61
+    over = sp.csr_array(np.array([[0, big, big], [0, 0, 0], [0, 0, 0]]))
+    with pytest.raises(ValueError, match=r"total capacity 4611686018427387904; .* below 2\*\*62"):
+        maximum_flow(over, 0, 2)
+    # The self loop carries no flow, so it does not count.
+    under = sp.csr_array(np.array([[2**62, big, big - 1], [0, 0, 0], [0, 0, 0]]))
+    assert _flow._checked(under, 0, 2).n_arcs == 3  # 2**62 - 1 leaves the source
+
+
+@pytest.mark.parametrize("source, sink", [(0.0, 1), (0, "1"), (None, 1)])
+def test_vertices_must_be_integers(source, sink):
+    with pytest.raises(TypeError, match="must be an integer"):
+        maximum_flow(_csr([[0, 1], [0, 0]]), source, sink)
+
+
+def test_numpy_integer_vertices():
+    net = _flow._checked(_csr([[0, 1], [0, 0]]), np.int64(0), np.uint8(1))
+    assert (net.source, net.sink) == (0, 1) and type(net.source) is int
+
+
+def test_solve_flow_errors():
+    g = _csr([[0, 1], [0, 0]])
+    with pytest.raises(TypeError, match="scipy.sparse"):
+        solve_flow(g.toarray(), 0, 1)
+    with pytest.raises(ValueError, match="square"):
+        solve_flow(sp.coo_array((np.array([1]), (np.array([0]), np.array([2]))), shape=(2, 3)),
+                   0, 1)
+    with pytest.raises(ValueError, match="threads"):
+        solve_flow(g, 0, 1, threads=0)
+    with pytest.raises(ValueError, match="relabel_freq"):
+        solve_flow(g, 0, 1, relabel_freq=-1.0)
+    with pytest.raises(ValueError, match="variant"):
+        solve_flow(g, 0, 1, variant="fast")
+    with pytest.raises(ValueError, match="method must be one of"):
+        solve_flow(g, 0, 1, method="simplex")
+    with pytest.raises(ValueError, match="device must be"):
+        solve_flow(g, 0, 1, device="tpu")
+    with pytest.raises(ValueError, match="runs on a GPU"):
+        solve_flow(g, 0, 1, method="gpu-pr", device="cpu")
+    bad = sp.coo_array((np.array([1]), (np.array([0]), np.array([0]))), shape=(2, 2))
+    bad.row[0] = 5  # past the constructor's own check
+    with pytest.raises(ValueError, match="row index out of range"):
+        solve_flow(bad, 0, 1)
+
+
+def test_malformed_csr():
+    g = _csr([[0, 1], [0, 0]])
+    bad = sp.csr_array((g.data, np.array([7], dtype=np.int32), g.indptr), shape=(2, 2))
+    with pytest.raises(ValueError):
+        maximum_flow(bad, 0, 1)
+
+
+@pytest.mark.skipif(matchflow.cuda_available(), reason="needs a machine without CUDA")
+def test_cuda_requested_without_cuda():
+    with pytest.raises(RuntimeError, match="CUDA"):
+        solve_flow(_csr([[0, 1], [0, 0]]), 0, 1, device="cuda")
+
+
+# ---- results ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", METHODS)
+def test_return_type(method):
+    for kind in (sp.csr_array, sp.csr_matrix):
+        res = maximum_flow(kind([[0, 5], [0, 0]]), 0, 1, method=method,
+                           device=device_of(method))
+        assert type(res.flow) is kind
+        assert isinstance(res, MaximumFlowResult) and isinstance(res.stats, FlowStats)
+        assert repr(res) == "MaximumFlowResult with value of 5"
+        assert type(res.flow_value) is int and res.flow_value == 5
+        assert res.method == method and res.device == res.stats.device
+        assert res.device == ("cpu" if method in CPU_METHODS else "cuda:0")
+        assert res.stats.seconds_total > 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_flow_pattern_as_scipy(method):
+    """Same pattern as SciPy's flow (the input's arcs and their reverses,
+    explicit zeros included), same value, certified values."""
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        n = int(rng.integers(2, 30))
+        g = random_graph(rng, n, rng.uniform(0.05, 0.5), 12, dtype=np.int32)
+        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        ours = solve(g, s, t, method)
+        theirs = scipy_maximum_flow(g, s, t)
+        assert ours.flow_value == theirs.flow_value
+        assert_array_equal(ours.flow.indptr, theirs.flow.indptr)
+        assert_array_equal(ours.flow.indices, theirs.flow.indices)
+        assert_max_flow(g, s, t, ours)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_unique_flows_equal_scipy(method):
+    """Where the maximum flow is unique (a tree of paths), it is SciPy's."""
+    rng = np.random.default_rng(12)
+    for _ in range(40):
+        n = int(rng.integers(3, 40))
+        parent = np.array([rng.integers(0, v) for v in range(1, n)])  # a tree towards 0
+        caps = rng.integers(0, 9, size=n - 1)
+        g = sp.csr_array((caps, (np.arange(1, n), parent)), shape=(n, n))
+        s = int(rng.integers(1, n))
+        res = solve(g, s, 0, method)
+        assert_array_equal(res.flow.toarray(), scipy_maximum_flow(g, s, 0).flow.toarray())
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("family", ["sparse", "dense", "unit", "layered"])
+def test_value_as_scipy(method, family):
+    """300 seeded random graphs per family and method."""
+    rng = np.random.default_rng(["sparse", "dense", "unit", "layered"].index(family))
+    for _ in range(300):
+        n = int(rng.integers(2, 40))
+        if family == "layered":  # s, then layers, then t: long augmenting paths
+            width = int(rng.integers(1, 5))
+            layers = max(1, (n - 2) // width)
+            n = 2 + layers * width
+            ids = np.arange(1, n - 1).reshape(layers, width)
+            pairs = [(0, v) for v in ids[0]] + [(v, n - 1) for v in ids[-1]]
+            for a, b in zip(ids[:-1], ids[1:]):
+                pairs += [(u, v) for u in a for v in b if rng.random() < 0.6]
+                pairs += [(v, u) for u in a for v in b if rng.random() < 0.2]
+            rows, cols = np.array(pairs).T
+            g = sp.csr_array((rng.integers(1, 50, len(pairs)), (rows, cols)), shape=(n, n))
+            s, t = 0, n - 1
+        else:
+            density = {"sparse": 0.1, "dense": 0.6, "unit": 0.2}[family]
+            high = 2 if family == "unit" else 1000
+            g = random_graph(rng, n, density, high)
+            s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        res = solve(g, s, t, method)
+        assert res.flow_value == scipy_value(g, s, t)
+        assert_max_flow(g, s, t, res)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_big_capacities_vs_networkx(method):
+    """Capacities near 2^40: kept as int64 (SciPy would cast them to int32)."""
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(40)
+    for _ in range(30):
+        n = int(rng.integers(2, 25))
+        g = random_graph(rng, n, 0.3, 2**40) + sp.csr_array(
+            (np.full(1, 2**40 - 1), ([0], [n - 1])), shape=(n, n))
+        g = sp.csr_array(g)
+        s, t = 0, n - 1
+        digraph = nx.DiGraph()
+        digraph.add_nodes_from(range(n))
+        coo = g.tocoo()
+        for u, v, c in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+            if u != v:
+                digraph.add_edge(u, v, capacity=c)
+        res = solve(g, s, t, method)
+        assert res.flow_value == nx.maximum_flow_value(digraph, s, t) >= 2**40 - 1
+        assert_max_flow(g, s, t, res)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_near_the_source_bound(method):
+    cap = 2**62 - 1
+    g = sp.csr_array((np.array([cap // 2, cap - cap // 2, cap]), ([0, 0, 1], [1, 1, 2])),
+                     shape=(3, 3))  # parallel arcs at 2^61 each, one arc of 2^62 - 1
+    res = solve(g, 0, 2, method)
+    assert_max_flow(g, 0, 2, res, expected=cap)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_small_graphs(method):
+    two = sp.csr_array((2, 2), dtype=np.int64)
+    res = solve(two, 0, 1, method)
+    assert res.flow_value == 0 and res.flow.nnz == 0
+    assert_array_equal(res.source_side, [True, False])
+    res = solve(sp.csr_array([[0, 7], [0, 0]]), 1, 0, method)  # against the arc
+    assert res.flow_value == 0
+    assert_array_equal(res.flow.toarray(), np.zeros((2, 2)))
+    assert_array_equal(res.source_side, [False, True])
+    res = solve(sp.csr_array([[3, 7], [2, 4]]), 0, 1, method)  # self loops, antiparallel
+    assert res.flow_value == 7
+    assert_array_equal(res.flow.toarray(), [[0, 7], [-7, 0]])
+    assert_array_equal(res.flow.data, [0, 7, -7, 0])  # explicit zeros, as SciPy
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_disconnected(method):
+    # (0) -5-> (1)   (2) -3-> (3) -4-> (4); and 4 -> 0 (into the source)
+    g = sp.csr_array((np.array([5, 3, 4, 6]), ([0, 2, 3, 4], [1, 3, 4, 0])), shape=(5, 5))
+    res = solve(g, 0, 3, method)
+    assert res.flow_value == 0 and res.flow.count_nonzero() == 0
+    assert_array_equal(res.source_side, [True, True, False, False, True])
+    assert_max_flow(g, 0, 3, res)
+    assert [a.tolist() for a in res.cut_edges()] == [[], []]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_return_flow_false(method):
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        n = int(rng.integers(2, 40))
+        g = random_graph(rng, n, 0.2, 100)
+        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        full = solve(g, s, t, method)
+        value_only = solve(g, s, t, method, return_flow=False)
+        assert value_only.flow is None
+        assert value_only.flow_value == full.flow_value
+        # The cut is the same set after phase 1 as after phase 2 (maxflow.hpp).
+        assert_array_equal(value_only.source_side, full.source_side)
+        assert_max_flow(g, s, t, value_only)
+        assert value_only.stats.seconds_phase2 == 0
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_cut_edges(method):
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.integers(2, 30))
+        g = random_graph(rng, n, 0.3, 20)
+        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        for return_flow in (True, False):
+            res = solve(g, s, t, method, return_flow=return_flow)
+            u, v = res.cut_edges()
+            assert u.dtype == v.dtype == np.int32
+            assert res.source_side[u].all() and not res.source_side[v].any()
+            dense = g.toarray()
+            assert dense[u, v].sum() == res.flow_value and (dense[u, v] > 0).all()
+            crossing = np.outer(res.source_side, ~res.source_side) & (dense > 0)
+            assert crossing.sum() == u.size  # every positive arc across the cut
+            if return_flow:  # saturated
+                assert_array_equal(res.flow.toarray()[u, v], dense[u, v])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_parallel_arcs(method):
+    """Duplicate entries are parallel arcs: each carries its own flow, the
+    flow matrix sums them."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(2, 20))
+        m = int(rng.integers(1, 4 * n))
+        rows, cols = rng.integers(0, n, m), rng.integers(0, n, m)
+        data = rng.integers(0, 30, m)
+        order = np.argsort(rows, kind="stable")
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+        g = sp.csr_array((data[order], cols[order], ptr), shape=(n, n))  # duplicates kept
+        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        res = solve(g, s, t, method)
+        assert res.flow_value == scipy_value(g, s, t)
+        assert_max_flow(g, s, t, res)
+        assert res.flow.has_canonical_format
+
+
+FORMATS = ["csr", "csc", "coo", "lil", "dok", "dia", "bsr"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("array", [True, False], ids=["array", "matrix"])
+def test_solve_flow_every_format(fmt, array):
+    rng = np.random.default_rng(9)
+    dense = random_graph(rng, 12, 0.3, 50).toarray()
+    g = (sp.csr_array if array else sp.csr_matrix)(dense).asformat(fmt)
+    res = solve_flow(g, 0, 11, device="cpu")
+    assert type(res.flow) is (sp.csr_array if array else sp.csr_matrix)
+    assert res.flow_value == scipy_value(dense, 0, 11)
+    assert_max_flow(dense, 0, 11, res)
+
+
+def test_coo_duplicates_are_parallel_arcs():
+    g = sp.coo_array((np.array([2, 3, 4]), (np.array([0, 0, 1]), np.array([1, 1, 2]))),
+                     shape=(3, 3))
+    net = _flow._checked(g, 0, 2)
+    assert_array_equal(net.caps, [2, 3, 4]) and net.n_arcs == 3
+    res = solve_flow(g, 0, 2, device="cpu")
+    assert res.flow_value == 4
+    assert_array_equal(res.flow.toarray(), [[0, 4, 0], [-4, 0, 4], [0, -4, 0]])
+    csc = sp.csc_array((np.array([2, 3, 4]), np.array([0, 0, 1]), np.array([0, 0, 2, 3])),
+                       shape=(3, 3))  # column 1 holds (0, 1) twice
+    assert_array_equal(_flow._checked(csc, 0, 2).caps, [2, 3, 4])
+    assert solve_flow(csc, 0, 2, device="cpu").flow_value == 4
+
+
+@pytest.mark.parametrize("scale", [1, 2**58, 2**61], ids=["small", "near", "fallback"])
+def test_flow_matrix_routes_agree(scale):
+    """The encoded merge and the COO route build the same matrix, bit for
+    bit (pattern, explicit zeros, values), parallel arcs and loops included."""
+    rng = np.random.default_rng(17)
+    for _ in range(30):
+        n = int(rng.integers(1, 15))
+        m = int(rng.integers(0, 3 * n * n))
+        rows, cols = np.sort(rng.integers(0, n, m)), rng.integers(0, n, m).astype(np.int32)
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+        caps = rng.integers(0, 4, m) * scale
+        net = _flow._Network(n, ptr, cols, caps, 0, 0)
+        flow = rng.integers(0, 4, m) * scale // 4
+        before = flow.copy()
+        for array in (True, False):
+            got = _flow._flow_matrix(net, flow, array)
+            want = _flow._flow_matrix_coo(net, flow, array)
+            assert type(got) is type(want) is (sp.csr_array if array else sp.csr_matrix)
+            for attr in ("indptr", "indices", "data"):
+                assert_array_equal(getattr(got, attr), getattr(want, attr))
+        assert_array_equal(flow, before)  # the core's array is not modified
+
+
+def test_int64_indices():
+    rng = np.random.default_rng(13)
+    g = random_graph(rng, 25, 0.2, 30)
+    big = sp.csr_array((g.data, g.indices.astype(np.int64), g.indptr.astype(np.int64)),
+                       shape=g.shape)
+    assert big.indices.dtype == np.int64
+    for func in (maximum_flow, solve_flow):
+        res = func(big, 0, 24, device="cpu")
+        assert res.flow_value == scipy_value(g, 0, 24)
+        assert_max_flow(g, 0, 24, res)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                   np.uint32, np.int64, np.uint64])
+def test_integer_dtypes(dtype):
+    g = sp.csr_array(np.array([[0, 100, 20], [0, 0, 90], [0, 0, 0]], dtype=dtype))
+    assert _flow._checked(g, 0, 2).caps.dtype == np.int64
+    res = maximum_flow(g, 0, 2, device="cpu")
+    assert res.flow_value == 110 and res.flow.dtype == np.int64
+
+
+def test_scipy_method_names_mean_auto():
+    g = sp.csr_array([[0, 5], [0, 0]])
+    for name in ("dinic", "edmonds_karp"):
+        res = maximum_flow(g, 0, 1, method=name, device="cpu")
+        assert res.method in CPU_METHODS and res.flow_value == 5
+
+
+def test_auto_method(monkeypatch):
+    g = sp.csr_array([[0, 5], [0, 0]])
+    assert solve_flow(g, 0, 1, device="cpu").method == "pr"
+    monkeypatch.setattr(_flow, "PPR_MIN_ARCS", 1)
+    assert solve_flow(g, 0, 1, device="cpu", threads=4).method == "ppr"
+    assert solve_flow(g, 0, 1, device="cpu", threads=3).method == "pr"
+    net = _flow._checked(g, 0, 1)
+    assert _flow._auto_method(net, "cuda") == "gpu-pr"
+
+
+def test_gpu_memory_error_falls_back(monkeypatch):
+    """device="auto": a GPU MemoryError becomes a RuntimeWarning and a CPU
+    run; an explicit GPU request keeps the MemoryError."""
+    solve_core = _flow._solve
+
+    def gpu_out_of_memory(net, method, ordinal, tuning):
+        if method in GPU_METHODS:
+            raise MemoryError("out of GPU memory")
+        return solve_core(net, method, ordinal, tuning)
+
+    monkeypatch.setattr(_flow, "_resolve", lambda net, method, device, threads:
+                        ("gpu-pr", "cuda", 0))
+    monkeypatch.setattr(_flow, "_solve", gpu_out_of_memory)
+    g = sp.csr_array([[0, 5], [0, 0]])
+    with pytest.warns(RuntimeWarning, match="falling back to the CPU"):
+        res = maximum_flow(g, 0, 1)
+    assert (res.flow_value, res.device, res.method) == (5, "cpu", "pr")
+    with pytest.raises(MemoryError):
+        maximum_flow(g, 0, 1, device="cuda")
+
+
+def test_stats_fields():
+    res = solve_flow(sp.csr_array([[0, 5], [0, 0]]), 0, 1, device="cpu")
+    fields = set(FlowStats.__dataclass_fields__)
+    assert fields == {"seconds_total", "seconds_setup", "seconds_transfer", "seconds_phase1",
+                      "seconds_phase2", "pushes", "relabels", "global_relabels", "gaps",
+                      "iterations", "kernel_launches", "device"}
+    assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
+
+
+def test_input_not_modified():
+    g = sp.csr_array(np.array([[0, 5, 1], [0, 0, 4], [0, 0, 0]], dtype=np.int16))
+    before = (g.data.copy(), g.indices.copy(), g.indptr.copy())
+    maximum_flow(g, 0, 2, device="cpu")
+    for a, b in zip(before, (g.data, g.indices, g.indptr)):
+        assert_array_equal(a, b)
+    assert g.dtype == np.int16
+
+
+def test_gil_is_released():
+    """A Python thread keeps running while another solves (CPU, phase 1)."""
+    rng = np.random.default_rng(21)
+    n, m = 200_000, 1_200_000
+    g = sp.csr_array((rng.integers(1, 100, m), (rng.integers(0, n, m), rng.integers(0, n, m))),
+                     shape=(n, n))
+    assert_gil_released(lambda: solve_flow(g, 0, n - 1, method="pr", device="cpu",
+                                           return_flow=False), min_seconds=0.005)
+
+
+def test_docstring_examples():
+    result = doctest.testmod(_flow, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# ---- SciPy's own tests, with our function swapped in -----------------------------
+
+def _scipy_test_cases():
+    """(name, kwargs) for every test of SciPy's test_flow.py that calls
+    maximum_flow, expanded over its parametrize marks."""
+    try:  # SciPy's tests ship with its wheels, not with every distribution
+        from scipy.sparse.csgraph.tests import test_flow as module
+    except ImportError:
+        return None, []
+    cases = []
+    for name, func in vars(module).items():
+        if not name.startswith("test_") or "maximum_flow" not in func.__code__.co_names:
+            continue
+        grids = []
+        for mark in getattr(func, "pytestmark", []):
+            if mark.name == "parametrize":
+                names = [a.strip() for a in mark.args[0].split(",")]
+                grids.append([dict(zip(names, v if len(names) > 1 else (v,)))
+                              for v in mark.args[1]])
+        for combo in itertools.product(*grids):
+            kwargs = {k: v for d in combo for k, v in d.items()}
+            label = "-".join(map(str, kwargs.values()))
+            cases.append(pytest.param(name, kwargs, id=f"{name}-{label}"))
+    return module, cases
+
+
+_SCIPY_MODULE, _SCIPY_CASES = _scipy_test_cases()
+# Maximum flows that are not unique: SciPy's expected array is Dinic's
+# choice; ours is certified against the same graph in test_clrs_example.
+_NOT_UNIQUE = {"test_example_from_clrs_chapter_26_1"}
+
+
+@pytest.mark.parametrize("method", [pytest.param(None, id="scipy-names")] + METHODS)
+@pytest.mark.parametrize("name, kwargs", _SCIPY_CASES)
+def test_scipy_suite(monkeypatch, name, kwargs, method):
+    """method None: SciPy's method names pass through (they mean "auto");
+    else every call runs `method`, whatever name the SciPy test passes."""
+    def ours(csgraph, source, sink, *, method="dinic"):
+        chosen = forced or method
+        device = "auto" if chosen in _flow.SCIPY_METHODS else device_of(chosen)
+        return maximum_flow(csgraph, source, sink, method=chosen, device=device)
+
+    forced = method
+    monkeypatch.setattr(_SCIPY_MODULE, "maximum_flow", ours)
+    if name in _NOT_UNIQUE:
+        monkeypatch.setattr(_SCIPY_MODULE, "assert_array_equal",
+                            lambda a, b: assert_array_equal(np.shape(a), np.shape(b)))
+    getattr(_SCIPY_MODULE, name)(**kwargs)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_clrs_example(method):
+    g = sp.csr_array([[0, 16, 13, 0, 0, 0], [0, 0, 10, 12, 0, 0], [0, 4, 0, 0, 14, 0],
+                      [0, 0, 9, 0, 0, 20], [0, 0, 0, 7, 0, 4], [0, 0, 0, 0, 0, 0]])
+    res = solve(g, 0, 5, method)
+    assert_max_flow(g, 0, 5, res, expected=23)
+    assert_array_equal(res.source_side, [True, True, True, False, True, False])
