@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 from . import _core, _device
 from ._matching import _core_count
-from ._validation import _check_structure, _checked_compressed, check_choice, check_threads
+from ._validation import (_check_structure, _checked_compressed, check_allocation, check_choice,
+                          check_threads)
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
@@ -226,10 +227,21 @@ def _csr_arrays(graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return ptr, cols[order].astype(np.int32), coo.data[order]
 
 
+def _least_flow_bytes(graph) -> int:
+    """A lower bound on what solving allocates: int64 offsets of the
+    residual graph (forward and reverse), labels and excesses, and per arc
+    its int64 capacity, flow and reverse arc.  Checked before any pass over
+    the input, so that a huge shape with few stored entries is refused at
+    once."""
+    n, m = int(graph.shape[0]), int(graph.nnz)
+    return 32 * (n + 1) + 24 * m
+
+
 def _checked(graph, source, sink) -> _Network:
     """Everything SciPy checks (its messages, its order), then ours."""
     _check_dtype(graph)
     source, sink = _check_vertices(graph.shape, source, sink)
+    check_allocation(_least_flow_bytes(graph), f"a maximum flow on {graph.shape[0]} vertices")
     ptr, heads, data = _csr_arrays(graph)
     return _network(ptr, heads, data, source, sink)
 
