@@ -22,13 +22,20 @@
 //  * Few host round trips (options.paper_variant = false, the default).
 //    The paper reads the worklist size after every cycle and every BFS level
 //    to size the next launch.  Here kernels take the size from device
-//    memory and stride over it with a fixed grid (8 blocks of 256 per SM),
-//    the host enqueues cycles and levels in growing batches (4, 8, ... 64)
-//    and reads the sizes once per batch; a launch past the end of the list
-//    only clears a counter.  Short worklists (<= 2048 vertices) run many
-//    cycles in one single-block launch (push_relabel_tail_kernel), since
-//    late in a phase a few hundred vertices stay active for many cycles
-//    and launch latency dominated them.  Nothing is allocated after setup.
+//    memory, so the loops move to the device:
+//    - a global relabel is one cooperative launch (relabel_persistent_kernel:
+//      every level, grid.sync() between levels) and one read;
+//    - cycles on a list of more than 2048 vertices run in one cooperative
+//      launch (push_relabel_persistent_kernel) until the next global relabel
+//      is due or the list gets short; short lists run their cycles in one
+//      single-block launch (push_relabel_tail_kernel), since late in a phase
+//      a few hundred vertices stay active for many cycles and launch latency
+//      would dominate them.  One read of the control block per launch.
+//    The persistent grids hold as many blocks as can be co-resident (at most
+//    8 of 256 threads per SM).  Without cooperative launch support the host
+//    enqueues cycles and levels in growing batches (4, 8, ... 64) on a fixed
+//    grid and reads the sizes once per batch; a launch past the end of the
+//    list only clears a counter.  Nothing is allocated after setup.
 //  * options.paper_variant = true keeps the paper's loop: one launch of
 //    exactly one warp per worklist entry per cycle and per BFS level, the
 //    size read back after each.
@@ -53,6 +60,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
@@ -105,9 +114,12 @@ class ecl_solver {
   void build_reverse();
   void solve_phase(bool phase1);
   void global_relabel(bool phase1);
+  void relabel_levels(bool phase1, int bfs_id, int* reached);
   int collect_active(bool phase1);
   void run_cycles(bool phase1, int limit, int count);
   void launch_cycle(bool phase1, unsigned blocks);
+  int launch_multi_cycle(bool phase1, int cycles, bool whole_grid);
+  void setup_cooperative(int sms);
   void reset_lists();
   void read_control();
   int current_count() const { return host_ctl_.get()->count[ring_]; }
@@ -143,7 +155,37 @@ class ecl_solver {
   int bfs_ = 0;     // global relabels so far (BFS id = -(bfs_ + 1))
   int relabel_freq_ = min_relabel_freq;
   unsigned fixed_blocks_ = 1;
+  bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
+  unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
+  unsigned pr_blocks_ = 1;
 };
+
+/// Launches `kernel` cooperatively (grid.sync() inside) with `args`
+/// converted to its parameter types.
+template <class... Params, class... Args>
+void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t s,
+                        Args&&... args) {
+  std::tuple<Params...> values(std::forward<Args>(args)...);
+  std::apply(
+      [&](auto&... v) {
+        void* ptrs[] = {static_cast<void*>(&v)...};
+        MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
+                                                       dim3(blocks), dim3(threads_per_block),
+                                                       ptrs, 0, s));
+      },
+      values);
+}
+
+/// Grid of a persistent kernel: co-resident blocks (at most blocks_per_sm
+/// per SM), and no more warps than vertices.
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
+  int per_sm = 0;
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, reinterpret_cast<const void*>(kernel), threads_per_block, 0));
+  const std::int64_t blocks = std::int64_t(std::min(per_sm, blocks_per_sm)) * sms;
+  return unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size))));
+}
 
 std::size_t scan_temp_bytes(std::int64_t items) {
   std::size_t bytes = 0;
@@ -183,6 +225,7 @@ void ecl_solver::allocate() {
   MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                             options_.device));
   fixed_blocks_ = std::min<unsigned>(blocks_for(n_ * warp_size), unsigned(sms * blocks_per_sm));
+  if (!paper_) setup_cooperative(sms);
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
   relabel_freq_ = int(std::clamp(freq, double(min_relabel_freq), double(1 << 24)));
@@ -190,6 +233,16 @@ void ecl_solver::allocate() {
                        heads_.data(), caps_.data(), rptr_.data(),  rtail_.data(),
                        rarc_.data(),  flow_.data(), excess_.data(), h_.data(),
                        time_.data()};
+}
+
+void ecl_solver::setup_cooperative(int sms) {
+  int supported = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch,
+                                            options_.device));
+  if (!supported) return;
+  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
+  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
+  cooperative_ = true;
 }
 
 /// Reverse CSR: histogram of heads, exclusive scan, scatter (section III-B).
@@ -249,6 +302,25 @@ void ecl_solver::global_relabel(bool phase1) {
       &ctl_.data()->count[0], &ctl_.data()->count[1], reached);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
+  if (cooperative_) {  // all levels in one launch
+    launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, reached);
+    count_launch();
+    read_control();
+  } else {
+    relabel_levels(phase1, bfs_id, reached);
+  }
+  ++stats_->global_relabels;
+  if (phase1 && host_ctl_.get()->source_reached) {  // see the header
+    ecl::saturate_source_kernel<<<1, threads_per_block, 0, stream_>>>(g_);
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    count_launch();
+  }
+}
+
+/// Algorithm 6, lines 12-17 from the host: one launch per level, the size
+/// read after each (paper) or after batches of levels.
+void ecl_solver::relabel_levels(bool phase1, int bfs_id, int* reached) {
   int level = 0;
   int batch = paper_ ? 1 : first_batch;
   int size = 1;
@@ -265,12 +337,6 @@ void ecl_solver::global_relabel(bool phase1) {
     size = current_count();
     if (size == 0) break;
     if (!paper_) batch = std::min(2 * batch, max_batch);
-  }
-  ++stats_->global_relabels;
-  if (phase1 && host_ctl_.get()->source_reached) {  // see the header
-    ecl::saturate_source_kernel<<<1, threads_per_block, 0, stream_>>>(g_);
-    MATCHFLOW_CUDA_CHECK_LAUNCH();
-    count_launch();
   }
 }
 
@@ -308,27 +374,41 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
   }
   int batch = first_batch;
   while (done < limit && count > 0) {
-    if (count <= ecl::tail_max_list) {
-      ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
-          g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-          infinity(phase1), cycle_, limit - done, ctl_.data());
-      MATCHFLOW_CUDA_CHECK_LAUNCH();
-      count_launch();
-      read_control();
-      const int ran = host_ctl_.get()->tail_cycles;
-      cycle_ += ran;
-      advance(ran);
+    if (count <= ecl::tail_max_list || cooperative_) {
+      const int ran = launch_multi_cycle(phase1, limit - done, count > ecl::tail_max_list);
       done += ran;
       count = current_count();
-      continue;
+      if (ran > 0) continue;
     }
-    const int k = std::min(batch, limit - done);
+    const int k = std::min(batch, limit - done);  // no cooperative launch: batches
     for (int i = 0; i < k; ++i) launch_cycle(phase1, fixed_blocks_);
     done += k;
     batch = std::min(2 * batch, max_batch);
     read_control();
     count = current_count();
   }
+}
+
+/// Up to `cycles` cycles in one launch: the whole grid (cooperative) while
+/// the list is longer than tail_max_list, else one block.  Returns the
+/// cycles run (and has read the control block).
+int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
+  if (whole_grid) {
+    launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
+                       list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list, ctl_.data());
+  } else {
+    ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
+        g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
+        infinity(phase1), cycle_, cycles, ctl_.data());
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+  }
+  count_launch();
+  read_control();
+  const int ran = host_ctl_.get()->tail_cycles;
+  cycle_ += ran;
+  advance(ran);
+  return ran;
 }
 
 /// One phase of Algorithm 4 (lines 4-14 or 15-25), ended only by an exact

@@ -6,10 +6,12 @@
 //   saturate_source_kernel   Algorithm 4, line 3 (initial saturating pushes)
 //   relabel_init_kernel      Algorithm 6, lines 1-11 (labels, WL_GR = {root})
 //   relabel_level_kernel     global_relabeling_kernel (Algorithm 7), one BFS level
+//   relabel_persistent_kernel  Algorithm 6, lines 12-17: all levels, one launch
 //   collect_active_kernel    the "trivial kernel" of section IV that lists the
 //                            overflowing vertices (also run after every global
 //                            relabel, see the deviations)
 //   push_relabel_kernel      push_relabel_kernel (Algorithm 5), one cycle
+//   push_relabel_persistent_kernel  Algorithm 4, lines 6-14, many cycles, whole grid
 //   push_relabel_tail_kernel Algorithm 4, lines 6-14, many cycles in one block
 //   min_cut_kernel           the cut {v : v cannot reach t} (not in the paper)
 // Host loop (Algorithm 4): push_relabel_dispatch.cu.
@@ -216,21 +218,19 @@ __global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinit
   }
 }
 
-/// global_relabeling_kernel (Algorithm 7) for BFS level `level`: one warp per
-/// vertex v of WL_GR (grid-stride), lanes over v's arcs; each neighbour n
-/// with (n, v) residual (phase 1) or with flow on (v, n) (phase 2) that this
-/// BFS has not visited gets h = level and goes on WL_next.
+/// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
+/// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
+/// strided), lanes over v's arcs; each neighbour n with (n, v) residual
+/// (phase 1) or with flow on (v, n) (phase 2) that this BFS has not visited
+/// gets h = level and goes on WL_next.
 /// sync: time (atomicMin decides the one visitor), list append (atomicAdd);
-///       ctl->source_reached (idempotent store).
-/// safe: flow, caps (no PR kernel runs during a BFS).
-__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level,
-                                     int bfs_id, int* reached) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  const int size = atomic_read(l.count_in);
+///       *reached (idempotent store).
+/// safe: flow, caps (no PR cycle runs during a BFS).
+__device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
+                                     int level, int bfs_id, int* reached, int size,
+                                     std::int64_t warp, std::int64_t warps) {
   const int lane = threadIdx.x % warp_size;
-  const int warps = int(std::int64_t(gridDim.x) * blockDim.x / warp_size);
-  for (int i = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size); i < size;
-       i += warps) {
+  for (std::int64_t i = warp; i < size; i += warps) {
     const vertex_t v = l.in[i];
     auto visit = [&](vertex_t w) {
       if (w == v) return;
@@ -253,6 +253,47 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
         if (g.flow[a] < g.caps[a]) visit(g.rtail[r]);
       }
     }
+  }
+}
+
+__device__ inline std::int64_t global_warp() {
+  return (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
+}
+__device__ inline std::int64_t global_warps() {
+  return std::int64_t(gridDim.x) * blockDim.x / warp_size;
+}
+
+/// Cycle or level `k` after a ring reset (list0 / count[0] current) sees
+/// these lists.
+__device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts, int k) {
+  const bool odd = (k & 1) != 0;
+  return list_view{odd ? list1 : list0, odd ? list0 : list1, &counts[k % 3],
+                   &counts[(k + 1) % 3], &counts[(k + 2) % 3]};
+}
+
+/// One BFS level per launch (the paper's form; also the fallback loop).
+/// Thread 0 clears the counter nobody reads in this launch.
+__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level,
+                                     int bfs_id, int* reached) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(),
+                global_warps());
+}
+
+/// The whole BFS (Algorithm 6, lines 12-17) in one cooperative launch: the
+/// level loop runs on the device, grid.sync() is the kernel boundary.  Every
+/// thread reads the same size after the barrier, so all leave together.
+/// The lists start at list0 / count[0] (relabel_init_kernel).
+__global__ void relabel_persistent_kernel(graph_view g, vertex_t* list0, vertex_t* list1,
+                                          int* counts, bool phase1, int bfs_id, int* reached) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  for (int level = 1;; ++level) {
+    const list_view l = ring_view(list0, list1, counts, level - 1);
+    const int size = atomic_read(l.count_in);
+    if (size == 0) break;
+    if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
+    relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
+    grid.sync();
   }
 }
 
@@ -370,8 +411,8 @@ __device__ inline void add_counts(control* ctl, unsigned long long pushes,
 __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
                                     int stamp, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  const int size = atomic_read(l.count_in);
-  if (size == 0) return;  // the tuned loop may run past the end: nothing to do
+  const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
+  if (size == 0) return;  // the fallback loop may run past the end: nothing to do
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
   const int lane = threadIdx.x % warp_size;
   const int warps = int(std::int64_t(gridDim.x) * blockDim.x / warp_size);
@@ -379,6 +420,38 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
   for (int i = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size); i < size;
        i += warps) {
     discharge_once(g, l, l.in[i], phase1, infinity, stamp, lane, pushes, lifts);
+  }
+  add_counts(ctl, pushes, lifts);
+}
+
+/// Up to `cycles` PR cycles in one cooperative launch (grid.sync() for the
+/// kernel boundary), while the worklist holds more than `min_size` vertices
+/// (smaller lists go to push_relabel_tail_kernel).  Cycle c uses
+/// ring_view(parity + c, ring + c) as the host would; the cycles run go to
+/// ctl->tail_cycles.
+__global__ void push_relabel_persistent_kernel(graph_view g, vertex_t* list0, vertex_t* list1,
+                                               int parity, int* counts, int ring, bool phase1,
+                                               label_t infinity, int stamp, int cycles,
+                                               int min_size, control* ctl) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int lane = threadIdx.x % warp_size;
+  unsigned long long pushes = 0, lifts = 0;
+  int c = 0;
+  for (; c < cycles; ++c) {
+    const bool odd = ((parity + c) & 1) != 0;
+    const list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
+                      &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
+    const int size = atomic_read(l.count_in);
+    if (size == 0 || size <= min_size) break;
+    if (grid.thread_rank() == 0) *l.count_clear = 0;
+    for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
+      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
+    }
+    grid.sync();
+  }
+  if (grid.thread_rank() == 0) {
+    ctl->tail_cycles = c;
+    ctl->busy_cycles += c;
   }
   add_counts(ctl, pushes, lifts);
 }
