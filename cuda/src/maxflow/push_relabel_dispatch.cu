@@ -25,17 +25,24 @@
 //    memory, so the loops move to the device:
 //    - a global relabel is one cooperative launch (relabel_persistent_kernel:
 //      every level, grid.sync() between levels) and one read;
-//    - cycles on a list of more than 2048 vertices run in one cooperative
+//    - cycles on a list of more than 64 vertices run in one cooperative
 //      launch (push_relabel_persistent_kernel) until the next global relabel
-//      is due or the list gets short; short lists run their cycles in one
-//      single-block launch (push_relabel_tail_kernel), since late in a phase
-//      a few hundred vertices stay active for many cycles and launch latency
-//      would dominate them.  One read of the control block per launch.
+//      is due or the list gets short; lists of at most 64 vertices run their
+//      cycles in one single-block launch (push_relabel_tail_kernel: 32
+//      warps, and __syncthreads() is cheaper than grid.sync()).  Late in a
+//      phase a few vertices stay active for many cycles.  (With 2048 there,
+//      a fit over a relabel-frequency sweep on the 1M grid gave about 60 us
+//      per cycle: up to 64 vertices per warp, one after another.)  The
+//      cooperative kernel hands over only below 32 vertices, so the two do
+//      not alternate every cycle near the threshold.  One read of the
+//      control block per launch.
 //    The persistent grids hold as many blocks as can be co-resident (at most
-//    8 of 256 threads per SM).  Without cooperative launch support the host
-//    enqueues cycles and levels in growing batches (4, 8, ... 64) on a fixed
-//    grid and reads the sizes once per batch; a launch past the end of the
-//    list only clears a counter.  Nothing is allocated after setup.
+//    4 of 512 threads per SM: fewer blocks make grid.sync() cheaper), and
+//    each block reads the list size once per level / cycle.  Without
+//    cooperative launch support the host enqueues cycles and levels in
+//    growing batches (4, 8, ... 64) on a fixed grid and reads the sizes once
+//    per batch; a launch past the end of the list only clears a counter.
+//    Nothing is allocated after setup.
 //  * options.paper_variant = true keeps the paper's loop: one launch of
 //    exactly one warp per worklist entry per cycle and per BFS level, the
 //    size read back after each.
@@ -170,21 +177,23 @@ void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t
       [&](auto&... v) {
         void* ptrs[] = {static_cast<void*>(&v)...};
         MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
-                                                       dim3(blocks), dim3(threads_per_block),
+                                                       dim3(blocks), dim3(ecl::persistent_block),
                                                        ptrs, 0, s));
       },
       values);
 }
 
-/// Grid of a persistent kernel: co-resident blocks (at most blocks_per_sm
-/// per SM), and no more warps than vertices.
+/// Grid of a persistent kernel: co-resident blocks of persistent_block
+/// threads (at most 2048 threads per SM), and no more warps than vertices.
 template <class Kernel>
 unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
   int per_sm = 0;
   MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, reinterpret_cast<const void*>(kernel), threads_per_block, 0));
-  const std::int64_t blocks = std::int64_t(std::min(per_sm, blocks_per_sm)) * sms;
-  return unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size))));
+      &per_sm, reinterpret_cast<const void*>(kernel), ecl::persistent_block, 0));
+  const int cap = blocks_per_sm * threads_per_block / ecl::persistent_block;
+  const std::int64_t blocks = std::int64_t(std::min(per_sm, cap)) * sms;
+  return unsigned(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size, ecl::persistent_block))));
 }
 
 std::size_t scan_temp_bytes(std::int64_t items) {
@@ -396,7 +405,7 @@ int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
                        list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-                       infinity(phase1), cycle_, cycles, ecl::tail_max_list, ctl_.data());
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,

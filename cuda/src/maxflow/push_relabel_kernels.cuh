@@ -90,7 +90,10 @@ using flow_t = long long;  // capacity_t on the device (atomics want long long)
 
 constexpr label_t no_label = INT32_MAX;    ///< "no residual neighbour" in the reduction
 constexpr int tail_block = 1024;           ///< threads of push_relabel_tail_kernel
-constexpr int tail_max_list = 2048;        ///< the tail kernel returns above this size
+constexpr int tail_max_list = 64;          ///< the tail kernel returns above this size
+                                           ///< (two vertices per warp of its block)
+constexpr int persistent_block = 512;      ///< threads per block of the cooperative kernels
+                                           ///< (fewer, larger blocks: a cheaper grid.sync)
 
 /// Device-side counters of one solve (one allocation).
 struct control {
@@ -263,6 +266,17 @@ __device__ inline std::int64_t global_warps() {
   return std::int64_t(gridDim.x) * blockDim.x / warp_size;
 }
 
+/// The list size at `count` as one block reads it: one load per block, not
+/// per warp (thousands of loads of one address per level serialise in L2).
+/// Every thread of the block calls it; the caller's next barrier (grid.sync)
+/// keeps the shared slot stable until everyone has read it.
+__device__ inline int block_read_size(const int* count) {
+  __shared__ int size;
+  if (threadIdx.x == 0) size = atomic_read(count);
+  __syncthreads();
+  return size;
+}
+
 /// Cycle or level `k` after a ring reset (list0 / count[0] current) sees
 /// these lists.
 __device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts, int k) {
@@ -284,12 +298,13 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
 /// level loop runs on the device, grid.sync() is the kernel boundary.  Every
 /// thread reads the same size after the barrier, so all leave together.
 /// The lists start at list0 / count[0] (relabel_init_kernel).
-__global__ void relabel_persistent_kernel(graph_view g, vertex_t* list0, vertex_t* list1,
-                                          int* counts, bool phase1, int bfs_id, int* reached) {
+__global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
+    int* reached) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = 1;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1);
-    const int size = atomic_read(l.count_in);
+    const int size = block_read_size(l.count_in);
     if (size == 0) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
     relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
@@ -429,10 +444,9 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 /// (smaller lists go to push_relabel_tail_kernel).  Cycle c uses
 /// ring_view(parity + c, ring + c) as the host would; the cycles run go to
 /// ctl->tail_cycles.
-__global__ void push_relabel_persistent_kernel(graph_view g, vertex_t* list0, vertex_t* list1,
-                                               int parity, int* counts, int ring, bool phase1,
-                                               label_t infinity, int stamp, int cycles,
-                                               int min_size, control* ctl) {
+__global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
+    bool phase1, label_t infinity, int stamp, int cycles, int min_size, control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int lane = threadIdx.x % warp_size;
   unsigned long long pushes = 0, lifts = 0;
@@ -441,7 +455,7 @@ __global__ void push_relabel_persistent_kernel(graph_view g, vertex_t* list0, ve
     const bool odd = ((parity + c) & 1) != 0;
     const list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                       &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
-    const int size = atomic_read(l.count_in);
+    const int size = block_read_size(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
     for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
