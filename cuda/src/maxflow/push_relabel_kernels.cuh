@@ -68,9 +68,15 @@
 //  * The warp's min-reduction carries (label, lane); the winning lane pushes
 //    (it holds the arc), lane 0 lifts.  The label key is the paper's; the
 //    lane only breaks ties.
-//  * Kernels take their list size from device memory and stride over it, so
-//    the tuned host loop can launch a fixed grid without reading sizes; the
-//    paper variant still launches exactly one warp per list entry.
+//  * Kernels take their list size from device memory and stride over it.
+//    The paper variant still launches exactly one warp per list entry; the
+//    tuned loop runs Algorithm 6's level loop and Algorithm 4's cycle loop
+//    on the device (relabel_persistent_kernel, push_relabel_persistent_kernel:
+//    cooperative launches, grid.sync() as the kernel boundary; short lists:
+//    push_relabel_tail_kernel, one block, __syncthreads()).  Same per-vertex
+//    work, same ring of lists and counters, so the same concurrency contract.
+//  * Lane 0 reads e(v) and h(v) and broadcasts them: the warp must agree on
+//    line 2 before the reduction, and other warps may change both meanwhile.
 //  * Push and lift counts are summed per block, then one atomicAdd per block.
 #pragma once
 
