@@ -1,8 +1,488 @@
-// Placeholder: replaced by ECL-MaxFlow (paper 002).
+// ECL-MaxFlow host driver: GPU push-relabel maximum flow.
+//
+// Paper 002 (VanAusdal, Burtscher), section IV: Algorithm 4 (two phases of
+// push-relabel cycles with a global relabel every GR_FREQ cycles, GR_FREQ =
+// max(100, |V|^2 / (1000 |E|))) and Algorithm 6 (the global relabel as a
+// level-synchronous BFS).  Device code, terms and the concurrency contract:
+// push_relabel_kernels.cuh.
+//
+// Setup.  The input CSR is uploaded once and is the forward graph; the
+// reverse CSR (section III-B) is built on the device: in-degree histogram,
+// cub::DeviceScan on the solve's stream, then an atomic scatter.
+//
+// Host-side deviations (speed or robustness; none changes what a kernel
+// computes):
+//  * Certified phase ends.  A phase ends only when a fresh exact global
+//    relabel followed by a scan of all vertices finds no active vertex
+//    (collect_active_kernel); otherwise the cycles go on.  Races that the
+//    lock-free analysis misses can then cost time, never the answer.  In
+//    phase 1 that last BFS is also the reverse residual BFS from t that gives
+//    the minimum cut (source_side = not reached), and if a BFS ever reaches
+//    s, s's residual arcs are saturated again before the cycles resume.
+//  * Few host round trips (options.paper_variant = false, the default).
+//    The paper reads the worklist size after every cycle and every BFS level
+//    to size the next launch.  Here kernels take the size from device
+//    memory, so the loops move to the device:
+//    - a global relabel is one cooperative launch (relabel_persistent_kernel:
+//      every level, grid.sync() between levels) and one read;
+//    - cycles on a list of more than 64 vertices run in one cooperative
+//      launch (push_relabel_persistent_kernel) until the next global relabel
+//      is due or the list gets short; lists of at most 64 vertices run their
+//      cycles in one single-block launch (push_relabel_tail_kernel: 32
+//      warps, and __syncthreads() is cheaper than grid.sync()).  Late in a
+//      phase a few vertices stay active for many cycles.  (With 2048 there,
+//      a fit over a relabel-frequency sweep on the 1M grid gave about 60 us
+//      per cycle: up to 64 vertices per warp, one after another.)  The
+//      cooperative kernel hands over only below 32 vertices, so the two do
+//      not alternate every cycle near the threshold.  One read of the
+//      control block per launch.
+//    The persistent grids hold as many blocks as can be co-resident (at most
+//    4 of 512 threads per SM: fewer blocks make grid.sync() cheaper), and
+//    each block reads the list size once per level / cycle.  Without
+//    cooperative launch support the host enqueues cycles and levels in
+//    growing batches (4, 8, ... 64) on a fixed grid and reads the sizes once
+//    per batch; a launch past the end of the list only clears a counter.
+//    Nothing is allocated after setup.
+//  * options.paper_variant = true keeps the paper's loop: one launch of
+//    exactly one warp per worklist entry per cycle and per BFS level, the
+//    size read back after each.
+//  * options.relabel_freq > 0 replaces the paper's factor 1/1000 in GR_FREQ
+//    (the floor of 100 cycles stays).
+//  * Phase 2 is skipped when !options.return_flow: value and cut are known
+//    after phase 1.
+//
+// Stats: iterations = cycles that found a non-empty worklist; pushes and
+// relabels (lifts) summed on the device; kernel_launches counts every launch
+// including CUB's.  seconds_phase1 includes the cut; transfers are timed
+// apart (phase_clock synchronizes at each mark).
+//
+// Memory (checked by use_device_with_memory before anything is allocated):
+// forward CSR + caps + flow (20 bytes per arc), reverse CSR (12 per arc),
+// 2 offsets arrays, excess, labels, timestamps, two lists, the cut, CUB
+// scratch.
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+#include "common/buffer.cuh"
+#include "common/error.cuh"
+#include "common/launch.cuh"
+#include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
+#include "maxflow/push_relabel_kernels.cuh"
 
 namespace matchflow::cuda {
-status gpu_maxflow(const flow_network&, const flow_options&, flow_result*, flow_stats*) noexcept {
-  return fail(status::cuda_unavailable, "maximum flow 'gpu-pr' is not implemented yet");
+namespace {
+
+using ecl::control;
+using ecl::flow_t;
+using ecl::label_t;
+
+constexpr double paper_freq_factor = 1.0 / 1000.0;  // Algorithm 4, line 1
+constexpr int min_relabel_freq = 100;               // Algorithm 4, line 1
+constexpr int first_batch = 4;                      // cycles / levels per size read
+constexpr int max_batch = 64;
+constexpr int blocks_per_sm = 8;                    // 2048 resident threads per SM
+constexpr int cycle_limit = 1 << 30;                // stamps stay positive int32
+constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
+
+/// Pinned host copy of the control block.
+class pinned_control {
+ public:
+  pinned_control() { MATCHFLOW_CUDA_TRY(cudaMallocHost(&ptr_, sizeof(control))); }
+  ~pinned_control() {
+    if (ptr_) cudaFreeHost(ptr_);
+  }
+  pinned_control(const pinned_control&) = delete;
+  pinned_control& operator=(const pinned_control&) = delete;
+  control* get() const { return ptr_; }
+
+ private:
+  control* ptr_ = nullptr;
+};
+
+class ecl_solver {
+ public:
+  ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
+             flow_stats* stats)
+      : net_(net), options_(options), result_(result), stats_(stats),
+        n_(net.n), m_(net.n_arcs()), paper_(options.paper_variant) {}
+
+  void run();
+
+ private:
+  void allocate();
+  void build_reverse();
+  void solve_phase(bool phase1);
+  void global_relabel(bool phase1);
+  void relabel_levels(bool phase1, int bfs_id, int* reached);
+  int collect_active(bool phase1);
+  void run_cycles(bool phase1, int limit, int count);
+  void launch_cycle(bool phase1, unsigned blocks);
+  int launch_multi_cycle(bool phase1, int cycles, bool whole_grid);
+  void setup_cooperative(int sms);
+  void reset_lists();
+  void read_control();
+  int current_count() const { return host_ctl_.get()->count[ring_]; }
+  ecl::list_view lists();
+  void advance(int k);
+  void count_launch(int k = 1) { stats_->kernel_launches += k; }
+  label_t infinity(bool phase1) const { return phase1 ? label_t(n_) : phase2_infinity; }
+
+  const flow_network& net_;
+  const flow_options& options_;
+  flow_result* result_;
+  flow_stats* stats_;
+  const std::int64_t n_, m_;
+  const bool paper_;
+
+  stream stream_;
+  pinned_control host_ctl_;
+  device_buffer<offset_t> ptr_, rptr_, rarc_;
+  device_buffer<vertex_t> heads_, rtail_;
+  device_buffer<flow_t> caps_, flow_, excess_;
+  device_buffer<label_t> h_;
+  device_buffer<int> time_;
+  device_buffer<vertex_t> list0_, list1_;
+  device_buffer<unsigned long long> cursor_;
+  device_buffer<std::uint8_t> side_;
+  device_buffer<control> ctl_;
+  device_buffer<unsigned char> scan_temp_;
+  ecl::graph_view g_{};
+
+  int parity_ = 0;  // which list buffer is the current worklist
+  int ring_ = 0;    // which counter holds its size
+  int cycle_ = 1;   // PR stamp of the next cycle (positive, increasing)
+  int bfs_ = 0;     // global relabels so far (BFS id = -(bfs_ + 1))
+  int relabel_freq_ = min_relabel_freq;
+  unsigned fixed_blocks_ = 1;
+  bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
+  unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
+  unsigned pr_blocks_ = 1;
+};
+
+/// Launches `kernel` cooperatively (grid.sync() inside) with `args`
+/// converted to its parameter types.
+template <class... Params, class... Args>
+void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t s,
+                        Args&&... args) {
+  std::tuple<Params...> values(std::forward<Args>(args)...);
+  std::apply(
+      [&](auto&... v) {
+        void* ptrs[] = {static_cast<void*>(&v)...};
+        MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel),
+                                                       dim3(blocks), dim3(ecl::persistent_block),
+                                                       ptrs, 0, s));
+      },
+      values);
 }
+
+/// Grid of a persistent kernel: co-resident blocks of persistent_block
+/// threads (at most 2048 threads per SM), and no more warps than vertices.
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
+  int per_sm = 0;
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, reinterpret_cast<const void*>(kernel), ecl::persistent_block, 0));
+  const int cap = blocks_per_sm * threads_per_block / ecl::persistent_block;
+  const std::int64_t blocks = std::int64_t(std::min(per_sm, cap)) * sms;
+  return unsigned(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size, ecl::persistent_block))));
+}
+
+std::size_t scan_temp_bytes(std::int64_t items) {
+  std::size_t bytes = 0;
+  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
+      nullptr, bytes, static_cast<const unsigned long long*>(nullptr),
+      static_cast<offset_t*>(nullptr), items));
+  return std::max<std::size_t>(bytes, 1);
+}
+
+void ecl_solver::allocate() {
+  use_device_with_memory(options_.device, 0);  // selects the device for the CUB query
+  const std::size_t temp = scan_temp_bytes(n_ + 1);
+  const std::size_t n = std::size_t(n_), m = std::size_t(m_);
+  const std::size_t bytes = m * (sizeof(vertex_t) * 2 + sizeof(flow_t) * 2 + sizeof(offset_t)) +
+                            (n + 1) * (sizeof(offset_t) * 2 + sizeof(unsigned long long)) +
+                            n * (sizeof(flow_t) + sizeof(label_t) + sizeof(int) +
+                                 2 * sizeof(vertex_t) + 1) +
+                            sizeof(control) + temp;
+  use_device_with_memory(options_.device, bytes);
+  ptr_ = device_buffer<offset_t>(n + 1);
+  rptr_ = device_buffer<offset_t>(n + 1);
+  heads_ = device_buffer<vertex_t>(m);
+  caps_ = device_buffer<flow_t>(m);
+  flow_ = device_buffer<flow_t>(m);
+  rtail_ = device_buffer<vertex_t>(m);
+  rarc_ = device_buffer<offset_t>(m);
+  cursor_ = device_buffer<unsigned long long>(n + 1);
+  excess_ = device_buffer<flow_t>(n);
+  h_ = device_buffer<label_t>(n);
+  time_ = device_buffer<int>(n);
+  list0_ = device_buffer<vertex_t>(n);
+  list1_ = device_buffer<vertex_t>(n);
+  side_ = device_buffer<std::uint8_t>(n);
+  ctl_ = device_buffer<control>(1);
+  scan_temp_ = device_buffer<unsigned char>(temp);
+  int sms = 1;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                            options_.device));
+  fixed_blocks_ = std::min<unsigned>(blocks_for(n_ * warp_size), unsigned(sms * blocks_per_sm));
+  if (!paper_) setup_cooperative(sms);
+  const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
+  const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
+  relabel_freq_ = int(std::clamp(freq, double(min_relabel_freq), double(1 << 24)));
+  g_ = ecl::graph_view{vertex_t(n_),  net_.source,  net_.sink,     ptr_.data(),
+                       heads_.data(), caps_.data(), rptr_.data(),  rtail_.data(),
+                       rarc_.data(),  flow_.data(), excess_.data(), h_.data(),
+                       time_.data()};
+}
+
+void ecl_solver::setup_cooperative(int sms) {
+  int supported = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch,
+                                            options_.device));
+  if (!supported) return;
+  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
+  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
+  cooperative_ = true;
+}
+
+/// Reverse CSR: histogram of heads, exclusive scan, scatter (section III-B).
+void ecl_solver::build_reverse() {
+  cursor_.fill_bytes(0, stream_);
+  ecl::indegree_kernel<<<std::min<unsigned>(blocks_for(m_), 65535u), threads_per_block, 0,
+                         stream_>>>(m_, heads_.data(), cursor_.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  std::size_t temp = scan_temp_.size();
+  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scan_temp_.data(), temp, cursor_.data(),
+                                                   rptr_.data(), n_ + 1, stream_));
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(cursor_.data(), rptr_.data(), sizeof(offset_t) * n_,
+                                     cudaMemcpyDeviceToDevice, stream_));
+  ecl::reverse_fill_kernel<<<std::min<unsigned>(blocks_for(n_ * warp_size), 65535u),
+                             threads_per_block, 0, stream_>>>(
+      vertex_t(n_), ptr_.data(), heads_.data(), cursor_.data(), rtail_.data(), rarc_.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch(3);
+  flow_.fill_bytes(0, stream_);
+  excess_.fill_bytes(0, stream_);
+  time_.fill_bytes(0, stream_);
+  ctl_.fill_bytes(0, stream_);
+}
+
+void ecl_solver::read_control() {
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(host_ctl_.get(), ctl_.data(), sizeof(control),
+                                     cudaMemcpyDeviceToHost, stream_));
+  stream_.synchronize();
+}
+
+/// All three counters to 0; the current list is list0 / count[0].
+void ecl_solver::reset_lists() {
+  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(ctl_.data()->count, 0, sizeof(int) * 3, stream_));
+  parity_ = 0;
+  ring_ = 0;
+}
+
+ecl::list_view ecl_solver::lists() {
+  int* c = ctl_.data()->count;
+  vertex_t* cur = parity_ ? list1_.data() : list0_.data();
+  vertex_t* next = parity_ ? list0_.data() : list1_.data();
+  return ecl::list_view{cur, next, &c[ring_], &c[(ring_ + 1) % 3], &c[(ring_ + 2) % 3]};
+}
+
+void ecl_solver::advance(int k) {
+  parity_ = (parity_ + k) & 1;
+  ring_ = (ring_ + k) % 3;
+}
+
+/// global_relabeling_loop (Algorithm 6): BFS from t (phase 1) or s (phase 2).
+void ecl_solver::global_relabel(bool phase1) {
+  reset_lists();
+  const int bfs_id = -(++bfs_);
+  int* reached = &ctl_.data()->source_reached;
+  ecl::relabel_init_kernel<<<blocks_for(n_), threads_per_block, 0, stream_>>>(
+      g_, phase1 ? net_.sink : net_.source, infinity(phase1), bfs_id, list0_.data(),
+      &ctl_.data()->count[0], &ctl_.data()->count[1], reached);
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch();
+  if (cooperative_) {  // all levels in one launch
+    launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, reached);
+    count_launch();
+    read_control();
+  } else {
+    relabel_levels(phase1, bfs_id, reached);
+  }
+  ++stats_->global_relabels;
+  if (phase1 && host_ctl_.get()->source_reached) {  // see the header
+    ecl::saturate_source_kernel<<<1, threads_per_block, 0, stream_>>>(g_);
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    count_launch();
+  }
+}
+
+/// Algorithm 6, lines 12-17 from the host: one launch per level, the size
+/// read after each (paper) or after batches of levels.
+void ecl_solver::relabel_levels(bool phase1, int bfs_id, int* reached) {
+  int level = 0;
+  int batch = paper_ ? 1 : first_batch;
+  int size = 1;
+  for (;;) {
+    for (int b = 0; b < batch; ++b) {
+      const unsigned blocks = paper_ ? blocks_for(std::int64_t(size) * warp_size) : fixed_blocks_;
+      ecl::relabel_level_kernel<<<blocks, threads_per_block, 0, stream_>>>(
+          g_, lists(), phase1, ++level, bfs_id, reached);
+      MATCHFLOW_CUDA_CHECK_LAUNCH();
+      count_launch();
+      advance(1);
+    }
+    read_control();
+    size = current_count();
+    if (size == 0) break;
+    if (!paper_) batch = std::min(2 * batch, max_batch);
+  }
+}
+
+/// The worklist from scratch: every active vertex (after a global relabel).
+int ecl_solver::collect_active(bool phase1) {
+  reset_lists();
+  ecl::collect_active_kernel<<<blocks_for(n_), threads_per_block, 0, stream_>>>(
+      g_, infinity(phase1), list0_.data(), &ctl_.data()->count[0]);
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch();
+  read_control();
+  return current_count();
+}
+
+void ecl_solver::launch_cycle(bool phase1, unsigned blocks) {
+  ecl::push_relabel_kernel<<<blocks, threads_per_block, 0, stream_>>>(
+      g_, lists(), phase1, infinity(phase1), cycle_++, ctl_.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch();
+  advance(1);
+}
+
+/// Algorithm 4, lines 6-14 up to the next global relabel: at most `limit`
+/// cycles, fewer when the worklist (of size `count` now) empties.
+void ecl_solver::run_cycles(bool phase1, int limit, int count) {
+  int done = 0;
+  if (paper_) {
+    while (done < limit && count > 0) {
+      launch_cycle(phase1, blocks_for(std::int64_t(count) * warp_size));
+      ++done;
+      read_control();
+      count = current_count();
+    }
+    return;
+  }
+  int batch = first_batch;
+  while (done < limit && count > 0) {
+    if (count <= ecl::tail_max_list || cooperative_) {
+      const int ran = launch_multi_cycle(phase1, limit - done, count > ecl::tail_max_list);
+      done += ran;
+      count = current_count();
+      if (ran > 0) continue;
+    }
+    const int k = std::min(batch, limit - done);  // no cooperative launch: batches
+    for (int i = 0; i < k; ++i) launch_cycle(phase1, fixed_blocks_);
+    done += k;
+    batch = std::min(2 * batch, max_batch);
+    read_control();
+    count = current_count();
+  }
+}
+
+/// Up to `cycles` cycles in one launch: the whole grid (cooperative) while
+/// the list is longer than tail_max_list, else one block.  Returns the
+/// cycles run (and has read the control block).
+int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
+  if (whole_grid) {
+    launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
+                       list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, ctl_.data());
+  } else {
+    ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
+        g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
+        infinity(phase1), cycle_, cycles, ctl_.data());
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+  }
+  count_launch();
+  read_control();
+  const int ran = host_ctl_.get()->tail_cycles;
+  cycle_ += ran;
+  advance(ran);
+  return ran;
+}
+
+/// One phase of Algorithm 4 (lines 4-14 or 15-25), ended only by an exact
+/// relabel that leaves no active vertex (see the header).
+void ecl_solver::solve_phase(bool phase1) {
+  for (;;) {
+    global_relabel(phase1);
+    const int count = collect_active(phase1);
+    if (count == 0) break;
+    run_cycles(phase1, relabel_freq_, count);
+    if (cycle_ > cycle_limit) {
+      throw cuda_failure(cudaErrorUnknown, "gpu-pr did not converge (cycle limit)");
+    }
+  }
+  stats_->iterations = host_ctl_.get()->busy_cycles;
+  stats_->pushes = std::int64_t(host_ctl_.get()->pushes);
+  stats_->relabels = std::int64_t(host_ctl_.get()->lifts);
+}
+
+void ecl_solver::run() {
+  phase_clock clock(stream_);
+  allocate();
+  stats_->seconds_setup += clock.mark();
+  ptr_.copy_from_host(net_.ptr, std::size_t(n_ + 1), stream_);
+  heads_.copy_from_host(net_.heads, std::size_t(m_), stream_);
+  caps_.copy_from_host(reinterpret_cast<const flow_t*>(net_.caps), std::size_t(m_), stream_);
+  stats_->seconds_transfer += clock.mark();
+  build_reverse();
+  stats_->seconds_setup += clock.mark();
+
+  ecl::saturate_source_kernel<<<1, threads_per_block, 0, stream_>>>(g_);  // line 3
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch();
+  solve_phase(true);
+  ecl::min_cut_kernel<<<blocks_for(n_), threads_per_block, 0, stream_>>>(
+      vertex_t(n_), h_.data(), infinity(true), side_.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  count_launch();
+  stats_->seconds_phase1 += clock.mark();
+
+  if (options_.return_flow && m_ > 0) {
+    solve_phase(false);
+    stats_->seconds_phase2 += clock.mark();
+  }
+
+  flow_t value = 0;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&value, excess_.data() + net_.sink, sizeof(flow_t),
+                                     cudaMemcpyDeviceToHost, stream_));
+  side_.copy_to_host(result_->source_side, std::size_t(n_), stream_);
+  if (options_.return_flow && result_->arc_flow != nullptr) {
+    flow_.copy_to_host(reinterpret_cast<flow_t*>(result_->arc_flow), std::size_t(m_), stream_);
+  }
+  stats_->seconds_transfer += clock.mark();
+  result_->value = value;
+}
+
+}  // namespace
+
+status gpu_maxflow(const flow_network& net, const flow_options& options, flow_result* result,
+                   flow_stats* stats) noexcept {
+  return cuda_guarded([&] {
+    ecl_solver solver(net, options, result, stats);
+    solver.run();
+    return status::ok;
+  });
+}
+
 }  // namespace matchflow::cuda

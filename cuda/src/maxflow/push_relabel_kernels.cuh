@@ -1,0 +1,513 @@
+// ECL-MaxFlow device code: GPU push-relabel maximum flow.
+//
+// Paper 002: VanAusdal, Burtscher, "An Efficient Push-Relabel Implementation
+// for Max-Flow Computations on GPUs", section IV.  Kernels, with the paper's
+// names:
+//   saturate_source_kernel   Algorithm 4, line 3 (initial saturating pushes)
+//   relabel_init_kernel      Algorithm 6, lines 1-11 (labels, WL_GR = {root})
+//   relabel_level_kernel     global_relabeling_kernel (Algorithm 7), one BFS level
+//   relabel_persistent_kernel  Algorithm 6, lines 12-17: all levels, one launch
+//   collect_active_kernel    the "trivial kernel" of section IV that lists the
+//                            overflowing vertices (also run after every global
+//                            relabel, see the deviations)
+//   push_relabel_kernel      push_relabel_kernel (Algorithm 5), one cycle
+//   push_relabel_persistent_kernel  Algorithm 4, lines 6-14, many cycles, whole grid
+//   push_relabel_tail_kernel Algorithm 4, lines 6-14, many cycles in one block
+//   min_cut_kernel           the cut {v : v cannot reach t} (not in the paper)
+// Host loop (Algorithm 4): push_relabel_dispatch.cu.
+//
+// Graph (section III-B, "RCSR").  The input CSR is the forward graph: arc a =
+// (v, heads[a]) with capacity caps[a] and flow flow[a].  The reverse CSR lists,
+// for every v, the arcs a = (u, v) entering v as (rtail = u, rarc = a).  The
+// residual graph is never stored: forward arc a is residual iff flow[a] <
+// caps[a], its reverse iff flow[a] > 0 (the paper's derived c_f).
+// Self-loops are skipped in every scan (they carry no flow).
+//
+// Phase 1 (labels are distances to t; |V| = "cannot reach t") scans both
+// CSRs; phase 2 (labels are distances to s in the graph of arcs with flow,
+// reversed) only takes flow back along arcs that enter v (reverse CSR), and
+// its BFS only walks arcs with flow out of v (forward CSR): section IV, last
+// paragraph before "Algorithm 7 uses the same timestamp array".
+//
+// Worklists (section IV).  Two vertex arrays alternate as WL and WL_next (the
+// BFS shares them; three counters form a ring so that a launch reads one,
+// appends to the next and clears the third, and the host can enqueue many
+// launches without reading a size in between).  De-duplication by one int
+// timestamp per vertex, never reset: a PR cycle appends w to WL_next only
+// when atomicMax(time[w], stamp) returns something else than stamp (stamp =
+// the cycle number, positive, increasing); a BFS visits w only when
+// atomicMin(time[w], bfs_id) returns something else than bfs_id (bfs_id =
+// -(number of the global relabel), negative, decreasing).
+//
+// Concurrency (Hong's lock-free push-relabel, paper 002 section III):
+//  * flow[a] only grows by pushes of its tail's warp and only shrinks by
+//    pushes of its head's warp (one warp per vertex per cycle: the worklist
+//    has no duplicates).  Each bounds its change by the residual it read,
+//    and the other side's concurrent change only widens that residual, so
+//    0 <= flow <= cap always (64-bit atomicAdd).
+//  * excess[v] only shrinks by v's own warp, by at most what it read; others
+//    add with atomicAdd.  So excess >= 0 for v != s.
+//  * Labels are read while neighbours lift themselves (atomic_read /
+//    atomic_write, relaxed): a push may use a stale label.  Hong shows that
+//    pushing to the lowest neighbour keeps this correct; here, besides, the
+//    host never trusts the end of a phase without a fresh exact global
+//    relabel that finds no active vertex (see push_relabel_dispatch.cu).
+//  * The BFS runs alone (flows are stable); h is written once per BFS per
+//    vertex, by the winner of the atomicMin.
+//
+// Deviations from paper 002 (reasons):
+//  * After every global relabel the worklist is rebuilt from all vertices
+//    (collect_active_kernel) instead of kept: the relabel may have changed
+//    which vertices are active (labels of |V| drop out, stale lifts are
+//    undone), and a list built from the facts makes the end-of-phase check
+//    exact.  It costs one pass over the vertices, like the relabel's own
+//    label reset.
+//  * The BFS never labels s in phase 1: s keeps h = |V|.  If it reaches s,
+//    the preflow is not maximum (a race let a label drift), so the host
+//    re-saturates s's residual arcs (saturate_source_kernel) and goes on.
+//  * The warp's min-reduction carries (label, lane); the winning lane pushes
+//    (it holds the arc), lane 0 lifts.  The label key is the paper's; the
+//    lane only breaks ties.
+//  * Kernels take their list size from device memory and stride over it.
+//    The paper variant still launches exactly one warp per list entry; the
+//    tuned loop runs Algorithm 6's level loop and Algorithm 4's cycle loop
+//    on the device (relabel_persistent_kernel, push_relabel_persistent_kernel:
+//    cooperative launches, grid.sync() as the kernel boundary; short lists:
+//    push_relabel_tail_kernel, one block, __syncthreads()).  Same per-vertex
+//    work, same ring of lists and counters, so the same concurrency contract.
+//  * Lane 0 reads e(v) and h(v) and broadcasts them: the warp must agree on
+//    line 2 before the reduction, and other warps may change both meanwhile.
+//  * Push and lift counts are summed per block, then one atomicAdd per block.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "common/atomics.cuh"
+#include "common/launch.cuh"
+#include "matchflow/graph.hpp"
+
+namespace matchflow::cuda::ecl {
+
+using label_t = std::int32_t;
+using flow_t = long long;  // capacity_t on the device (atomics want long long)
+
+constexpr label_t no_label = INT32_MAX;    ///< "no residual neighbour" in the reduction
+constexpr int tail_block = 1024;           ///< threads of push_relabel_tail_kernel
+constexpr int tail_max_list = 64;          ///< the tail kernel returns above this size
+                                           ///< (two vertices per warp of its block)
+constexpr int persistent_block = 512;      ///< threads per block of the cooperative kernels
+                                           ///< (fewer, larger blocks: a cheaper grid.sync)
+
+/// Device-side counters of one solve (one allocation).
+struct control {
+  int count[3];              ///< worklist sizes, a ring (see the header)
+  int source_reached;        ///< phase-1 BFS reached s: the preflow is not maximum
+  int tail_cycles;           ///< cycles push_relabel_tail_kernel ran
+  int busy_cycles;           ///< cycles that found a non-empty worklist
+  unsigned long long pushes; ///< pushes (Algorithm 5, line 12)
+  unsigned long long lifts;  ///< lifts (Algorithm 5, line 18)
+};
+
+/// What a cycle needs; passed by value to the kernels.
+struct graph_view {
+  vertex_t n;
+  vertex_t source, sink;
+  const offset_t* __restrict__ ptr;    ///< forward CSR (the input), n + 1
+  const vertex_t* __restrict__ heads;  ///< m
+  const flow_t* __restrict__ caps;     ///< m
+  const offset_t* __restrict__ rptr;   ///< reverse CSR, n + 1
+  const vertex_t* __restrict__ rtail;  ///< m: tail u of the arc entering v
+  const offset_t* __restrict__ rarc;   ///< m: the forward arc's position
+  flow_t* flow;                        ///< m
+  flow_t* excess;                      ///< n
+  label_t* h;                          ///< n
+  int* time;                           ///< n (timestamps, see the header)
+};
+
+/// The ring of list sizes and buffers as one launch sees them.
+struct list_view {
+  const vertex_t* in;
+  vertex_t* out;
+  int* count_in;
+  int* count_out;
+  int* count_clear;
+};
+
+__device__ inline flow_t atomic_add(flow_t* addr, flow_t v) {
+  return static_cast<flow_t>(atomicAdd(reinterpret_cast<unsigned long long*>(addr),
+                                       static_cast<unsigned long long>(v)));
+}
+
+/// Appends w to WL_next once per cycle (section IV, timestamps); s and t are
+/// never active.
+__device__ inline void append_once(const graph_view& g, const list_view& l, vertex_t w,
+                                   int stamp) {
+  if (w == g.source || w == g.sink) return;
+  if (atomicMax(&g.time[w], stamp) != stamp) push(l.out, l.count_out, w);
+}
+
+// ---------------------------------------------------------------------------
+// Setup: the reverse CSR
+// ---------------------------------------------------------------------------
+
+/// In-degree histogram over heads (grid over arcs).
+__global__ void indegree_kernel(offset_t m, const vertex_t* __restrict__ heads,
+                                unsigned long long* __restrict__ counts) {
+  for (offset_t a = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; a < m;
+       a += offset_t(gridDim.x) * blockDim.x) {
+    atomicAdd(&counts[heads[a]], 1ull);
+  }
+}
+
+/// Scatters each arc into its head's reverse list.  One warp per tail vertex
+/// (grid-stride), lanes over its arcs; the cursors start at rptr.
+/// sync: cursor (atomicAdd); each slot of rtail/rarc is written once.
+__global__ void reverse_fill_kernel(vertex_t n, const offset_t* __restrict__ ptr,
+                                    const vertex_t* __restrict__ heads,
+                                    unsigned long long* __restrict__ cursor,
+                                    vertex_t* __restrict__ rtail, offset_t* __restrict__ rarc) {
+  const int lane = threadIdx.x % warp_size;
+  const std::int64_t warps = std::int64_t(gridDim.x) * blockDim.x / warp_size;
+  for (std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
+       u < n; u += warps) {
+    for (offset_t a = ptr[u] + lane; a < ptr[u + 1]; a += warp_size) {
+      const offset_t pos = offset_t(atomicAdd(&cursor[heads[a]], 1ull));
+      rtail[pos] = vertex_t(u);
+      rarc[pos] = a;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Algorithm 4, line 3: saturating pushes from s
+// ---------------------------------------------------------------------------
+
+/// Pushes the whole residual capacity of every arc out of s (and takes back
+/// all flow on arcs into s) to the neighbours.  Runs alone; one block.
+/// sync: excess of the neighbours (atomicAdd: parallel arcs share a head).
+__global__ void saturate_source_kernel(graph_view g) {
+  const vertex_t s = g.source;
+  for (offset_t a = g.ptr[s] + threadIdx.x; a < g.ptr[s + 1]; a += blockDim.x) {
+    const vertex_t w = g.heads[a];
+    const flow_t delta = g.caps[a] - g.flow[a];
+    if (w == s || delta <= 0) continue;
+    g.flow[a] = g.caps[a];
+    atomic_add(&g.excess[w], delta);
+  }
+  for (offset_t r = g.rptr[s] + threadIdx.x; r < g.rptr[s + 1]; r += blockDim.x) {
+    const vertex_t w = g.rtail[r];
+    const offset_t a = g.rarc[r];
+    const flow_t delta = g.flow[a];
+    if (w == s || delta <= 0) continue;
+    g.flow[a] = 0;
+    atomic_add(&g.excess[w], delta);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Global relabeling (Algorithms 6 and 7)
+// ---------------------------------------------------------------------------
+
+/// Algorithm 6, lines 1-11: h = infinity everywhere but the root (h = 0,
+/// already visited by this BFS), WL_GR = {root}.  Grid over vertices.
+__global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinity, int bfs_id,
+                                    vertex_t* __restrict__ list, int* __restrict__ count,
+                                    int* __restrict__ count_clear, int* __restrict__ reached) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < g.n) g.h[v] = v == root ? 0 : infinity;
+  if (v == 0) {
+    g.time[root] = bfs_id;
+    list[0] = root;
+    *count = 1;
+    *count_clear = 0;
+    *reached = 0;
+  }
+}
+
+/// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
+/// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
+/// strided), lanes over v's arcs; each neighbour n with (n, v) residual
+/// (phase 1) or with flow on (v, n) (phase 2) that this BFS has not visited
+/// gets h = level and goes on WL_next.
+/// sync: time (atomicMin decides the one visitor), list append (atomicAdd);
+///       *reached (idempotent store).
+/// safe: flow, caps (no PR cycle runs during a BFS).
+__device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
+                                     int level, int bfs_id, int* reached, int size,
+                                     std::int64_t warp, std::int64_t warps) {
+  const int lane = threadIdx.x % warp_size;
+  for (std::int64_t i = warp; i < size; i += warps) {
+    const vertex_t v = l.in[i];
+    auto visit = [&](vertex_t w) {
+      if (w == v) return;
+      if (phase1 && w == g.source) {  // s stays at |V| (see the header)
+        atomic_write(reached, 1);
+        return;
+      }
+      if (atomicMin(&g.time[w], bfs_id) != bfs_id) {
+        g.h[w] = level;
+        push(l.out, l.count_out, w);
+      }
+    };
+    // Arcs (v, w) with flow: w may push back to v (both phases).
+    for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
+      if (g.flow[a] > 0) visit(g.heads[a]);
+    }
+    if (phase1) {  // arcs (w, v) with residual capacity
+      for (offset_t r = g.rptr[v] + lane; r < g.rptr[v + 1]; r += warp_size) {
+        const offset_t a = g.rarc[r];
+        if (g.flow[a] < g.caps[a]) visit(g.rtail[r]);
+      }
+    }
+  }
+}
+
+__device__ inline std::int64_t global_warp() {
+  return (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
+}
+__device__ inline std::int64_t global_warps() {
+  return std::int64_t(gridDim.x) * blockDim.x / warp_size;
+}
+
+/// The list size at `count` as one block reads it: one load per block, not
+/// per warp (thousands of loads of one address per level serialise in L2).
+/// Every thread of the block calls it; the caller's next barrier (grid.sync)
+/// keeps the shared slot stable until everyone has read it.
+__device__ inline int block_read_size(const int* count) {
+  __shared__ int size;
+  if (threadIdx.x == 0) size = atomic_read(count);
+  __syncthreads();
+  return size;
+}
+
+/// Cycle or level `k` after a ring reset (list0 / count[0] current) sees
+/// these lists.
+__device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts, int k) {
+  const bool odd = (k & 1) != 0;
+  return list_view{odd ? list1 : list0, odd ? list0 : list1, &counts[k % 3],
+                   &counts[(k + 1) % 3], &counts[(k + 2) % 3]};
+}
+
+/// One BFS level per launch (the paper's form; also the fallback loop).
+/// Thread 0 clears the counter nobody reads in this launch.
+__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level,
+                                     int bfs_id, int* reached) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(),
+                global_warps());
+}
+
+/// The whole BFS (Algorithm 6, lines 12-17) in one cooperative launch: the
+/// level loop runs on the device, grid.sync() is the kernel boundary.  Every
+/// thread reads the same size after the barrier, so all leave together.
+/// The lists start at list0 / count[0] (relabel_init_kernel).
+__global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
+    int* reached) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  for (int level = 1;; ++level) {
+    const list_view l = ring_view(list0, list1, counts, level - 1);
+    const int size = block_read_size(l.count_in);
+    if (size == 0) break;
+    if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
+    relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
+    grid.sync();
+  }
+}
+
+/// The overflowing vertices with a label below `infinity` (s and t never).
+/// Grid over vertices; one append each, so no timestamps are needed.
+__global__ void collect_active_kernel(graph_view g, label_t infinity, vertex_t* list,
+                                      int* count) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v >= g.n || v == g.source || v == g.sink) return;
+  if (g.excess[v] > 0 && g.h[v] < infinity) push(list, count, vertex_t(v));
+}
+
+/// source_side[v] = 1 iff the last (exact) phase-1 BFS did not reach v.
+__global__ void min_cut_kernel(vertex_t n, const label_t* __restrict__ h, label_t infinity,
+                               std::uint8_t* __restrict__ side) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < n) side[v] = h[v] >= infinity ? 1 : 0;
+}
+
+// ---------------------------------------------------------------------------
+// push_relabel_kernel (Algorithm 5)
+// ---------------------------------------------------------------------------
+
+/// The residual neighbour a lane found: the arc and which way it runs.
+struct candidate {
+  label_t label = no_label;
+  vertex_t w = -1;
+  offset_t arc = -1;
+  flow_t residual = 0;
+  bool forward = true;
+};
+
+/// Algorithm 5 for the vertex v of one warp: lines 3-9 (strided scan, then
+/// the shuffle min-reduction), then lines 10-22 by one lane.  Phase 2 scans
+/// the reverse CSR only and pushes are Reduce operations (Algorithm 3).
+__device__ inline void discharge_once(const graph_view& g, const list_view& l, vertex_t v,
+                                      bool phase1, label_t infinity, int stamp, int lane,
+                                      unsigned long long& pushes, unsigned long long& lifts) {
+  // Lane 0 reads e(v) and h(v) for the whole warp: others may change them
+  // meanwhile, and the warp must agree (the reduction needs every lane).
+  flow_t e = 0;
+  label_t hv = 0;
+  if (lane == 0) {
+    e = atomic_read(&g.excess[v]);
+    hv = atomic_read(&g.h[v]);
+  }
+  e = __shfl_sync(0xffffffffu, e, 0);
+  hv = __shfl_sync(0xffffffffu, hv, 0);
+  if (e <= 0 || hv >= infinity) return;  // line 2
+  candidate best;
+  if (phase1) {  // forward arcs with residual capacity
+    for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
+      const vertex_t w = g.heads[a];
+      if (w == v) continue;
+      const flow_t r = g.caps[a] - atomic_read(&g.flow[a]);
+      if (r <= 0) continue;
+      const label_t hw = atomic_read(&g.h[w]);
+      if (hw < best.label) best = candidate{hw, w, a, r, true};
+    }
+  }
+  for (offset_t i = g.rptr[v] + lane; i < g.rptr[v + 1]; i += warp_size) {
+    const vertex_t w = g.rtail[i];
+    if (w == v) continue;
+    const offset_t a = g.rarc[i];
+    const flow_t r = atomic_read(&g.flow[a]);  // flow on (w, v) can go back
+    if (r <= 0) continue;
+    const label_t hw = atomic_read(&g.h[w]);
+    if (hw < best.label) best = candidate{hw, w, a, r, false};
+  }
+  // Line 9: min over the warp of (label, lane).
+  unsigned long long key = (static_cast<unsigned long long>(best.label) << 32) | unsigned(lane);
+  for (int d = warp_size / 2; d > 0; d /= 2) {
+    const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, d);
+    key = other < key ? other : key;
+  }
+  const label_t min_label = label_t(key >> 32);
+  const int winner = int(key & 31u);
+  if (min_label != no_label && hv > min_label) {  // lines 11-15: push
+    if (lane != winner) return;
+    const flow_t delta = e < best.residual ? e : best.residual;
+    atomic_add(&g.flow[best.arc], best.forward ? delta : -delta);
+    const flow_t before = atomic_add(&g.excess[v], -delta);
+    atomic_add(&g.excess[best.w], delta);
+    ++pushes;
+    append_once(g, l, best.w, stamp);
+    if (before - delta > 0) append_once(g, l, v, stamp);
+  } else if (lane == 0) {  // lines 17-21: lift
+    const label_t lifted =
+        min_label == no_label || min_label >= infinity - 1 ? infinity : min_label + 1;
+    atomic_write(&g.h[v], lifted);
+    ++lifts;
+    if (lifted < infinity) append_once(g, l, v, stamp);
+  }
+}
+
+/// Sums a block's counters into ctl (one atomicAdd each per block).  Every
+/// thread of the block calls it.
+__device__ inline void add_counts(control* ctl, unsigned long long pushes,
+                                  unsigned long long lifts) {
+  __shared__ unsigned long long block_pushes, block_lifts;
+  if (threadIdx.x == 0) block_pushes = block_lifts = 0;
+  __syncthreads();
+  if (pushes) atomicAdd(&block_pushes, pushes);
+  if (lifts) atomicAdd(&block_lifts, lifts);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (block_pushes) atomicAdd(&ctl->pushes, block_pushes);
+    if (block_lifts) atomicAdd(&ctl->lifts, block_lifts);
+  }
+}
+
+/// One PR cycle (Algorithm 4, lines 7-10): one warp per vertex of WL
+/// (grid-stride).  `stamp` is the cycle number (timestamps).
+/// sync: see the header (flow, excess, h, time, the list counters).
+__global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
+                                    int stamp, control* ctl) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
+  const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
+  if (size == 0) return;  // the fallback loop may run past the end: nothing to do
+  if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
+  const int lane = threadIdx.x % warp_size;
+  const int warps = int(std::int64_t(gridDim.x) * blockDim.x / warp_size);
+  unsigned long long pushes = 0, lifts = 0;
+  for (int i = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size); i < size;
+       i += warps) {
+    discharge_once(g, l, l.in[i], phase1, infinity, stamp, lane, pushes, lifts);
+  }
+  add_counts(ctl, pushes, lifts);
+}
+
+/// Up to `cycles` PR cycles in one cooperative launch (grid.sync() for the
+/// kernel boundary), while the worklist holds more than `min_size` vertices
+/// (smaller lists go to push_relabel_tail_kernel).  Cycle c uses
+/// ring_view(parity + c, ring + c) as the host would; the cycles run go to
+/// ctl->tail_cycles.
+__global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
+    bool phase1, label_t infinity, int stamp, int cycles, int min_size, control* ctl) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int lane = threadIdx.x % warp_size;
+  unsigned long long pushes = 0, lifts = 0;
+  int c = 0;
+  for (; c < cycles; ++c) {
+    const bool odd = ((parity + c) & 1) != 0;
+    const list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
+                      &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
+    const int size = block_read_size(l.count_in);
+    if (size == 0 || size <= min_size) break;
+    if (grid.thread_rank() == 0) *l.count_clear = 0;
+    for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
+      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
+    }
+    grid.sync();
+  }
+  if (grid.thread_rank() == 0) {
+    ctl->tail_cycles = c;
+    ctl->busy_cycles += c;
+  }
+  add_counts(ctl, pushes, lifts);
+}
+
+/// Up to `cycles` PR cycles in one block (__syncthreads() for the kernel
+/// boundary), for short worklists, where launch latency would dominate.
+/// Stops when the list empties or grows past tail_max_list; records the
+/// cycles run in ctl->tail_cycles (the host advances its ring by as many).
+/// `lists` and `counts` are the two buffers and the three counters; cycle c
+/// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
+__global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
+    bool phase1, label_t infinity, int stamp, int cycles, control* ctl) {
+  const int lane = threadIdx.x % warp_size;
+  const int warp = threadIdx.x / warp_size;
+  constexpr int warps = tail_block / warp_size;
+  unsigned long long pushes = 0, lifts = 0;
+  int c = 0;
+  for (; c < cycles; ++c) {
+    const bool odd = ((parity + c) & 1) != 0;
+    list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
+                &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
+    const int size = atomic_read(l.count_in);
+    if (size == 0 || size > tail_max_list) break;
+    __syncthreads();  // everyone has read the size before it is cleared
+    if (threadIdx.x == 0) *l.count_clear = 0;
+    for (int i = warp; i < size; i += warps) {
+      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    ctl->tail_cycles = c;
+    ctl->busy_cycles += c;
+  }
+  add_counts(ctl, pushes, lifts);
+}
+
+}  // namespace matchflow::cuda::ecl

@@ -1,0 +1,229 @@
+"""Maximum flow 'gpu-pr' (ECL-MaxFlow, paper 002) through the core binding.
+
+Every answer is certified, not only compared: the flow is feasible
+(0 <= f <= cap, conservation away from s and t), source_side is exactly the
+set of vertices that cannot reach t in the residual graph (so no residual
+s-t path exists), and the capacity of that cut equals the value.  The value
+is also compared with SciPy (int32 capacities) or networkx (larger ones).
+GPU races are resolved after the fact, so each input runs GPU_REPEATS times.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import maximum_flow as scipy_maximum_flow
+
+from conftest import GPU_REPEATS
+
+pytestmark = pytest.mark.cuda
+
+GPU_PR = 2
+VARIANTS = [pytest.param(False, id="tuned"), pytest.param(True, id="paper")]
+
+
+# ---- inputs --------------------------------------------------------------------
+
+def to_csr(n, tails, heads, caps):
+    """(ptr, heads, caps) in the binding's dtypes, arcs grouped by tail (stable)."""
+    tails = np.asarray(tails, dtype=np.int64)
+    order = np.argsort(tails, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tails, minlength=n), out=ptr[1:])
+    return (ptr, np.asarray(heads, dtype=np.int32)[order],
+            np.asarray(caps, dtype=np.int64)[order])
+
+
+def random_network(seed: int):
+    """Small networks with parallel and anti-parallel arcs, self-loops, zero
+    capacities and, for some seeds, huge capacities or s cut off from t."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 61))
+    m = int(rng.integers(0, 6 * n))
+    tails = rng.integers(0, n, size=m)
+    heads = rng.integers(0, n, size=m)
+    big = seed % 4 == 3
+    caps = rng.integers(0, 2**40 if big else 50, size=m)
+    caps[rng.random(m) < 0.1] = 0
+    if m:  # some parallel and anti-parallel copies
+        k = rng.integers(0, m, size=m // 4)
+        tails = np.concatenate([tails, tails[k], heads[k]])
+        heads = np.concatenate([heads, heads[k], tails[k]])
+        caps = np.concatenate([caps, rng.integers(0, 50, size=2 * k.size)])
+    s, t = (int(x) for x in rng.choice(n, size=2, replace=False))
+    if seed % 7 == 5:  # no arc leaves the side of s: value 0
+        half = rng.random(n) < 0.5
+        half[s], half[t] = True, False
+        keep = ~(half[tails] & ~half[heads])
+        tails, heads, caps = tails[keep], heads[keep], caps[keep]
+    return n, to_csr(n, tails, heads, caps), s, t
+
+
+def grid_network(rows: int, cols: int, seed: int):
+    """A rows x cols grid, arcs both ways between 4-neighbours; s feeds the
+    first column, the last column feeds t."""
+    rng = np.random.default_rng(seed)
+    idx = np.arange(rows * cols).reshape(rows, cols)
+    pairs = [(idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :])]
+    tails = np.concatenate([a.ravel() for a, b in pairs] + [b.ravel() for a, b in pairs])
+    heads = np.concatenate([b.ravel() for a, b in pairs] + [a.ravel() for a, b in pairs])
+    caps = rng.integers(1, 100, size=tails.size)
+    s, t = rows * cols, rows * cols + 1
+    tails = np.concatenate([tails, np.full(rows, s), idx[:, -1]])
+    heads = np.concatenate([heads, idx[:, 0], np.full(rows, t)])
+    caps = np.concatenate([caps, rng.integers(50, 200, size=2 * rows)])
+    n = rows * cols + 2
+    return n, to_csr(n, tails, heads, caps), s, t
+
+
+def layered_network(layers: int, width: int, degree: int, seed: int):
+    """Random arcs from each layer to the next (and a few back); s feeds the
+    first layer, the last layer feeds t."""
+    rng = np.random.default_rng(seed)
+    n = layers * width + 2
+    s, t = n - 2, n - 1
+    src = np.repeat(np.arange((layers - 1) * width), degree)
+    layer = src // width
+    dst = (layer + 1) * width + rng.integers(0, width, size=src.size)
+    back = rng.random(src.size) < 0.1
+    tails = np.where(back, dst, src)
+    heads = np.where(back, src, dst)
+    caps = rng.integers(1, 30, size=src.size)
+    first, last = np.arange(width), np.arange((layers - 1) * width, layers * width)
+    tails = np.concatenate([tails, np.full(width, s), last])
+    heads = np.concatenate([heads, first, np.full(width, t)])
+    caps = np.concatenate([caps, rng.integers(1, 60, size=2 * width)])
+    return n, to_csr(n, tails, heads, caps), s, t
+
+
+# ---- oracles and certificate ---------------------------------------------------
+
+def reference_value(n, ptr, heads, caps, s, t) -> int:
+    tails = np.repeat(np.arange(n), np.diff(ptr))
+    keep = tails != heads
+    if caps.size and caps.max() < 2**31 - 1 and caps[keep].sum() < 2**31 - 1:
+        g = sp.csr_array((caps[keep].astype(np.int32), (tails[keep], heads[keep])),
+                         shape=(n, n))  # sums parallel arcs
+        g.sum_duplicates()
+        return int(scipy_maximum_flow(g, s, t).flow_value)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    for u, v, c in zip(tails[keep].tolist(), heads[keep].tolist(), caps[keep].tolist()):
+        if graph.has_edge(u, v):
+            graph[u][v]["capacity"] += c
+        else:
+            graph.add_edge(u, v, capacity=c)
+    return int(nx.maximum_flow_value(graph, s, t))
+
+
+def cannot_reach_sink(n, tails, heads, caps, flow, t) -> np.ndarray:
+    """Vertices with no residual path to t (BFS from t over reversed residual arcs)."""
+    fwd = flow < caps
+    bwd = flow > 0
+    # Reversed residual arcs: (head -> tail) for forward residual, (tail -> head)
+    # for backward residual.
+    rows = np.concatenate([heads[fwd], tails[bwd]])
+    cols = np.concatenate([tails[fwd], heads[bwd]])
+    g = sp.csr_array((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n, n))
+    reached = breadth_first_order(g, t, directed=True, return_predecessors=False)
+    side = np.ones(n, dtype=bool)
+    side[reached] = False
+    return side
+
+
+def certify(n, ptr, heads, caps, s, t, value, arc_flow, source_side):
+    tails = np.repeat(np.arange(n), np.diff(ptr))
+    assert source_side.dtype == np.bool_ and source_side.shape == (n,)
+    assert source_side[s] and not source_side[t]
+    cut = caps[source_side[tails] & ~source_side[heads]].sum()
+    assert value == cut  # a cut of capacity = value: nothing larger exists
+    if arc_flow is None:
+        return
+    assert arc_flow.shape == caps.shape
+    assert np.all(arc_flow >= 0) and np.all(arc_flow <= caps)
+    assert np.all(arc_flow[tails == heads] == 0)
+    balance = np.zeros(n, dtype=np.int64)  # exact: capacities reach 2^40
+    np.add.at(balance, heads, arc_flow)
+    np.subtract.at(balance, tails, arc_flow)
+    inner = np.ones(n, dtype=bool)
+    inner[[s, t]] = False
+    assert np.all(balance[inner] == 0)
+    assert balance[t] == value
+    np.testing.assert_array_equal(source_side,
+                                  cannot_reach_sink(n, tails, heads, caps, arc_flow, t))
+
+
+def solve(csr, s, t, return_flow=True, paper=False, freq=-1.0):
+    from matchflow import _core
+    ptr, heads, caps = csr
+    return _core.maxflow(ptr, heads, caps, s, t, GPU_PR, 0, 0, return_flow, freq, paper)
+
+
+def check(n, csr, s, t, paper, expected=None, repeats=GPU_REPEATS):
+    ptr, heads, caps = csr
+    if expected is None:
+        expected = reference_value(n, ptr, heads, caps, s, t)
+    for _ in range(repeats):
+        value, arc_flow, side, stats = solve(csr, s, t, paper=paper)
+        assert value == expected
+        certify(n, ptr, heads, caps, s, t, value, arc_flow, side)
+        assert stats["global_relabels"] >= 1 and stats["kernel_launches"] > 0
+    return stats
+
+
+# ---- tests ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("paper", VARIANTS)
+@pytest.mark.parametrize("seed", range(60))
+def test_random_small(seed, paper):
+    n, csr, s, t = random_network(seed)
+    check(n, csr, s, t, paper)
+
+
+@pytest.mark.parametrize("paper", VARIANTS)
+def test_degenerate(paper):
+    empty = to_csr(2, [], [], [])
+    check(2, empty, 0, 1, paper, expected=0)
+    parallel = to_csr(2, [0, 0, 0, 1, 1], [1, 1, 0, 0, 1], [3, 2**40, 7, 5, 9])
+    check(2, parallel, 0, 1, paper, expected=3 + 2**40)
+    check(2, parallel, 1, 0, paper, expected=5)
+    zero = to_csr(3, [0, 1], [1, 2], [0, 4])
+    check(3, zero, 0, 2, paper, expected=0)
+
+
+@pytest.mark.parametrize("paper", VARIANTS)
+@pytest.mark.parametrize("shape", [(3, 4), (40, 40), (300, 300)])
+def test_grid(shape, paper):
+    n, csr, s, t = grid_network(*shape, seed=shape[0])
+    check(n, csr, s, t, paper)
+
+
+@pytest.mark.parametrize("paper", VARIANTS)
+@pytest.mark.parametrize("layers,width,degree", [(5, 10, 3), (50, 200, 4), (100, 1000, 3)])
+def test_layered(layers, width, degree, paper):
+    n, csr, s, t = layered_network(layers, width, degree, seed=layers)
+    check(n, csr, s, t, paper)
+
+
+@pytest.mark.parametrize("paper", VARIANTS)
+@pytest.mark.parametrize("seed", range(8))
+def test_phase1_only(seed, paper):
+    """return_flow=False: no flow, same value and the same cut."""
+    n, csr, s, t = random_network(100 + seed)
+    value, flow, side, _ = solve(csr, s, t, paper=paper)
+    for _ in range(GPU_REPEATS):
+        v1, f1, side1, _ = solve(csr, s, t, return_flow=False, paper=paper)
+        assert v1 == value and f1 is None
+        np.testing.assert_array_equal(side1, side)
+        certify(n, *csr, s, t, v1, None, side1)
+
+
+def test_relabel_frequency_option():
+    n, csr, s, t = grid_network(60, 60, seed=3)
+    expected = reference_value(n, *csr, s, t)
+    for freq in (1e-6, 1.0):
+        value, flow, side, stats = solve(csr, s, t, freq=freq)
+        assert value == expected
+        certify(n, *csr, s, t, value, flow, side)
