@@ -1,6 +1,6 @@
 """Differential fuzz: seeded random cases for every public function, each
-checked against SciPy (networkx where SciPy has no counterpart or is wrong)
-and against the certificate its answer carries.
+checked against SciPy (networkx where SciPy has no counterpart or is wrong:
+flows past int32) and against the certificate its answer carries.
 
 A case is (family, seed): the seed alone builds the input, so a failure
 printed by tests/test_fuzz.py replays with
@@ -22,12 +22,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse.csgraph import maximum_flow as scipy_maximum_flow
 from scipy.sparse.csgraph import structural_rank as scipy_structural_rank
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import matchflow  # noqa: E402
-from oracles import assert_certificate, assert_maximum_matching, scipy_cardinality  # noqa: E402
+from oracles import (assert_certificate, assert_max_flow, assert_maximum_matching,  # noqa: E402
+                     capacities, scipy_cardinality)
 
 _GPU = matchflow.cuda_available()
 
@@ -299,12 +301,112 @@ def fuzz_structural_rank(seed: int) -> None:
     assert got == ref, (got, ref)
 
 
+# ---- flow networks -----------------------------------------------------------------
+
+_CAP_DTYPES = ("int64", "int32", "int16", "uint8", "uint32", "uint64", "int8")
+
+
+def _network_case(seed: int):
+    """A random network: (graph, source, sink, rng).  Parallel and
+    anti-parallel arcs, self loops, zero capacities, big capacities, s and t
+    cut apart, and now and then an input SciPy refuses (bad vertices, float
+    or bool capacities, not square)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30)) if rng.random() < 0.95 else int(rng.integers(0, 2))
+    m = int(rng.integers(0, 4 * n + 1))
+    tails, heads = rng.integers(0, max(n, 1), m), rng.integers(0, max(n, 1), m)
+    dtype = np.dtype(_CAP_DTYPES[int(rng.integers(len(_CAP_DTYPES)))])
+    high = min(np.iinfo(dtype).max, 2**40 if rng.random() < 0.2 else 60)
+    caps = rng.integers(0, high, m, endpoint=True).astype(dtype)
+    if n and rng.random() < 0.2:  # no arc from a set holding s to the rest
+        side = rng.random(n) < 0.5
+        keep = ~(side[tails] & ~side[heads])
+        tails, heads, caps = tails[keep], heads[keep], caps[keep]
+    shape = (n, n) if rng.random() < 0.97 else (n, n + 1)
+    odd = rng.random()
+    if odd < 0.03:
+        caps = caps.astype(np.float64)
+    elif odd < 0.05:
+        caps = caps > 0
+    graph = sp.coo_array((caps, (tails, heads)), shape=shape)
+    if rng.random() < 0.5:
+        graph = sp.coo_matrix(graph)
+    source, sink = (int(v) for v in rng.integers(-1 if rng.random() < 0.03 else 0,
+                                                 max(n, 1) + (rng.random() < 0.03), 2))
+    return graph, source, sink, rng
+
+
+def _flow_methods(rng) -> tuple[str, str]:
+    methods = ["auto", "pr", "ppr"] + (["gpu-pr"] if _GPU else [])
+    method = methods[int(rng.integers(len(methods)))]
+    return method, "cuda" if method.startswith("gpu") else "auto" if method == "auto" else "cpu"
+
+
+def _scipy_flow_value(graph, source, sink):
+    """SciPy's answer (or exception) on SciPy-safe input: parallel arcs
+    summed and capacities that fit int32; networkx past int32."""
+    csr = sp.csr_array(graph)
+    if csr.dtype.kind in "iu" and csr.nnz and capacities(csr).max() > np.iinfo(np.int32).max:
+        import networkx as nx
+        cap = capacities(csr).tocoo()
+        g = nx.DiGraph()
+        g.add_nodes_from(range(csr.shape[0]))
+        g.add_weighted_edges_from(((int(u), int(v), int(c)) for u, v, c
+                                   in zip(cap.row, cap.col, cap.data) if u != v), "capacity")
+        return nx.maximum_flow_value(g, source, sink), None
+    if csr.dtype.kind in "iu":
+        csr = sp.csr_array(capacities(csr), dtype=np.int32)
+    result, exc = _outcome(lambda: scipy_maximum_flow(csr, source, sink))
+    return (None if result is None else int(result.flow_value)), exc
+
+
+def fuzz_maximum_flow(seed: int) -> None:
+    """The drop-in on CSR input: SciPy's value, exceptions and messages, a
+    certified flow and cut."""
+    graph, source, sink, rng = _network_case(seed)
+    graph = sp.csr_array(graph) if isinstance(graph, sp.sparray) else sp.csr_matrix(graph)
+    method, device = _flow_methods(rng)
+    ref, ref_exc = _scipy_flow_value(graph, source, sink)
+    got, got_exc = _outcome(lambda: matchflow.maximum_flow(graph, source, sink,
+                                                           method=method, device=device))
+    if ref_exc is not None:
+        _assert_same_exception(got_exc, ref_exc)
+        return
+    assert got_exc is None, f"matchflow raised {got_exc!r}; SciPy did not"
+    assert isinstance(got.flow, type(graph)), type(got.flow)
+    assert_max_flow(graph, source, sink, got, ref)
+
+
+def fuzz_solve_flow(seed: int) -> None:
+    """The rich entry point: any format, both index widths, with and
+    without the flow; a certified value equal to SciPy's."""
+    graph, source, sink, rng = _network_case(seed)
+    fmt = _FORMATS[int(rng.integers(len(_FORMATS)))]
+    if fmt != "coo" and graph.dtype.kind in "iu":
+        graph = graph.asformat(fmt)  # lil/dok/dia/bsr merge parallel arcs
+    if graph.format in ("csr", "csc", "coo") and rng.random() < 0.5:
+        _widen_indices(graph)
+    method, device = _flow_methods(rng)
+    ref, ref_exc = _scipy_flow_value(graph, source, sink)
+    got, got_exc = _outcome(lambda: matchflow.solve_flow(
+        graph, source, sink, method=method, device=device,
+        return_flow=bool(rng.random() < 0.7)))
+    if ref_exc is not None:
+        assert got_exc is not None, f"SciPy raised {ref_exc!r}; matchflow did not"
+        assert isinstance(got_exc, (ValueError, TypeError)), got_exc
+        return
+    assert got_exc is None, f"matchflow raised {got_exc!r}; SciPy did not"
+    assert_max_flow(graph, source, sink, got, ref)
+
+
 FAMILIES = {
     "linear_sum_assignment": fuzz_linear_sum_assignment,
     "solve_assignment": fuzz_solve_assignment,
     "maximum_bipartite_matching": fuzz_maximum_bipartite_matching,
     "maximum_matching": fuzz_maximum_matching,
     "structural_rank": fuzz_structural_rank,
+    "maximum_flow": fuzz_maximum_flow,
+    "solve_flow": fuzz_solve_flow,
 }
 
 

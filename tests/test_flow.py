@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_array_equal
-from scipy.sparse.csgraph import breadth_first_order
 from scipy.sparse.csgraph import maximum_flow as scipy_maximum_flow
 
 import matchflow
@@ -22,6 +21,7 @@ from matchflow import FlowStats, MaximumFlowResult, _flow, maximum_flow, solve_f
 from matchflow._flow import CPU_METHODS, GPU_METHODS
 
 from conftest import GPU_REPEATS, assert_gil_released
+from oracles import assert_max_flow, capacities
 
 _no_cuda = pytest.mark.skipif(not matchflow.cuda_available(), reason="no usable CUDA device")
 METHODS = [pytest.param(m, id=m) for m in CPU_METHODS] + [
@@ -46,50 +46,6 @@ def solve(graph, s, t, method, **kwargs) -> MaximumFlowResult:
 
 
 # ---- oracles -------------------------------------------------------------------
-
-def capacities(graph) -> sp.csr_array:
-    """Capacity of each ordered pair: parallel arcs summed, int64."""
-    coo = sp.coo_array(graph)
-    return sp.csr_array((coo.data.astype(np.int64), (coo.row, coo.col)), shape=coo.shape)
-
-
-def reaches(residual: sp.csr_array, sink: int) -> np.ndarray:
-    """Vertices with a residual path to the sink."""
-    n = residual.shape[0]
-    positive = sp.csr_array(residual > 0, dtype=np.int8)
-    order = breadth_first_order(positive.T.tocsr(), sink, directed=True,
-                                return_predecessors=False)
-    mask = np.zeros(n, dtype=bool)
-    mask[order] = True
-    return mask
-
-
-def assert_max_flow(graph, s: int, t: int, res: MaximumFlowResult, expected=None) -> None:
-    """`flow` is a feasible s-t flow of value `flow_value`, no residual
-    path joins s to t, and `source_side` is the cut that says so."""
-    cap = capacities(graph)
-    n = cap.shape[0]
-    side = res.source_side
-    assert side.dtype == np.bool_ and side.shape == (n,)
-    # The cut: exactly the vertices that cannot reach t (maxflow.hpp).
-    assert side[s] and not side[t]
-    cut = int(cap[side][:, ~side].sum()) if side.any() and not side.all() else 0
-    assert cut == res.flow_value
-    if expected is not None:
-        assert res.flow_value == expected
-    if res.flow is None:
-        return
-    flow = sp.csr_array(res.flow)
-    assert flow.dtype == np.int64 and flow.shape == (n, n) and flow.format == "csr"
-    assert (flow + flow.T).count_nonzero() == 0                      # antisymmetric
-    residual = (cap - flow).tocsr()
-    assert residual.nnz == 0 or residual.data.min() >= 0             # capacity
-    excess = np.asarray(flow.sum(axis=1)).ravel()
-    want = np.zeros(n, dtype=np.int64)
-    want[s], want[t] = res.flow_value, -res.flow_value
-    assert_array_equal(excess, want)                                 # conservation
-    assert_array_equal(side, ~reaches(residual, t))                  # maximum: s cannot reach t
-
 
 def random_graph(rng, n: int, density: float, high: int, *, kind=sp.csr_array,
                  dtype=np.int64):
