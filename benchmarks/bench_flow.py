@@ -84,7 +84,7 @@ FAMILIES = {
     "washlong": (lambda s, seed: gen.washington_rlg_long(s, seed=seed), [512, 896, 1280], [16]),
     "washwide": (lambda s, seed: gen.washington_rlg_wide(s, seed=seed), [1024, 1536, 2048], [20]),
     "grid": (lambda s, seed: gen.grid_flow(s, s, seed=seed), [1024, 2048], [24]),
-    "rmat": (lambda s, seed: gen.rmat_flow(s, edge_factor=8, seed=seed), [18, 20], [9]),
+    "rmat": (lambda s, seed: gen.rmat_flow(s, edge_factor=8, seed=seed), [18, 20, 21], [9]),
     "delaunay": (lambda s, seed: gen.delaunay_flow(s, seed=seed), [1 << 20], [600]),
     "road": (lambda s, seed: gen.road_flow(s, p_delete=0.35, seed=seed), [1024, 2048], [30]),
     "segmentation": (lambda s, seed: gen.segmentation_grid(s, s, seed=seed), [1024, 2048], [32]),
