@@ -363,7 +363,7 @@ def bench_instance(family, inst, build_seconds, solvers, args, timed_out: set) -
             continue
         why = scipy_fits(inst) if label == "scipy" else ""
         if (family, label) in timed_out:
-            why = "timed out on a smaller instance of this family"
+            why = "timed out on a smaller size"
         m = dict(status="skipped", note=why) if why else run_forked(runner(inst), args)
         if m["status"] == "timeout":
             timed_out.add((family, label))
@@ -478,8 +478,9 @@ def markdown(results, plot_note: str) -> str:
         "Seconds, median of the timed runs.  scipy/ortools/igraph: the solve "
         "(their graph construction not counted; ortools/igraph's in the JSON as `build`); "
         "matchflow: the whole `solve_flow` call.  gpu-pr: [on-GPU seconds = phase 1 + phase 2].  "
-        "WRONG: a value differing from the reference (scipy, else ortools, igraph, pr) or a "
-        "flow breaking capacity/conservation.",
+        "value: the reference, SciPy's unless another is named (else OR-Tools', igraph's, pr's).  "
+        "WRONG: a value differing from the reference or a returned flow breaking capacity "
+        "or conservation.",
         "",
         "| instance | n | arcs | value | " + " | ".join(labels) + " |",
         "|---|---:|---:|---:|" + "---:|" * len(labels),
@@ -502,7 +503,9 @@ def markdown(results, plot_note: str) -> str:
                 if m.get("check", "ok") != "ok":
                     c += " WRONG"
                 cells.append(c)
-        lines.append(f"| {e['name']} | {e['n']} | {e['arcs']} | {_f(e['value'], 'd')} | "
+        value = _f(e["value"], "d") + ("" if e["value_source"] in (None, "scipy")
+                                       else f" ({e['value_source']})")
+        lines.append(f"| {e['name']} | {e['n']} | {e['arcs']} | {value} | "
                      + " | ".join(cells) + " |")
     lines += ["", "## Geometric means of speedups", "",
               "t_other / t_method over the instances where both ran and were right "
