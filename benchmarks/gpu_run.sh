@@ -5,17 +5,19 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, pack (default: build info test bench).
+# Parts: build, info, test, sanitize, bench, lsap, flow, pack (default: build info test bench).
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
-# racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS).  Everything after `--`
-# goes to benchmarks/bench_matching.py and replaces its default arguments
-# ($BENCH_ARGS below).
+# racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
+# benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
+# which the build part installs).  Everything after `--` goes to
+# benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
 #     build.log, info.txt, nvidia-smi.txt, test.log, bench.log, bench/results.{md,json},
-#     sanitize.log, lsap.log, lsap/lsap.{md,json},
+#     sanitize.log, lsap.log, lsap/lsap.{md,json}, flow.log, flow/flow.{md,json},
+#     flow/flow-profile.png,
 #     bench/profile.png (when matplotlib is importable), summary.txt
 #
 # Keeps within one device call (10 minutes): the whole script has TOTAL_S
@@ -25,7 +27,8 @@
 # cut-off run still leaves the graphs it finished.
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
-# Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, PYTEST_ARGS, MATCHFLOW_DATA
+# Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, PYTEST_ARGS,
+# MATCHFLOW_DATA
 # (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
 # the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -51,9 +54,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|pack) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, bench; bench args after --)" >&2
+        build|info|test|sanitize|bench|lsap|flow|pack) parts+=("$1"); shift ;;
+        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -124,6 +127,20 @@ for part in "${parts[@]}"; do
         rc=$?
         tail -40 "$OUT/lsap.log"
         note "lsap: exit code $rc"
+        [ $rc -ne 0 ] && status=1
+        ;;
+    flow)
+        t=$(( $(left) - 10 ))
+        if [ "$t" -le 30 ]; then note "flow: skipped, no time left"; status=1; continue; fi
+        budget=$(( t * 6 / 10 ))   # start no new instance after this; leaves room for the last
+        note "flow: bench_flow.py ${FLOW_ARGS:-} (time budget ${budget}s, hard limit ${t}s)"
+        # shellcheck disable=SC2086
+        timeout --kill-after=10 "$t" python benchmarks/bench_flow.py --out "$OUT/flow" \
+            --time-budget "$budget" ${FLOW_ARGS:-} > "$OUT/flow.log" 2>&1
+        rc=$?
+        tail -40 "$OUT/flow.log"
+        [ $rc -eq 124 ] && note "flow: hit the hard limit (${t}s); flow.* hold the instances done"
+        note "flow: exit code $rc"
         [ $rc -ne 0 ] && status=1
         ;;
     bench)

@@ -1,4 +1,4 @@
-"""Graph generators for the papers' instance families (tests, benchmarks, demo).
+"""Bipartite patterns for maximum matching: the papers' families (tests, benchmarks, demo).
 
 Every generator takes a `seed` (where it is random) and returns a
 `scipy.sparse.csr_array` whose stored entries are the edges of a bipartite
