@@ -2,7 +2,7 @@
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
-    (--lsap: the linear-assignment kernels only)
+    (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
+from scipy.sparse.csgraph import maximum_flow as scipy_maxflow
 
 import matchflow
 from matchflow import generators
@@ -44,9 +45,45 @@ def costs():
     yield "ties", np.ones((25, 25))
 
 
+def networks():
+    """Small flow networks: a grid, GENRMF, a segmentation grid, parallel
+    and anti-parallel arcs with self loops."""
+    from matchflow.generators import flow
+    yield flow.grid_flow(12, 12, seed=4)[0]
+    yield flow.genrmf(4, 4, seed=5)
+    yield flow.segmentation_grid(16, 16, seed=6)
+    rng = np.random.default_rng(7)
+    tails, heads = rng.integers(0, 40, 300), rng.integers(0, 40, 300)
+    yield flow.FlowInstance(sp.csr_array((rng.integers(0, 30, 300), (tails, heads)),
+                                         shape=(40, 40)), 0, 39, "multi-arcs")
+
+
+def check_flows() -> int:
+    wrong = 0
+    for inst in networks():
+        summed = sp.csr_array(inst.graph, dtype=np.int32)
+        summed.sum_duplicates()
+        expected = scipy_maxflow(summed, inst.source, inst.sink).flow_value
+        for variant in ("tuned", "paper"):
+            for return_flow in (True, False):
+                r = matchflow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr",
+                                         device="cuda", variant=variant,
+                                         return_flow=return_flow)
+                ok = r.flow_value == expected
+                wrong += not ok
+                print(f"{inst.name:<22} gpu-pr {variant:<5} flow={return_flow!s:<5} "
+                      f"{'ok' if ok else 'WRONG'}")
+    return wrong
+
+
 def main() -> int:
     wrong = 0
     lsap_only = "--lsap" in sys.argv[1:]  # only the assignment kernels
+    if "--flow" in sys.argv[1:]:
+        wrong = check_flows()
+        print("wrong answers:", wrong)
+        return 1 if wrong else 0
+    wrong += 0 if lsap_only else check_flows()
     for name, g in ([] if lsap_only else graphs()):
         expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
         for method, kw in MATCHING_CONFIGS:
