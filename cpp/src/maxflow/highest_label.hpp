@@ -3,6 +3,7 @@
 // ppr reuses it for its phase 2.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "matchflow/maxflow.hpp"
@@ -22,7 +23,12 @@ constexpr std::int64_t relabel_work_beta = 12;  ///< hi_pr's BETA: fixed work pe
 /// Phase 1: target = sink, origin = source (a maximum preflow).  Phase 2:
 /// target = source, origin = sink (every remaining excess can reach the
 /// source, so this ends with a flow).  `freq` <= 0 means the default.
+/// `within`, when not null, confines the pass to vertices v with within[v]
+/// != 0 (the others keep label n): phase 2 passes the source side of the
+/// cut, since every residual path from an excess back to the source runs
+/// through vertices that cannot reach the sink.
 void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                        vertex_t origin, double freq, flow_stats* stats);
+                        vertex_t origin, double freq, const std::uint8_t* within,
+                        flow_stats* stats);
 
 }  // namespace matchflow::detail

@@ -55,6 +55,14 @@ namespace {
 capacity_t load_cap(const capacity_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 
+// Loops shorter than this run on the calling thread: a team's start and
+// barrier cost more than they save.
+constexpr std::int64_t parallel_cutoff = 4096;
+// Rounds with fewer active vertices than this run on the calling thread.
+// Long-path instances (grids) spend most rounds with a few hundred active
+// vertices, where a team's fork and barriers cost more than the round.
+constexpr std::int64_t round_cutoff = 512;
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -109,7 +117,11 @@ class synchronous_push_relabel {
   }
 
   void discover(vertex_t w, thread_buffer& out) {
-    if (!__atomic_test_and_set(&discovered_[std::size_t(w)], __ATOMIC_RELAXED)) {
+    unsigned char* flag = &discovered_[std::size_t(w)];
+    // Read first: most targets are already discovered, and a plain read
+    // spares the locked exchange.
+    if (!__atomic_load_n(flag, __ATOMIC_RELAXED) &&
+        !__atomic_exchange_n(flag, static_cast<unsigned char>(1), __ATOMIC_RELAXED)) {
       out.items.push_back(w);
     }
   }
@@ -164,7 +176,7 @@ class synchronous_push_relabel {
   std::int64_t round() {
     const std::int64_t count = std::int64_t(active_.size());
     for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = 0;
-#pragma omp parallel num_threads(team_) if (count > 64)
+#pragma omp parallel num_threads(team_) if (count > round_cutoff)
     {
 #ifdef _OPENMP
       thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
@@ -204,7 +216,7 @@ class synchronous_push_relabel {
     }
     active_.resize(offset.back());
     const std::int64_t count = std::int64_t(active_.size());
-#pragma omp parallel num_threads(team_) if (count > 4096)
+#pragma omp parallel num_threads(team_) if (count > parallel_cutoff)
     {
 #pragma omp for schedule(static)
       for (std::size_t b = 0; b < buffers_.size(); ++b) {
@@ -229,7 +241,7 @@ class synchronous_push_relabel {
     ++stats_->global_relabels;
     vertex_t* label = label_.data();
     const vertex_t n = n_;
-#pragma omp parallel for num_threads(team_) schedule(static)
+#pragma omp parallel for num_threads(team_) schedule(static) if (n > parallel_cutoff)
     for (vertex_t v = 0; v < n; ++v) label[v] = n;
     label[t_] = 0;
     std::vector<vertex_t> frontier{t_};
@@ -267,7 +279,7 @@ class synchronous_push_relabel {
   void collect_active() {
     for (auto& b : buffers_) b.items.clear();
     const vertex_t n = n_;
-#pragma omp parallel num_threads(team_)
+#pragma omp parallel num_threads(team_) if (n > parallel_cutoff)
     {
 #ifdef _OPENMP
       thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
@@ -325,7 +337,7 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    highest_label_pass(g, excess, s, t, options.relabel_freq, stats);
+    highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
     if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
   }

@@ -49,12 +49,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class highest_label {
  public:
   highest_label(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                vertex_t origin, double freq, flow_stats* stats)
+                vertex_t origin, double freq, const std::uint8_t* within, flow_stats* stats)
       : g_(g),
         excess_(excess),
         n_(g.n),
         target_(target),
         origin_(origin),
+        within_(within),
         stats_(stats),
         label_(std::size_t(g.n)),
         current_(std::size_t(g.n)),
@@ -128,6 +129,7 @@ class highest_label {
       for (offset_t k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
         const vertex_t y = g_.head[std::size_t(k)];
         if (label_[std::size_t(y)] != n_ || y == origin_) continue;
+        if (within_ != nullptr && within_[y] == 0) continue;
         if (g_.rescap[std::size_t(g_.reverse[std::size_t(k)])] == 0) continue;
         label_[std::size_t(y)] = dy;
         queue_[tail++] = y;
@@ -224,6 +226,7 @@ class highest_label {
   residual_graph& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, target_, origin_;
+  const std::uint8_t* within_;  // null: every vertex
   flow_stats* stats_;
   std::vector<vertex_t> label_;
   std::vector<offset_t> current_;
@@ -238,8 +241,9 @@ class highest_label {
 }  // namespace
 
 void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                        vertex_t origin, double freq, flow_stats* stats) {
-  highest_label(g, excess, target, origin, freq, stats).run();
+                        vertex_t origin, double freq, const std::uint8_t* within,
+                        flow_stats* stats) {
+  highest_label(g, excess, target, origin, freq, within, stats).run();
 }
 
 void push_relabel_flow(const flow_network& net, const flow_options& options,
@@ -260,14 +264,14 @@ void push_relabel_flow(const flow_network& net, const flow_options& options,
     excess[std::size_t(g.head[std::size_t(k)])] += c;
     excess[std::size_t(s)] -= c;
   }
-  highest_label_pass(g, excess, t, s, options.relabel_freq, stats);
+  highest_label_pass(g, excess, t, s, options.relabel_freq, nullptr, stats);
   result->value = excess[std::size_t(t)];
   mark_source_side(g, t, result->source_side);
   stats->seconds_phase1 = seconds_since(t1);
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    highest_label_pass(g, excess, s, t, options.relabel_freq, stats);
+    highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
     if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
   }
