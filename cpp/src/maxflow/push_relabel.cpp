@@ -3,20 +3,20 @@
 // Cherkassky & Goldberg 1997, "On implementing push-relabel method for the
 // maximum flow problem" (Algorithmica 19), the "hi_pr" variant:
 //
-// - Highest-label selection (section 3.1): labels index buckets; each bucket
+// - Highest-label selection: labels index buckets; each bucket
 //   holds a stack of active vertices (excess > 0) and a doubly linked list
 //   of inactive ones, so that a vertex moves between them in O(1) when a
 //   push gives it excess.  a_max / a_min bound the labels of active
 //   vertices, d_max those of all bucketed vertices.
 // - Current arcs: a vertex resumes its scan where the last one stopped; a
 //   relabel sets the current arc to the arc of minimum label.
-// - Global relabeling (section 3.2): exact labels by backward BFS from the
+// - Global relabeling: exact labels by backward BFS from the
 //   target over residual arcs, at the start and whenever the relabel work
 //   (BETA per relabel plus the arcs it scans) exceeds (ALPHA * n + m) / freq.
-// - Gap heuristic (section 3.3): when a relabel empties the bucket of the
+// - Gap heuristic: when a relabel empties the bucket of the
 //   vertex's old label d, every vertex above d cannot reach the target; all
 //   get label n.  With highest-label selection, those are all inactive.
-// - Two phases (section 3.4).  Phase 1 finds a maximum preflow: only
+// - Two phases.  Phase 1 finds a maximum preflow: only
 //   vertices with label < n are active.  Phase 2 returns the excess stranded
 //   at label n to the source.  hi_pr does this by DFS flow decomposition with
 //   cycle cancelling; we run the same highest-label pass a second time with
@@ -110,7 +110,7 @@ class highest_label {
     if (nx != none) prev_[std::size_t(nx)] = pv;
   }
 
-  /// Section 3.2: exact distances to the target by backward BFS; vertices
+  /// Global relabeling: exact distances to the target by backward BFS; vertices
   /// that cannot reach it (and the origin) get n and leave the buckets.
   void global_update() {
     ++stats_->global_relabels;
@@ -178,7 +178,7 @@ class highest_label {
     current_[std::size_t(v)] = best_arc;
   }
 
-  /// Section 3.3: no vertex is left at label d; everything above it is
+  /// Gap heuristic: no vertex is left at label d; everything above it is
   /// cut off from the target.  Only inactive vertices live above d.
   void gap(vertex_t d) {
     ++stats_->gaps;

@@ -3,8 +3,7 @@
 // Every input arc a = (u, v), u != v, becomes a pair of residual arcs: the
 // forward copy in u's list (residual capacity caps[a]) and the reverse copy
 // in v's list (residual capacity 0), each holding the index of the other in
-// `reverse` (Cherkassky & Goldberg 1997, section 3: "each arc stores its
-// reverse").  Both copies live in one CSR, so a vertex's outgoing residual
+// `reverse` (hi_pr's paired arcs, Cherkassky & Goldberg 1997).  Both copies live in one CSR, so a vertex's outgoing residual
 // arcs are one contiguous range; parallel input arcs stay separate pairs, so
 // each keeps its own flow.  Self-loops get no residual arcs: they carry no
 // flow.  flow(a) = caps[a] - rescap[forward_of[a]].
