@@ -1,0 +1,221 @@
+"""The CPU maximum-flow cores ("pr", "ppr") through `matchflow._core.maxflow`.
+
+Every answer is checked twice: its value against SciPy (or networkx, when
+capacities do not fit SciPy's int32), and its certificate: 0 <= f <= cap,
+conservation, no residual s-t path, and a cut (`source_side`) whose capacity
+equals the value and which is exactly the set of vertices that cannot reach
+the sink in the residual graph.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
+from matchflow import _core
+
+METHODS = {"pr": 0, "ppr": 1}
+
+
+def to_csr(n, tails, heads, caps):
+    """Arc lists -> (ptr int64, heads int32, caps int64, tails sorted), input order kept per tail."""
+    order = np.argsort(tails, kind="stable")
+    tails, heads, caps = tails[order], heads[order], caps[order]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(ptr, tails + 1, 1)
+    return np.cumsum(ptr), heads.astype(np.int32), caps.astype(np.int64), tails
+
+
+def solve(method, ptr, heads, caps, s, t, *, threads=2, return_flow=True, relabel_freq=-1.0):
+    return _core.maxflow(ptr, heads, caps, int(s), int(t), METHODS[method], threads, 0,
+                         return_flow, relabel_freq, False)
+
+
+def reference_value(n, tails, heads, caps, s, t) -> int:
+    """SciPy on the merged arcs (it needs int32 and rejects duplicates);
+    networkx when merged capacities exceed int32."""
+    keep = tails != heads
+    merged = sp.coo_array((caps[keep].astype(np.int64), (tails[keep], heads[keep])),
+                          shape=(n, n)).tocsr()
+    merged.sum_duplicates()
+    if merged.nnz == 0 or merged.data.max() < 2**31:
+        merged.data = merged.data.astype(np.int32)
+        return int(maximum_flow(merged, int(s), int(t)).flow_value)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n))
+    coo = merged.tocoo()
+    for u, v, c in zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()):
+        graph.add_edge(u, v, capacity=c)
+    return int(nx.maximum_flow_value(graph, int(s), int(t)))
+
+
+def reaches_sink(n, tails, heads, caps, flow, t) -> np.ndarray:
+    """Vertices with a residual path to t (BFS from t over reversed residual arcs)."""
+    forward = flow < caps  # u -> v residual, reversed: v -> u
+    backward = flow > 0    # v -> u residual, reversed: u -> v
+    rows = np.concatenate([heads[forward], tails[backward]])
+    cols = np.concatenate([tails[forward], heads[backward]])
+    rev = sp.csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
+    seen = np.zeros(n, dtype=bool)
+    seen[breadth_first_order(rev, int(t), return_predecessors=False)] = True
+    return seen
+
+
+def check_certificate(n, tails, heads, caps, s, t, value, flow, side):
+    assert side.dtype == np.bool_ and side.shape == (n,)
+    assert side[s] and not side[t]
+    crossing = side[tails] & ~side[heads]
+    assert caps[crossing].sum() == value
+    if flow is None:
+        return
+    assert flow.dtype == np.int64
+    assert (flow >= 0).all() and (flow <= caps).all()
+    assert (flow[tails == heads] == 0).all()
+    balance = np.zeros(n, dtype=np.int64)
+    np.add.at(balance, tails, -flow)
+    np.add.at(balance, heads, flow)
+    assert balance[t] == value and balance[s] == -value
+    assert not np.delete(balance, [s, t]).any()
+    # The cut is exactly the set that cannot reach t; in particular s cannot.
+    np.testing.assert_array_equal(~reaches_sink(n, tails, heads, caps, flow, t), side)
+
+
+def random_instance(rng, max_cap):
+    n = int(rng.integers(2, 41))
+    m = int(rng.integers(0, 3 * n * n // 4 + 1) * rng.random())
+    tails = rng.integers(0, n, m)
+    heads = rng.integers(0, n, m)
+    if m and rng.random() < 0.5:  # anti-parallel copies of some arcs
+        pick = rng.random(m) < 0.3
+        tails, heads = np.concatenate([tails, heads[pick]]), np.concatenate([heads, tails[pick]])
+    if len(tails) and rng.random() < 0.5:  # parallel copies
+        pick = rng.random(len(tails)) < 0.3
+        tails, heads = np.concatenate([tails, tails[pick]]), np.concatenate([heads, heads[pick]])
+    caps = rng.integers(0, max_cap, len(tails), endpoint=True)
+    caps[rng.random(len(tails)) < 0.1] = 0
+    s, t = rng.choice(n, 2, replace=False)
+    if rng.random() < 0.05:  # cut s off from t entirely
+        keep = (tails != s) & (heads != t)
+        tails, heads, caps = tails[keep], heads[keep], caps[keep]
+    return n, tails, heads, caps, int(s), int(t)
+
+
+def run_and_check(method, n, tails, heads, caps, s, t, expected=None, threads=2):
+    ptr, h32, c64, tails = to_csr(n, tails, heads, caps)
+    heads, caps = h32.astype(np.int64), c64
+    value, flow, side, stats = solve(method, ptr, h32, c64, s, t, threads=threads)
+    if expected is None:
+        expected = reference_value(n, tails, heads, caps, s, t)
+    assert value == expected
+    check_certificate(n, tails, heads, caps, s, t, value, flow, side)
+    value2, flow2, side2, _ = solve(method, ptr, h32, c64, s, t, threads=threads,
+                                    return_flow=False)
+    assert value2 == value and flow2 is None
+    np.testing.assert_array_equal(side2, side)
+    assert stats["seconds_phase2"] >= 0 and stats["pushes"] >= 0
+    return stats
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_small_int32(method, chunk):
+    rng = np.random.default_rng([chunk, 7])
+    for _ in range(400):
+        max_cap = int(rng.choice([1, 5, 100, 2**20]))
+        run_and_check(method, *random_instance(rng, max_cap))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_random_small_large_capacities(method):
+    rng = np.random.default_rng(40)
+    for _ in range(150):
+        run_and_check(method, *random_instance(rng, 2**40))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_tiny_cases(method):
+    empty = np.zeros(0, dtype=np.int64)
+    # n = 2, no arcs; one arc; parallel arcs; self-loops only.
+    run_and_check(method, 2, empty, empty, empty, 0, 1, expected=0)
+    run_and_check(method, 2, np.array([0]), np.array([1]), np.array([7]), 0, 1, expected=7)
+    run_and_check(method, 2, np.array([0, 0, 1]), np.array([1, 1, 0]), np.array([3, 4, 9]), 0, 1,
+                  expected=7)
+    run_and_check(method, 2, np.array([0, 1]), np.array([0, 1]), np.array([5, 5]), 0, 1,
+                  expected=0)
+    # Sink before source, capacity near 2^62 / 3 on a path.
+    big = 2**60
+    run_and_check(method, 3, np.array([2, 1]), np.array([1, 0]), np.array([big, big - 1]), 2, 0,
+                  expected=big - 1)
+
+
+def grid_instance(rows, cols, rng):
+    """4-connected grid with random capacities, source on the left column, sink on the right."""
+    idx = np.arange(rows * cols).reshape(rows, cols)
+    pairs = [(idx[:, :-1], idx[:, 1:]), (idx[:-1, :], idx[1:, :])]
+    tails = np.concatenate([a.ravel() for a, b in pairs] + [b.ravel() for a, b in pairs])
+    heads = np.concatenate([b.ravel() for a, b in pairs] + [a.ravel() for a, b in pairs])
+    s, t = rows * cols, rows * cols + 1
+    tails = np.concatenate([tails, np.full(rows, s), idx[:, -1]])
+    heads = np.concatenate([heads, idx[:, 0], np.full(rows, t)])
+    caps = rng.integers(0, 100, len(tails))
+    return rows * cols + 2, tails, heads, caps, s, t
+
+
+def layered_instance(layers, width, degree, rng):
+    """Random layered DAG plus some backward arcs; source feeds layer 0, the last layer feeds t."""
+    n = layers * width + 2
+    s, t = n - 2, n - 1
+    tails = [np.full(width, s)]
+    heads = [np.arange(width)]
+    for layer in range(layers - 1):
+        tails.append(np.repeat(np.arange(width), degree) + layer * width)
+        heads.append(rng.integers(0, width, width * degree) + (layer + 1) * width)
+    tails.append(np.arange(width) + (layers - 1) * width)
+    heads.append(np.full(width, t))
+    back = rng.integers(0, layers * width, layers * width // 4)
+    tails.append(back)
+    heads.append(np.maximum(back - width, 0))
+    tails, heads = np.concatenate(tails), np.concatenate(heads)
+    caps = rng.integers(1, 1000, len(tails))
+    return n, tails, heads, caps, s, t
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("shape", [(60, 60), (40, 300)])
+def test_grid(method, shape):
+    rng = np.random.default_rng(shape[1])
+    run_and_check(method, *grid_instance(*shape, rng))
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("layers, width", [(20, 500), (200, 50)])
+def test_layered(method, layers, width):
+    rng = np.random.default_rng(layers)
+    run_and_check(method, *layered_instance(layers, width, 4, rng))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["grid", "wide"])
+def test_ppr_thread_counts_agree(threads, kind):
+    # "wide": thousands of vertices active at once, so rounds run in parallel.
+    rng = np.random.default_rng(5)
+    instance = grid_instance(50, 80, rng) if kind == "grid" else layered_instance(8, 3000, 3, rng)
+    expected = reference_value(instance[0], *instance[1:])
+    run_and_check("ppr", *instance, expected=expected, threads=threads)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("freq", [0.05, 20.0])
+def test_relabel_frequency_changes_work_not_answer(method, freq):
+    rng = np.random.default_rng(9)
+    instance = layered_instance(30, 100, 3, rng)
+    expected = reference_value(instance[0], *instance[1:])
+    n, tails, heads, caps, s, t = instance
+    ptr, h32, c64, _ = to_csr(n, tails, heads, caps)
+    base = solve(method, ptr, h32, c64, s, t)[3]["global_relabels"]
+    value, _, _, stats = solve(method, ptr, h32, c64, s, t, relabel_freq=freq)
+    assert value == expected
+    # A higher frequency factor than the default (0.5 pr, 2 ppr) relabels globally more often.
+    assert (stats["global_relabels"] > base) == (freq > 1) or stats["global_relabels"] == base
