@@ -328,12 +328,21 @@ def _network_case(seed: int):
         caps = caps.astype(np.float64)
     elif odd < 0.05:
         caps = caps > 0
-    graph = sp.coo_array((caps, (tails, heads)), shape=shape)
-    if rng.random() < 0.5:
-        graph = sp.coo_matrix(graph)
+    if caps.dtype.kind == "i" and m and rng.random() < 0.03:
+        caps[int(rng.integers(m))] = -1  # SciPy returns a wrong flow; we raise
+    # CSR built directly: a conversion would sum the parallel arcs in the
+    # capacities' dtype (and wrap).
+    order = np.argsort(tails, kind="stable")
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(tails, minlength=shape[0]))))
+    kind = sp.csr_array if rng.random() < 0.5 else sp.csr_matrix
+    graph = kind((caps[order], heads[order], ptr), shape=shape)
     source, sink = (int(v) for v in rng.integers(-1 if rng.random() < 0.03 else 0,
                                                  max(n, 1) + (rng.random() < 0.03), 2))
     return graph, source, sink, rng
+
+
+def _has_negative(csr) -> bool:
+    return csr.dtype.kind == "i" and csr.nnz > 0 and csr.data.min() < 0
 
 
 def _flow_methods(rng) -> tuple[str, str]:
@@ -344,31 +353,36 @@ def _flow_methods(rng) -> tuple[str, str]:
 
 def _scipy_flow_value(graph, source, sink):
     """SciPy's answer (or exception) on SciPy-safe input: parallel arcs
-    summed and capacities that fit int32; networkx past int32."""
+    summed, capacities clipped to int32; networkx's value where clipping
+    changed them."""
     csr = sp.csr_array(graph)
-    if csr.dtype.kind in "iu" and csr.nnz and capacities(csr).max() > np.iinfo(np.int32).max:
-        import networkx as nx
-        cap = capacities(csr).tocoo()
-        g = nx.DiGraph()
-        g.add_nodes_from(range(csr.shape[0]))
-        g.add_weighted_edges_from(((int(u), int(v), int(c)) for u, v, c
-                                   in zip(cap.row, cap.col, cap.data) if u != v), "capacity")
-        return nx.maximum_flow_value(g, source, sink), None
-    if csr.dtype.kind in "iu":
-        csr = sp.csr_array(capacities(csr), dtype=np.int32)
-    result, exc = _outcome(lambda: scipy_maximum_flow(csr, source, sink))
-    return (None if result is None else int(result.flow_value)), exc
+    if csr.dtype.kind not in "iu":
+        return None, _outcome(lambda: scipy_maximum_flow(csr, source, sink))[1]
+    summed = capacities(csr)
+    clipped = sp.csr_array(summed.minimum(np.iinfo(np.int32).max), dtype=np.int32)
+    result, exc = _outcome(lambda: scipy_maximum_flow(clipped, source, sink))
+    if exc is not None or summed.nnz == 0 or summed.max() <= np.iinfo(np.int32).max:
+        return (None if result is None else int(result.flow_value)), exc
+    import networkx as nx
+    cap = summed.tocoo()
+    g = nx.DiGraph()
+    g.add_nodes_from(range(csr.shape[0]))
+    g.add_weighted_edges_from(((int(u), int(v), int(c)) for u, v, c
+                               in zip(cap.row, cap.col, cap.data) if u != v), "capacity")
+    return nx.maximum_flow_value(g, source, sink), None
 
 
 def fuzz_maximum_flow(seed: int) -> None:
     """The drop-in on CSR input: SciPy's value, exceptions and messages, a
     certified flow and cut."""
     graph, source, sink, rng = _network_case(seed)
-    graph = sp.csr_array(graph) if isinstance(graph, sp.sparray) else sp.csr_matrix(graph)
     method, device = _flow_methods(rng)
     ref, ref_exc = _scipy_flow_value(graph, source, sink)
     got, got_exc = _outcome(lambda: matchflow.maximum_flow(graph, source, sink,
                                                            method=method, device=device))
+    if ref_exc is None and _has_negative(graph):
+        assert isinstance(got_exc, ValueError) and "non-negative" in str(got_exc), got_exc
+        return
     if ref_exc is not None:
         _assert_same_exception(got_exc, ref_exc)
         return
@@ -381,9 +395,11 @@ def fuzz_solve_flow(seed: int) -> None:
     """The rich entry point: any format, both index widths, with and
     without the flow; a certified value equal to SciPy's."""
     graph, source, sink, rng = _network_case(seed)
+    negative = _has_negative(graph)
     fmt = _FORMATS[int(rng.integers(len(_FORMATS)))]
-    if fmt != "coo" and graph.dtype.kind in "iu":
-        graph = graph.asformat(fmt)  # lil/dok/dia/bsr merge parallel arcs
+    if graph.dtype.kind in "iu" and not negative:
+        # Summing parallel arcs (lil, dok, dia, bsr) in int64 cannot wrap.
+        graph = graph.astype(np.int64).asformat(fmt)
     if graph.format in ("csr", "csc", "coo") and rng.random() < 0.5:
         _widen_indices(graph)
     method, device = _flow_methods(rng)
@@ -391,6 +407,9 @@ def fuzz_solve_flow(seed: int) -> None:
     got, got_exc = _outcome(lambda: matchflow.solve_flow(
         graph, source, sink, method=method, device=device,
         return_flow=bool(rng.random() < 0.7)))
+    if ref_exc is None and negative:
+        assert isinstance(got_exc, ValueError) and "non-negative" in str(got_exc), got_exc
+        return
     if ref_exc is not None:
         assert got_exc is not None, f"SciPy raised {ref_exc!r}; matchflow did not"
         assert isinstance(got_exc, (ValueError, TypeError)), got_exc
