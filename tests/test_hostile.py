@@ -104,6 +104,17 @@ def test_huge_sparse_shapes_are_refused_at_once(fn, fmt, shape):
         outcome(lambda: matchflow.{fn}(g))""", "MemoryError", "Unable to allocate")
 
 
+@pytest.mark.parametrize("call", ["matchflow.maximum_flow(g.tocsr(), 0, 1)",
+                                  "matchflow.solve_flow(g, 0, 1)",
+                                  "matchflow.solve_flow(g, 0, 1, return_flow=False)"])
+def test_huge_flow_networks_are_refused_at_once(call):
+    expect_error(f"""
+        n = 2**31 - 2
+        g = sp.coo_array((np.array([5], dtype=np.int64), ([0], [1])), shape=(n, n))
+        limit_memory()
+        outcome(lambda: {call})""", "MemoryError", "Unable to allocate")
+
+
 @pytest.mark.parametrize("shape", ["(2**31, 4)", "(4, 2**31 + 5)", "(2**62, 2**62)",
                                    "(2**63 - 1, 1)"])
 def test_shapes_past_int32_ids_are_value_errors(shape):
@@ -128,10 +139,17 @@ _CORRUPT = {
 }
 
 
-@pytest.mark.parametrize("fn", ["maximum_bipartite_matching", "structural_rank"])
+@pytest.mark.parametrize("call", ["maximum_bipartite_matching(g)", "structural_rank(g)",
+                                  "solve_flow(g.astype(np.int64), 0, 3)"])
 @pytest.mark.parametrize("name", list(_CORRUPT))
-def test_corrupted_index_arrays_are_value_errors(fn, name):
-    expect_error(f"{_CORRUPT[name]}\noutcome(lambda: matchflow.{fn}(g))", "ValueError")
+def test_corrupted_index_arrays_are_value_errors(call, name):
+    expect_error(f"{_CORRUPT[name]}\noutcome(lambda: matchflow.{call})", "ValueError")
+
+
+@pytest.mark.parametrize("name", [n for n in _CORRUPT if not n.startswith(("coo", "bsr", "csc"))])
+def test_corrupted_flow_csr_is_a_value_error(name):
+    expect_error(f"{_CORRUPT[name]}\ng.data = g.data.astype(np.int64)\n"
+                 f"outcome(lambda: matchflow.maximum_flow(g, 0, 3))", "ValueError")
 
 
 # ---- dense layouts and odd objects ------------------------------------------------
@@ -173,6 +191,7 @@ def test_array_conversion_errors_propagate_as_in_scipy():
 @pytest.mark.parametrize("call", [
     "matchflow.solve_assignment(np.eye(5), {})",
     "matchflow.maximum_matching(sp.csr_array(np.eye(5)), {})",
+    "matchflow.solve_flow(sp.csr_array(np.eye(5, k=1, dtype=np.int64)), 0, 4, {})",
 ])
 def test_bad_keywords_are_clear_errors(call, kwargs, exc):
     expect_error(f"outcome(lambda: {call.format(kwargs)})", exc)

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from . import _core, _device
 from ._matching import _core_count
 from ._validation import (_check_structure, _checked_compressed, check_allocation, check_choice,
-                          check_threads)
+                          check_threads, stored_entries)
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
@@ -233,8 +233,7 @@ def _least_flow_bytes(graph) -> int:
     its int64 capacity, flow and reverse arc.  Checked before any pass over
     the input, so that a huge shape with few stored entries is refused at
     once."""
-    n, m = int(graph.shape[0]), int(graph.nnz)
-    return 32 * (n + 1) + 24 * m
+    return 32 * (int(graph.shape[0]) + 1) + 24 * stored_entries(graph)
 
 
 def _checked(graph, source, sink) -> _Network:

@@ -113,8 +113,17 @@ def _least_matching_bytes(graph) -> int:
     n_rows, n_cols = graph.shape
     need = 8 * (n_rows + 1) + 4 * (n_rows + n_cols)
     if graph.format != "csr":
-        need += 8 * (n_rows + 1) + 12 * int(graph.nnz)
+        need += 8 * (n_rows + 1) + 12 * stored_entries(graph)
     return need
+
+
+def stored_entries(graph) -> int:
+    """`graph.nnz`, after SciPy's O(1) structure checks where the format has
+    them: a compressed format's nnz is its last offset, which a corrupted
+    input may set anywhere (ValueError, as SciPy, not a MemoryError)."""
+    if graph.format in ("csr", "csc", "bsr"):
+        graph.check_format(full_check=False)
+    return int(graph.nnz)
 
 
 def check_choice(value, name: str, choices) -> str:
