@@ -28,7 +28,7 @@
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, PYTEST_ARGS,
-# MATCHFLOW_DATA
+# SANITIZE_ARGS (e.g. --flow: the max-flow kernels only), MATCHFLOW_DATA
 # (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
 # the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -112,7 +112,7 @@ for part in "${parts[@]}"; do
         rc=0
         for tool in memcheck racecheck; do
             PYTHONFAULTHANDLER=1 timeout --kill-after=10 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                python benchmarks/sanitize.py >> "$OUT/sanitize.log" 2>&1 || rc=1
+                python benchmarks/sanitize.py ${SANITIZE_ARGS:-} >> "$OUT/sanitize.log" 2>&1 || rc=1
             note "sanitize: $tool $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize.log" | tail -1)"
         done
         [ $rc -ne 0 ] && { note "sanitize: FAILED"; status=1; }
