@@ -67,6 +67,9 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // Long-path instances (grids) spend most rounds with a few hundred active
 // vertices, where a team's fork and barriers cost more than the round.
 constexpr std::int64_t round_cutoff = 512;
+// BFS levels with a smaller frontier are expanded on the calling thread
+// (a grid's BFS has thousands of levels of a few hundred vertices each).
+constexpr std::int64_t bfs_cutoff = 1024;
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
 
@@ -273,7 +276,7 @@ class synchronous_push_relabel {
     for (vertex_t level = 1; !frontier.empty(); ++level) {
       for (auto& b : buffers_) b.items.clear();
       const std::int64_t count = std::int64_t(frontier.size());
-#pragma omp parallel num_threads(team_) if (count > 256)
+#pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
       {
 #ifdef _OPENMP
         thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
