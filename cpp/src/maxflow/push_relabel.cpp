@@ -243,6 +243,13 @@ class highest_label {
 void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
                         vertex_t origin, double freq, const std::uint8_t* within,
                         flow_stats* stats) {
+  // Nothing to move (a phase 2 whose preflow is already a flow): skip the
+  // allocations and the global relabel.
+  bool any = false;
+  for (vertex_t v = 0; v < g.n && !any; ++v) {
+    any = v != target && v != origin && excess[std::size_t(v)] > 0;
+  }
+  if (!any) return;
   highest_label(g, excess, target, origin, freq, within, stats).run();
 }
 
