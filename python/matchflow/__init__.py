@@ -16,16 +16,28 @@ from ._matching import (
     maximum_matching,
     structural_rank,
 )
+from ._preprocess import (
+    BTFResult,
+    DMResult,
+    block_triangular_form,
+    dulmage_mendelsohn,
+    maximum_transversal,
+)
 
 __all__ = [
     "AssignmentResult",
     "AssignmentStats",
+    "BTFResult",
+    "DMResult",
     "MatchingResult",
     "MatchingStats",
+    "block_triangular_form",
     "cuda_available",
+    "dulmage_mendelsohn",
     "linear_sum_assignment",
     "maximum_bipartite_matching",
     "maximum_matching",
+    "maximum_transversal",
     "show_config",
     "solve_assignment",
     "structural_rank",
