@@ -161,7 +161,7 @@ def dulmage_mendelsohn(A, *, method: str = "auto", device: str = "auto") -> DMRe
     DMResult
         ``p, q, r, s, rr, cc`` as ``cs_dmperm`` defines them, 0-based (see
         `DMResult`).  The coarse sets are unique; within them, matched pairs
-        are in the order of their columns and unmatched rows and columns in
+        are in the order of their rows and unmatched rows and columns in
         increasing order.
 
     Raises
@@ -270,7 +270,7 @@ def block_triangular_form(A, *, method: str = "auto", device: str = "auto") -> B
     >>> r.tolist()   # three 1 x 1 blocks
     [0, 1, 2, 3]
     >>> A[p][:, q].toarray()
-    array([[1, 0, 1],
+    array([[1, 1, 0],
            [0, 1, 0],
            [0, 0, 1]])
     """

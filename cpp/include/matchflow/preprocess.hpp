@@ -68,7 +68,7 @@ struct dm_stats {
 /// connected components of the square part's graph (row i -> the row
 /// matched to column j, for each entry (i, j) with j in C2).  Deterministic:
 /// within each coarse set and fine block, matched pairs are in the order of
-/// their columns and unmatched rows and columns in increasing order.
+/// their rows and unmatched rows and columns in increasing order.
 /// The column orientation g.cols is used when given, else built, and only
 /// when some column is unmatched.
 ///

@@ -44,34 +44,82 @@ double seconds_since(clock_type::time_point start) {
 // Coarse set of each vertex.  Rows: R0 R1 R2 R3; columns: C0 C1 C2 C3.
 enum coarse : std::uint8_t { unmatched = 0, reached_from_c0 = 1, square = 2, reached_from_r0 = 3 };
 
-// Alternating breadth-first search from every unmatched vertex of one side
-// ("from"), over `adj` (from -> other side): an entry leads to a vertex w of
-// the other side, its matching edge back to mate[w] on the "from" side.
-// Marks both with `mark`; only vertices still in `square` are taken, so a
-// non-maximum matching gives a wrong answer but never a wrong access.
-void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8_t* from_set,
-                     std::uint8_t* other_set, std::uint8_t mark) {
-  std::vector<vertex_t> queue;
-  for (vertex_t v = 0; v < adj.n; ++v) {
-    if (from_set[v] == unmatched) queue.push_back(v);
+// Frontiers smaller than this are expanded by one thread.
+constexpr std::size_t parallel_min_frontier = 4096;
+
+// Takes vertex w of the other side for the search: true for exactly one
+// caller per w.  With Concurrent, the set bytes are raced by the threads of
+// one level and a compare-and-swap decides.
+template <bool Concurrent>
+inline bool claim(std::uint8_t* set, vertex_t w, std::uint8_t mark) {
+  if constexpr (Concurrent) {
+    std::uint8_t expected = square;
+    if (__atomic_load_n(&set[w], __ATOMIC_RELAXED) != square) return false;
+    return __atomic_compare_exchange_n(&set[w], &expected, mark, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+  } else {
+    if (set[w] != square) return false;
+    set[w] = mark;
+    return true;
   }
-  for (std::size_t head = 0; head < queue.size(); ++head) {
-    const vertex_t v = queue[head];
-    for (offset_t e = adj.ptr[v]; e < adj.ptr[v + 1]; ++e) {
-      const vertex_t w = adj.adj[e];
-      if (other_set[w] != square) continue;
-      other_set[w] = mark;
-      const vertex_t v2 = mate[w];
-      if (from_set[v2] != square) continue;
-      from_set[v2] = mark;
-      queue.push_back(v2);
+}
+
+// One step of the alternating search from v: each entry leads to a vertex w
+// of the other side, its matching edge back to mate[w] on the "from" side;
+// both get `mark`, and mate[w] joins the next frontier.  Only vertices still
+// in `square` are taken, so a non-maximum matching gives a wrong answer but
+// never a wrong access.
+template <bool Concurrent, class Push>
+void expand(const adjacency_view& adj, const vertex_t* mate, std::uint8_t* from_set,
+            std::uint8_t* other_set, std::uint8_t mark, vertex_t v, Push&& push) {
+  for (offset_t e = adj.ptr[v]; e < adj.ptr[v + 1]; ++e) {
+    const vertex_t w = adj.adj[e];
+    if (!claim<Concurrent>(other_set, w, mark)) continue;
+    const vertex_t v2 = mate[w];
+    if (from_set[v2] != square) continue;
+    from_set[v2] = mark;  // w was claimed once, and mate is one-to-one
+    push(v2);
+  }
+}
+
+// Alternating breadth-first search from every unmatched vertex of one side
+// ("from") over `adj` (from -> other side), level by level; a level with a
+// large frontier is expanded by the whole team, each thread collecting its
+// part of the next frontier.  The reached sets do not depend on the order.
+void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8_t* from_set,
+                     std::uint8_t* other_set, std::uint8_t mark, int team) {
+  std::vector<vertex_t> frontier, next;
+  for (vertex_t v = 0; v < adj.n; ++v) {
+    if (from_set[v] == unmatched) frontier.push_back(v);
+  }
+  while (!frontier.empty()) {
+    next.clear();
+    const std::int64_t size = static_cast<std::int64_t>(frontier.size());
+    if (team == 1 || frontier.size() < parallel_min_frontier) {
+      for (const vertex_t v : frontier) {
+        expand<false>(adj, mate, from_set, other_set, mark, v,
+                      [&](vertex_t u) { next.push_back(u); });
+      }
+    } else {
+#pragma omp parallel num_threads(team)
+      {
+        std::vector<vertex_t> mine;
+#pragma omp for schedule(dynamic, 1024) nowait
+        for (std::int64_t f = 0; f < size; ++f) {
+          expand<true>(adj, mate, from_set, other_set, mark, frontier[f],
+                       [&](vertex_t u) { mine.push_back(u); });
+        }
+#pragma omp critical(dmperm_frontier)
+        next.insert(next.end(), mine.begin(), mine.end());
+      }
     }
+    frontier.swap(next);
   }
 }
 
 // Sets rr, cc and the coarse p, q: matched pairs in the order of their
-// columns, unmatched rows and columns in increasing order.
-void coarse_permutation(vertex_t m, vertex_t n, const vertex_t* row4col,
+// rows, unmatched rows and columns in increasing order.
+void coarse_permutation(vertex_t m, vertex_t n, const vertex_t* col4row,
                         const std::uint8_t* row_set, const std::uint8_t* col_set,
                         dm_result* out) {
   vertex_t col_count[4] = {0, 0, 0, 0}, r0 = 0;
@@ -83,24 +131,27 @@ void coarse_permutation(vertex_t m, vertex_t n, const vertex_t* row4col,
   out->rr[4] = out->rr[3] + r0;
   vertex_t next_col[4] = {out->cc[0], out->cc[1], out->cc[2], out->cc[3]};
   vertex_t next_row[4] = {out->rr[3], out->rr[0], out->rr[1], out->rr[2]};
-  for (vertex_t j = 0; j < n; ++j) {
-    const int set = col_set[j];
-    out->q[next_col[set]++] = j;
-    if (set != unmatched) out->p[next_row[set]++] = row4col[j];
-  }
   for (vertex_t i = 0; i < m; ++i) {
-    if (row_set[i] == unmatched) out->p[next_row[unmatched]++] = i;
+    const int set = row_set[i];
+    out->p[next_row[set]++] = i;
+    if (set != unmatched) out->q[next_col[set]++] = col4row[i];
+  }
+  for (vertex_t j = 0; j < n; ++j) {
+    if (col_set[j] == unmatched) out->q[next_col[unmatched]++] = j;
   }
 }
 
 // The square part's graph on its ns pairs: pair k (row p[r0 + k], column
-// q[c0 + k]) -> pair l for each entry (p[r0 + k], q[c0 + l]), l != k.
-detail::adjacency_storage square_graph(const adjacency_view& rows, const std::uint8_t* col_set,
-                                       const vertex_t* p_square, const vertex_t* q_square,
-                                       vertex_t ns, vertex_t n_cols, int team) {
-  std::vector<vertex_t> local(static_cast<std::size_t>(n_cols));
+// q[c0 + k]) -> pair l for each entry (p[r0 + k], q[c0 + l]), l != k.  The
+// pairs are in row order, so the rows are read in increasing order; each
+// entry costs one random read, of `pair_of_col` (the pair of a C2 column,
+// -1 for the other columns).
+detail::adjacency_storage square_graph(const adjacency_view& rows, const vertex_t* p_square,
+                                       const vertex_t* q_square, vertex_t ns, vertex_t n_cols,
+                                       int team) {
+  std::vector<vertex_t> pair_of_col(static_cast<std::size_t>(n_cols), -1);
 #pragma omp parallel for num_threads(team) schedule(static)
-  for (vertex_t k = 0; k < ns; ++k) local[q_square[k]] = k;
+  for (vertex_t k = 0; k < ns; ++k) pair_of_col[q_square[k]] = k;
   detail::adjacency_storage graph;
   graph.ptr.assign(static_cast<std::size_t>(ns) + 1, 0);
 #pragma omp parallel for num_threads(team) schedule(static)
@@ -108,8 +159,8 @@ detail::adjacency_storage square_graph(const adjacency_view& rows, const std::ui
     const vertex_t i = p_square[k];
     offset_t count = 0;
     for (offset_t e = rows.ptr[i]; e < rows.ptr[i + 1]; ++e) {
-      const vertex_t j = rows.adj[e];
-      count += col_set[j] == square && local[j] != k;
+      const vertex_t l = pair_of_col[rows.adj[e]];
+      count += l >= 0 && l != k;
     }
     graph.ptr[k + 1] = count;
   }
@@ -120,8 +171,8 @@ detail::adjacency_storage square_graph(const adjacency_view& rows, const std::ui
     const vertex_t i = p_square[k];
     offset_t at = graph.ptr[k];
     for (offset_t e = rows.ptr[i]; e < rows.ptr[i + 1]; ++e) {
-      const vertex_t j = rows.adj[e];
-      if (col_set[j] == square && local[j] != k) graph.adj[at++] = local[j];
+      const vertex_t l = pair_of_col[rows.adj[e]];
+      if (l >= 0 && l != k) graph.adj[at++] = l;
     }
   }
   return graph;
@@ -186,12 +237,12 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
       built = detail::transpose(g.rows, n, threads);
       cols = built.view();
     }
-    alternating_bfs(cols, col4row, col_set.data(), row_set.data(), reached_from_c0);
+    alternating_bfs(cols, col4row, col_set.data(), row_set.data(), reached_from_c0, team);
   }
   if (any_unmatched_row) {
-    alternating_bfs(g.rows, row4col, row_set.data(), col_set.data(), reached_from_r0);
+    alternating_bfs(g.rows, row4col, row_set.data(), col_set.data(), reached_from_r0, team);
   }
-  coarse_permutation(m, n, row4col, row_set.data(), col_set.data(), out);
+  coarse_permutation(m, n, col4row, row_set.data(), col_set.data(), out);
   if (stats) stats->seconds_coarse = seconds_since(start);
 
   start = clock_type::now();
@@ -202,7 +253,7 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
   vertex_t n_components = 0;
   {
     const detail::adjacency_storage graph =
-        square_graph(g.rows, col_set.data(), p_square, q_square, ns, n, team);
+        square_graph(g.rows, p_square, q_square, ns, n, team);
     if (stats) stats->seconds_graph = seconds_since(start);
     start = clock_type::now();
     n_components = detail::tarjan_scc(graph.view(), component.data());
