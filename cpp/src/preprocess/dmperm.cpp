@@ -44,8 +44,12 @@ double seconds_since(clock_type::time_point start) {
 // Coarse set of each vertex.  Rows: R0 R1 R2 R3; columns: C0 C1 C2 C3.
 enum coarse : std::uint8_t { unmatched = 0, reached_from_c0 = 1, square = 2, reached_from_r0 = 3 };
 
-// Frontiers smaller than this are expanded by one thread.
-constexpr std::size_t parallel_min_frontier = 4096;
+// Frontiers smaller than this are expanded by one thread, and square parts
+// with fewer pairs than parallel_min_pairs are built by one: a parallel
+// region costs microseconds on an idle machine, but milliseconds when the
+// cores are shared.
+constexpr std::size_t parallel_min_frontier = std::size_t(1) << 14;
+constexpr vertex_t parallel_min_pairs = vertex_t(1) << 16;
 
 // Takes vertex w of the other side for the search: true for exactly one
 // caller per w.  With Concurrent, the set bytes are raced by the threads of
@@ -150,11 +154,12 @@ detail::adjacency_storage square_graph(const adjacency_view& rows, const vertex_
                                        const vertex_t* q_square, vertex_t ns, vertex_t n_cols,
                                        int team) {
   std::vector<vertex_t> pair_of_col(static_cast<std::size_t>(n_cols), -1);
-#pragma omp parallel for num_threads(team) schedule(static)
+  const bool parallel = team > 1 && ns >= parallel_min_pairs;
+#pragma omp parallel for num_threads(team) schedule(static) if (parallel)
   for (vertex_t k = 0; k < ns; ++k) pair_of_col[q_square[k]] = k;
   detail::adjacency_storage graph;
   graph.ptr.assign(static_cast<std::size_t>(ns) + 1, 0);
-#pragma omp parallel for num_threads(team) schedule(static)
+#pragma omp parallel for num_threads(team) schedule(static) if (parallel)
   for (vertex_t k = 0; k < ns; ++k) {
     const vertex_t i = p_square[k];
     offset_t count = 0;
@@ -166,7 +171,7 @@ detail::adjacency_storage square_graph(const adjacency_view& rows, const vertex_
   }
   for (vertex_t k = 0; k < ns; ++k) graph.ptr[k + 1] += graph.ptr[k];
   graph.adj.resize(static_cast<std::size_t>(graph.ptr[ns]));
-#pragma omp parallel for num_threads(team) schedule(static)
+#pragma omp parallel for num_threads(team) schedule(static) if (parallel)
   for (vertex_t k = 0; k < ns; ++k) {
     const vertex_t i = p_square[k];
     offset_t at = graph.ptr[k];
