@@ -1,18 +1,23 @@
 // Strongly connected components: Tarjan's algorithm (SIAM J. Comput. 1,
-// 1972), with the depth-first search driven by an explicit stack so that
-// paths of millions of vertices (a long chain of blocks in a block
-// triangular form) cannot overflow the call stack.
+// 1972) in Pearce's space-efficient form (D. J. Pearce, A space-efficient
+// algorithm for finding strongly connected components, Inf. Process. Lett.
+// 116, 2016: PEA_FIND_SCC2), with the depth-first search driven by an
+// explicit stack so that paths of millions of vertices (a long chain of
+// blocks in a block triangular form) cannot overflow the call stack.
 //
-// State per vertex: order[v], its preorder number (-1 while unvisited), and
-// low[v], the smallest preorder number reachable from v's subtree through at
-// most one non-tree arc into a vertex still on Tarjan's stack.  A vertex is
-// on Tarjan's stack exactly while it is visited and has no component yet, so
-// no separate flag is kept.  The search stack holds (vertex, next arc) pairs:
-// the arc cursor is what a recursive version keeps in its frame.
+// One int32 per vertex, rindex, does the work of Tarjan's preorder number,
+// low link and on-stack flag: 0 while unvisited; while v's component is
+// open, the smallest preorder number v is known to reach; once the component
+// is closed, its id counted down from n - 1.  Closing a component decrements
+// the preorder counter for each of its vertices, so open values stay below
+// every closed id and one comparison, rindex[w] < rindex[v], is both "w is
+// open" and Tarjan's low-link update (Pearce, section 3).  Each arc costs one
+// random read, of rindex[w], where Tarjan's form reads two or three arrays.
+// rindex lives in the output array; the ids are turned around at the end.
 //
-// A component is emitted when its root v finishes with low[v] == order[v];
-// every component reachable from it has been emitted before, so ids come out
-// in reverse topological order (component 0 is a sink).
+// A component closes when its root finishes, after every component it
+// reaches, so ids in closing order are in reverse topological order
+// (component 0 is a sink).
 #include <algorithm>
 #include <vector>
 
@@ -21,65 +26,67 @@
 
 namespace matchflow {
 namespace detail {
+namespace {
+
+struct frame {
+  vertex_t v;
+  bool root;  // no arc found yet into an earlier open vertex
+  offset_t arc;  // next arc of v to look at
+};
+
+}  // namespace
 
 vertex_t tarjan_scc(const adjacency_view& g, vertex_t* component) {
   const vertex_t n = g.n;
-  std::vector<vertex_t> order(static_cast<std::size_t>(n), -1);
-  std::vector<vertex_t> low(static_cast<std::size_t>(n));
-  std::vector<vertex_t> tarjan_stack;   // visited vertices without a component
-  std::vector<vertex_t> search_vertex;  // depth-first search path
-  std::vector<offset_t> search_arc;     // next arc of each vertex on the path
-  tarjan_stack.reserve(static_cast<std::size_t>(n));
-  std::fill(component, component + n, vertex_t(-1));
-  vertex_t counter = 0, n_components = 0;
+  vertex_t* rindex = component;
+  std::fill(rindex, rindex + n, vertex_t(0));
+  std::vector<frame> search;          // the depth-first search path
+  std::vector<vertex_t> open;         // finished vertices whose component is open
+  vertex_t index = 1, next_id = n - 1;
 
-  auto visit = [&](vertex_t v) {
-    order[v] = low[v] = counter++;
-    tarjan_stack.push_back(v);
-    search_vertex.push_back(v);
-    search_arc.push_back(g.ptr[v]);
-  };
-  for (vertex_t root = 0; root < n; ++root) {
-    if (order[root] >= 0) continue;
-    visit(root);
-    while (!search_vertex.empty()) {
-      const vertex_t v = search_vertex.back();
-      offset_t& arc = search_arc.back();
+  for (vertex_t start = 0; start < n; ++start) {
+    if (rindex[start] != 0) continue;
+    rindex[start] = index++;
+    search.push_back({start, true, g.ptr[start]});
+    while (!search.empty()) {
+      frame& f = search.back();
+      const vertex_t v = f.v;
       const offset_t end = g.ptr[v + 1];
-      // Scan v's arcs until one leads to an unvisited vertex (a tree arc).
-      vertex_t next = -1;
-      while (arc < end) {
-        const vertex_t w = g.adj[arc++];
-        if (order[w] < 0) {
-          next = w;
+      bool descended = false;
+      for (; f.arc < end; ++f.arc) {
+        const vertex_t w = g.adj[f.arc];
+        if (rindex[w] == 0) {  // tree arc: visit w; this arc is looked at again after
+          rindex[w] = index++;
+          search.push_back({w, true, g.ptr[w]});  // invalidates f
+          descended = true;
           break;
         }
-        if (component[w] < 0) low[v] = std::min(low[v], order[w]);  // w on the stack
+        if (rindex[w] < rindex[v]) {
+          rindex[v] = rindex[w];
+          f.root = false;
+        }
       }
-      if (next >= 0) {
-        visit(next);  // invalidates `arc`; it is not used again
+      if (descended) continue;
+      const bool root = f.root;
+      search.pop_back();
+      if (!root) {
+        open.push_back(v);
         continue;
       }
-      // v is finished: pop it from the search path, emit its component if
-      // it is a root, and pass its low link to its parent.
-      search_vertex.pop_back();
-      search_arc.pop_back();
-      if (low[v] == order[v]) {
-        vertex_t w;
-        do {
-          w = tarjan_stack.back();
-          tarjan_stack.pop_back();
-          component[w] = n_components;
-        } while (w != v);
-        ++n_components;
+      // v is the root of a component: close it (v and the open vertices
+      // above it, all with rindex >= rindex[v]).
+      --index;
+      while (!open.empty() && rindex[v] <= rindex[open.back()]) {
+        rindex[open.back()] = next_id;
+        open.pop_back();
+        --index;
       }
-      if (!search_vertex.empty()) {
-        const vertex_t parent = search_vertex.back();
-        low[parent] = std::min(low[parent], low[v]);
-      }
+      rindex[v] = next_id--;
     }
   }
-  return n_components;
+  // Closed ids run n - 1, n - 2, ... in closing order; count from 0 instead.
+  for (vertex_t v = 0; v < n; ++v) component[v] = n - 1 - rindex[v];
+  return n - 1 - next_id;
 }
 
 }  // namespace detail
