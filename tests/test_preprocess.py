@@ -511,3 +511,26 @@ def test_results_unpack_and_report():
 def test_docstring_examples():
     result = doctest.testmod(_preprocess, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_core_survives_a_matching_that_is_not_maximum(seed):
+    """The core trusts its matching, but a wrong one (here: a greedy one with
+    random pairs dropped) gives an error or a wrong answer, never a crash."""
+    from matchflow._validation import as_bipartite
+    rng = np.random.default_rng(500 + seed)
+    A = random_pattern(rng, 60, 50, 0.05)
+    g = as_bipartite(A)
+    col4row = np.full(60, -1, dtype=np.int32)
+    row4col = np.full(50, -1, dtype=np.int32)
+    coo = A.tocoo()
+    for i, j in zip(coo.row.tolist(), coo.col.tolist()):
+        if col4row[i] < 0 and row4col[j] < 0 and rng.random() < 0.7:
+            col4row[i], row4col[j] = j, i
+    try:
+        p, q, *_ = _core.dmperm(g.row_ptr, g.row_adj, 50, col4row, row4col, 1)
+    except ValueError as exc:
+        assert "not maximum" in str(exc)
+    else:
+        assert np.array_equal(np.sort(p), np.arange(60))
+        assert np.array_equal(np.sort(q), np.arange(50))

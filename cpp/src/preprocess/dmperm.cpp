@@ -122,17 +122,22 @@ void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8
 }
 
 // Sets rr, cc and the coarse p, q: matched pairs in the order of their
-// rows, unmatched rows and columns in increasing order.
-void coarse_permutation(vertex_t m, vertex_t n, const vertex_t* col4row,
+// rows, unmatched rows and columns in increasing order.  False (nothing
+// written) when the sets do not pair up, which only a matching that is not
+// maximum can cause.
+bool coarse_permutation(vertex_t m, vertex_t n, const vertex_t* col4row,
                         const std::uint8_t* row_set, const std::uint8_t* col_set,
                         dm_result* out) {
-  vertex_t col_count[4] = {0, 0, 0, 0}, r0 = 0;
+  vertex_t col_count[4] = {0, 0, 0, 0}, row_count[4] = {0, 0, 0, 0};
   for (vertex_t j = 0; j < n; ++j) ++col_count[col_set[j]];
-  for (vertex_t i = 0; i < m; ++i) r0 += row_set[i] == unmatched;
+  for (vertex_t i = 0; i < m; ++i) ++row_count[row_set[i]];
+  for (int k = 1; k < 4; ++k) {
+    if (row_count[k] != col_count[k]) return false;
+  }
   for (int k = 0; k < 4; ++k) out->cc[k + 1] = out->cc[k] + col_count[k];
   // Rows R1, R2, R3 pair with C1, C2, C3; R0 comes last.
-  for (int k = 1; k < 4; ++k) out->rr[k] = out->rr[k - 1] + col_count[k];
-  out->rr[4] = out->rr[3] + r0;
+  for (int k = 1; k < 4; ++k) out->rr[k] = out->rr[k - 1] + row_count[k];
+  out->rr[4] = out->rr[3] + row_count[unmatched];
   vertex_t next_col[4] = {out->cc[0], out->cc[1], out->cc[2], out->cc[3]};
   vertex_t next_row[4] = {out->rr[3], out->rr[0], out->rr[1], out->rr[2]};
   for (vertex_t i = 0; i < m; ++i) {
@@ -143,6 +148,7 @@ void coarse_permutation(vertex_t m, vertex_t n, const vertex_t* col4row,
   for (vertex_t j = 0; j < n; ++j) {
     if (col_set[j] == unmatched) out->q[next_col[unmatched]++] = j;
   }
+  return true;
 }
 
 // The square part's graph on its ns pairs: pair k (row p[r0 + k], column
@@ -247,7 +253,9 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
   if (any_unmatched_row) {
     alternating_bfs(g.rows, row4col, row_set.data(), col_set.data(), reached_from_r0, team);
   }
-  coarse_permutation(m, n, col4row, row_set.data(), col_set.data(), out);
+  if (!coarse_permutation(m, n, col4row, row_set.data(), col_set.data(), out)) {
+    return fail(status::invalid_input, "dulmage_mendelsohn: the matching given is not maximum");
+  }
   if (stats) stats->seconds_coarse = seconds_since(start);
 
   start = clock_type::now();
