@@ -5,7 +5,8 @@ All three start from one maximum matching, computed by `maximum_matching`
 (so a GPU is used where it pays); the decomposition itself is linear time on
 the CPU (cpp/src/preprocess/: alternating BFS, then Tarjan's SCC).  The
 conventions are CSparse's ``cs_dmperm`` (T. A. Davis, *Direct Methods for
-Sparse Linear Systems*, SIAM 2006, section 7.4; MATLAB's ``dmperm``), 0-based.
+Sparse Linear Systems*, SIAM 2006, section 7.4, pp. 122-127; MATLAB's
+``dmperm``), 0-based.
 """
 from __future__ import annotations
 

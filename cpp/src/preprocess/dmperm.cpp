@@ -1,6 +1,6 @@
 // Dulmage-Mendelsohn decomposition with CSparse cs_dmperm's conventions
-// (Davis, Direct Methods for Sparse Linear Systems, 2006, section 7.4),
-// computed from a maximum matching given by the caller.
+// (Davis, Direct Methods for Sparse Linear Systems, 2006, section 7.4,
+// pp. 122-127), computed from a maximum matching given by the caller.
 //
 // Coarse decomposition.  With a maximum matching, every vertex reachable by
 // an alternating path from an unmatched column is matched (else the path
@@ -226,12 +226,12 @@ void fine_blocks(vertex_t m, vertex_t n, const std::vector<vertex_t>& square_sta
   out->n_blocks = nb;
 }
 
-status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
-                 int threads, dm_result* out, dm_stats* stats) {
+// Coarse set of every row and column: unmatched, then the two alternating
+// searches (the one from C0 needs the column orientation, built if absent).
+void mark_coarse_sets(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
+                      int threads, std::uint8_t* row_set, std::uint8_t* col_set) {
   const vertex_t m = g.n_rows(), n = g.n_cols();
   const int team = detail::team_size(threads);
-  auto start = clock_type::now();
-  std::vector<std::uint8_t> row_set(static_cast<std::size_t>(m)), col_set(static_cast<std::size_t>(n));
   bool any_unmatched_col = false, any_unmatched_row = false;
   for (vertex_t i = 0; i < m; ++i) {
     row_set[i] = col4row[i] < 0 ? unmatched : square;
@@ -241,18 +241,27 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
     col_set[j] = row4col[j] < 0 ? unmatched : square;
     any_unmatched_col |= row4col[j] < 0;
   }
-  if (any_unmatched_col) {  // C0 -> R1 -> C1 needs the column orientation
+  if (any_unmatched_col) {
     detail::adjacency_storage built;
     adjacency_view cols = g.cols;
     if (!g.has_cols()) {
       built = detail::transpose(g.rows, n, threads);
       cols = built.view();
     }
-    alternating_bfs(cols, col4row, col_set.data(), row_set.data(), reached_from_c0, team);
+    alternating_bfs(cols, col4row, col_set, row_set, reached_from_c0, team);
   }
   if (any_unmatched_row) {
-    alternating_bfs(g.rows, row4col, row_set.data(), col_set.data(), reached_from_r0, team);
+    alternating_bfs(g.rows, row4col, row_set, col_set, reached_from_r0, team);
   }
+}
+
+status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
+                 int threads, dm_result* out, dm_stats* stats) {
+  const vertex_t m = g.n_rows(), n = g.n_cols();
+  auto start = clock_type::now();
+  std::vector<std::uint8_t> row_set(static_cast<std::size_t>(m));
+  std::vector<std::uint8_t> col_set(static_cast<std::size_t>(n));
+  mark_coarse_sets(g, col4row, row4col, threads, row_set.data(), col_set.data());
   if (!coarse_permutation(m, n, col4row, row_set.data(), col_set.data(), out)) {
     return fail(status::invalid_input, "dulmage_mendelsohn: the matching given is not maximum");
   }
@@ -266,7 +275,7 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
   vertex_t n_components = 0;
   {
     const detail::adjacency_storage graph =
-        square_graph(g.rows, p_square, q_square, ns, n, team);
+        square_graph(g.rows, p_square, q_square, ns, n, detail::team_size(threads));
     if (stats) stats->seconds_graph = seconds_since(start);
     start = clock_type::now();
     n_components = detail::tarjan_scc(graph.view(), component.data());
