@@ -138,14 +138,17 @@ def markdown(results) -> str:
         f"- command: `{mach['command']}`",
         f"- date: {mach['date']}",
         "",
-        "Seconds, median of the timed runs, whole public call.  DM phases: matching "
+        "Seconds, median of the timed runs, whole public call: MT maximum_transversal, "
+        "DM dulmage_mendelsohn, BTF block_triangular_form (n/a: not square and "
+        "structurally nonsingular).  DM phases: matching "
         "(on the device named), then on the CPU the coarse BFS, the square part's "
         "graph, Tarjan's SCC, the block ordering.",
         "",
     ]
     devices = results["devices"]
     head = ["graph", "rows", "cols", "nnz", "sprank", "blocks"]
-    head += [f"{fn.split('_')[0][:5]}/{d}" for d in devices for fn in FUNCTIONS]
+    short = dict(maximum_transversal="MT", dulmage_mendelsohn="DM", block_triangular_form="BTF")
+    head += [f"{short[fn]}/{d}" for d in devices for fn in FUNCTIONS]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g in results["graphs"]:
         dm = g["runs"].get(f"dulmage_mendelsohn/{devices[0]}", {})
