@@ -50,6 +50,8 @@ enum coarse : std::uint8_t { unmatched = 0, reached_from_c0 = 1, square = 2, rea
 // cores are shared.
 constexpr std::size_t parallel_min_frontier = std::size_t(1) << 14;
 constexpr vertex_t parallel_min_pairs = vertex_t(1) << 16;
+// How far ahead in the frontier the search prefetches a vertex's offsets.
+constexpr std::int64_t prefetch_distance = 16;
 
 // Takes vertex w of the other side for the search: true for exactly one
 // caller per w.  With Concurrent, the set bytes are raced by the threads of
@@ -70,18 +72,20 @@ inline bool claim(std::uint8_t* set, vertex_t w, std::uint8_t mark) {
 
 // One step of the alternating search from v: each entry leads to a vertex w
 // of the other side, its matching edge back to mate[w] on the "from" side;
-// both get `mark`, and mate[w] joins the next frontier.  Only vertices still
-// in `square` are taken, so a non-maximum matching gives a wrong answer but
-// never a wrong access.
+// both get `mark`, and mate[w] joins the next frontier.  Only vertices w
+// still in `square` are taken, so a non-maximum matching gives a wrong
+// answer but never a wrong access.
 template <bool Concurrent, class Push>
 void expand(const adjacency_view& adj, const vertex_t* mate, std::uint8_t* from_set,
             std::uint8_t* other_set, std::uint8_t mark, vertex_t v, Push&& push) {
   for (offset_t e = adj.ptr[v]; e < adj.ptr[v + 1]; ++e) {
     const vertex_t w = adj.adj[e];
     if (!claim<Concurrent>(other_set, w, mark)) continue;
+    // mate[w] is reached only through its matching edge, so once, as w was
+    // claimed once: no test (one random read less per entry).  Mates that are
+    // not one-to-one make a vertex expand twice, nothing worse.
     const vertex_t v2 = mate[w];
-    if (from_set[v2] != square) continue;
-    from_set[v2] = mark;  // w was claimed once, and mate is one-to-one
+    from_set[v2] = mark;
     push(v2);
   }
 }
@@ -100,8 +104,13 @@ void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8
     next.clear();
     const std::int64_t size = static_cast<std::int64_t>(frontier.size());
     if (team == 1 || frontier.size() < parallel_min_frontier) {
-      for (const vertex_t v : frontier) {
-        expand<false>(adj, mate, from_set, other_set, mark, v,
+      for (std::int64_t f = 0; f < size; ++f) {
+        // The frontier is in random order: fetch a later vertex's offsets
+        // now, so that several misses are in flight at once.
+        if (f + prefetch_distance < size) {
+          __builtin_prefetch(&adj.ptr[frontier[f + prefetch_distance]]);
+        }
+        expand<false>(adj, mate, from_set, other_set, mark, frontier[f],
                       [&](vertex_t u) { next.push_back(u); });
       }
     } else {
@@ -110,6 +119,9 @@ void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8
         std::vector<vertex_t> mine;
 #pragma omp for schedule(dynamic, 1024) nowait
         for (std::int64_t f = 0; f < size; ++f) {
+          if (f + prefetch_distance < size) {
+            __builtin_prefetch(&adj.ptr[frontier[f + prefetch_distance]]);
+          }
           expand<true>(adj, mate, from_set, other_set, mark, frontier[f],
                        [&](vertex_t u) { mine.push_back(u); });
         }
