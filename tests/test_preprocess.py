@@ -24,7 +24,7 @@ from matchflow import (_core, _preprocess, block_triangular_form, dulmage_mendel
                        generators, maximum_transversal)
 from matchflow.io import read_graph
 
-from conftest import data_dir
+from conftest import assert_gil_released, data_dir
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
@@ -561,3 +561,12 @@ def test_btf_solves_real_matrix_block_by_block(name):
     x_lu = spla.splu(A).solve(b)
     scale = spla.norm(A, 1) * np.abs(x).sum() + np.abs(b).sum()
     assert np.abs(A @ x - b).sum() / scale <= max(1e-12, 10 * np.abs(A @ x_lu - b).sum() / scale)
+
+
+def test_decomposition_releases_the_gil():
+    from matchflow._validation import as_bipartite
+    A = generators.uniform_random(1 << 19, seed=3)
+    g = as_bipartite(A)
+    res = matchflow.maximum_matching(A, device="cpu")
+    assert_gil_released(lambda: _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row,
+                                             res.row4col, 1), min_seconds=0.02)
