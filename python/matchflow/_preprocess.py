@@ -47,11 +47,18 @@ def maximum_transversal(A, *, method: str = "auto",
     p : ndarray of int64, shape (m,)
     q : ndarray of int64, shape (n,)
         ``A[p][:, q]`` has an entry at ``(i, i)`` for every ``i`` below the
-        structural rank ``k``.  The matched rows come first in increasing
+        structural rank.  The matched rows come first in increasing
         order (so ``p`` is the identity when every row is matched, as for a
         structurally nonsingular square matrix: then ``q`` alone is MC21's
         column permutation), each with its column; then the unmatched rows
         and the unmatched columns, in increasing order.
+
+    Raises
+    ------
+    TypeError
+        If `A` is not sparse.
+    ValueError
+        For a malformed sparse structure or an unknown `method` / `device`.
 
     Examples
     --------
@@ -100,7 +107,8 @@ class DMResult:
         ``[rr[2]:rr[3], cc[3]:cc[4]]``.  The horizontal part, when not empty,
         is fine block 0; the vertical part, when not empty, the last one.
     stats : dict
-        Seconds per phase (``seconds_matching``, ``seconds_coarse``,
+        Seconds per phase (``seconds_matching``: input validation and the
+        matching; then, in the core, ``seconds_coarse``,
         ``seconds_graph``, ``seconds_scc``, ``seconds_fine``,
         ``seconds_total``) and the matching's ``method`` and ``device``.
     """
