@@ -99,7 +99,7 @@ def bench_graph(name: str, A, gen_seconds: float, devices, args) -> dict:
             if fn == "block_triangular_form" and not entry.get("nonsingular", False):
                 entry["runs"][label] = dict(skipped="not square and structurally nonsingular")
                 continue
-            times, results, warm = timed_runs(lambda: call(fn, A, device),
+            times, results, warm = timed_runs(lambda fn=fn, device=device: call(fn, A, device),
                                               args.repeat, args.long_run)
             k = median_index(times)
             run = dict(seconds=times[k], all_seconds=times, warmup_timed=warm)

@@ -314,7 +314,7 @@ def test_dm_example_of_csparse_shape():
         [0, 0, 0, 0, 1, 0],   # r3: c4 alone
         [0, 0, 0, 0, 0, 0],   # r4: empty -> R0
     ]))
-    p, q, r, s, rr, cc = dulmage_mendelsohn(A, device="cpu")
+    p, _, r, s, rr, cc = dulmage_mendelsohn(A, device="cpu")
     assert rr.tolist() == [0, 1, 4, 4, 5]
     assert cc.tolist() == [0, 2, 3, 6, 6]  # c5 empty, and c0 or c1, unmatched
     assert r.tolist() == [0, 1, 3, 4, 5] and s.tolist() == [0, 3, 5, 6, 6]
@@ -500,7 +500,7 @@ def test_btf_structurally_singular():
 def test_results_unpack_and_report():
     A = ADVERSARIAL["reducible"]
     res = dulmage_mendelsohn(A, device="cpu")
-    p, q, r, s, rr, cc = res
+    _, _, r, _, _, _ = res
     assert res.n_blocks == len(r) - 1 and res.structural_rank == A.shape[0]
     for key in ("seconds_matching", "seconds_coarse", "seconds_scc", "seconds_total"):
         assert res.stats[key] >= 0
