@@ -328,3 +328,54 @@ def lsap_shortest_path(cnp.ndarray cost, bint maximize):
             elif size == 1:
                 st = _shortest_path(<const uint8_t*>first, dims, strides, maximize, rows, cols)
     return (row_ind, col_ind) if st == status.ok else None
+
+
+# ---- preprocessing ----------------------------------------------------------------
+
+def scc(const int64_t[::1] ptr, const int32_t[::1] adj):
+    """SCCs of the digraph v -> adj[ptr[v]:ptr[v+1]]; returns (component int32[n], count).
+
+    Ids are in reverse topological order (an arc u -> v between components
+    has component[u] > component[v])."""
+    cdef adjacency_view g
+    g.n = ptr.shape[0] - 1
+    g.ptr = _p64(ptr)
+    g.adj = _p32(adj)
+    component = np.empty(g.n, dtype=np.int32)
+    cdef int32_t* comp = _w32(component)
+    cdef int32_t count = 0
+    cdef status st
+    with nogil:
+        st = strongly_connected_components(g, comp, &count)
+    _check(st)
+    return component, count
+
+
+def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
+           const int32_t[::1] col4row, const int32_t[::1] row4col, int threads):
+    """Dulmage-Mendelsohn from a maximum matching; returns (p, q, r, s, rr, cc, stats),
+    all int32, r and s trimmed to n_blocks + 1."""
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
+    cdef int64_t n_bounds = min(g.rows.n, g.cols.n) + 3
+    p = np.empty(g.rows.n, dtype=np.int32)
+    q = np.empty(g.cols.n, dtype=np.int32)
+    r = np.empty(n_bounds, dtype=np.int32)
+    s = np.empty(n_bounds, dtype=np.int32)
+    cdef dm_result out
+    out.p = _w32(p)
+    out.q = _w32(q)
+    out.r = _w32(r)
+    out.s = _w32(s)
+    cdef dm_stats stats
+    cdef status st
+    with nogil:
+        st = dulmage_mendelsohn(g, _p32(col4row), _p32(row4col), threads, &out, &stats)
+    _check(st)
+    rr = np.array([out.rr[k] for k in range(5)], dtype=np.int32)
+    cc = np.array([out.cc[k] for k in range(5)], dtype=np.int32)
+    return (p, q, r[:out.n_blocks + 1].copy(), s[:out.n_blocks + 1].copy(), rr, cc, {
+        "seconds_coarse": stats.seconds_coarse,
+        "seconds_graph": stats.seconds_graph,
+        "seconds_scc": stats.seconds_scc,
+        "seconds_fine": stats.seconds_fine,
+    })

@@ -119,3 +119,21 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         uint8_t* source_side
     status solve_maxflow(const flow_network& net, flow_method method,
                          const flow_options& options, flow_result* result, flow_stats* stats)
+
+
+cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:
+    status strongly_connected_components(const adjacency_view& g, int32_t* component,
+                                         int32_t* n_components)
+    cdef cppclass dm_result:
+        int32_t* p
+        int32_t* q
+        int32_t* r
+        int32_t* s
+        int32_t rr[5]
+        int32_t cc[5]
+        int32_t n_blocks
+    cdef cppclass dm_stats:
+        double seconds_coarse, seconds_graph, seconds_scc, seconds_fine
+    status dulmage_mendelsohn(const bipartite_view& g, const int32_t* col4row,
+                              const int32_t* row4col, int threads, dm_result* out,
+                              dm_stats* stats)

@@ -17,19 +17,31 @@ from ._matching import (
     maximum_matching,
     structural_rank,
 )
+from ._preprocess import (
+    BTFResult,
+    DMResult,
+    block_triangular_form,
+    dulmage_mendelsohn,
+    maximum_transversal,
+)
 
 __all__ = [
     "AssignmentResult",
     "AssignmentStats",
+    "BTFResult",
+    "DMResult",
     "FlowStats",
     "MatchingResult",
     "MatchingStats",
     "MaximumFlowResult",
+    "block_triangular_form",
     "cuda_available",
+    "dulmage_mendelsohn",
     "linear_sum_assignment",
     "maximum_bipartite_matching",
     "maximum_flow",
     "maximum_matching",
+    "maximum_transversal",
     "show_config",
     "solve_assignment",
     "solve_flow",

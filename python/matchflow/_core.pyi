@@ -21,3 +21,11 @@ def maxflow(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
             device: int, return_flow: bool, relabel_freq: float, paper_variant: bool,
             ) -> tuple[int, npt.NDArray[np.int64] | None, npt.NDArray[np.bool_],
                        dict[str, float]]: ...
+def scc(ptr: npt.NDArray[np.int64], adj: npt.NDArray[np.int32],
+        ) -> tuple[npt.NDArray[np.int32], int]: ...
+def dmperm(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
+           n_cols: int, col4row: npt.NDArray[np.int32], row4col: npt.NDArray[np.int32],
+           threads: int,
+           ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32],
+                      npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32],
+                      dict[str, float]]: ...
