@@ -605,11 +605,38 @@ def parse_args(argv=None):
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds; start no new instance after this")
     p.add_argument("--git-sha", default=None)
+    p.add_argument("--merge", nargs="+", metavar="FLOW_JSON", default=None,
+                   help="run nothing: merge these flow.json parts into --out")
     return p.parse_args(argv)
+
+
+def merge(paths: list[str], out: Path) -> int:
+    """One result set from runs of parts of the suite (e.g. one per device
+    call, at one commit on one machine): instances concatenated, every
+    part's command kept."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    shas = {part["machine"].get("git_sha") for part in parts}
+    if len(shas) != 1:
+        raise SystemExit(f"--merge: the parts come from different commits {sorted(shas)}")
+    results = dict(parts[0])
+    results["instances"] = [e for part in parts for e in part["instances"]]
+    results["solvers"] = list(dict.fromkeys(s for part in parts for s in part["solvers"]))
+    results["machine"] = dict(parts[0]["machine"], command=" ; ".join(
+        part["machine"]["command"] for part in parts))
+    results["total_seconds"] = sum(part.get("total_seconds", 0) for part in parts)
+    stopped = [part["stopped_early"] for part in parts if "stopped_early" in part]
+    results.pop("stopped_early", None)
+    if stopped:
+        results["stopped_early"] = "; ".join(stopped)
+    write(results, out, final=True)
+    print(f"merged {len(parts)} parts, {len(results['instances'])} instances into {out}")
+    return 0
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.merge:
+        return merge(args.merge, Path(args.out))
     solve_flow()                              # fail early, with a clear message
     out = Path(args.out)
     solvers = solver_list(args)
