@@ -9,6 +9,8 @@ __version__ = "0.1.0"
 
 from ._device import cuda_available, show_config
 from ._lsap import AssignmentResult, AssignmentStats, linear_sum_assignment, solve_assignment
+from ._sparse_assignment import min_weight_full_bipartite_matching, solve_sparse_assignment
+from ._weighted_transversal import WeightedTransversal, weighted_transversal
 from ._matching import (
     MatchingResult,
     MatchingStats,
@@ -26,7 +28,11 @@ __all__ = [
     "linear_sum_assignment",
     "maximum_bipartite_matching",
     "maximum_matching",
+    "min_weight_full_bipartite_matching",
     "show_config",
     "solve_assignment",
+    "solve_sparse_assignment",
     "structural_rank",
+    "WeightedTransversal",
+    "weighted_transversal",
 ]
