@@ -375,5 +375,8 @@ def test_splu_after_weighted_transversal(name):
     z = np.empty(n)
     z[t.q] = y
     pre = backward_error(A, t.col_scale * z, b)
-    assert pre <= max(raw, 1e-15)  # as good, or at rounding level
+    rounding = 100 * n * np.finfo(float).eps
+    assert pre <= max(raw, rounding)  # as good, or at the level of rounding
+    if name == "west0067":  # zeros on its diagonal: static pivoting on it loses digits
+        assert raw > 1e-10 and pre < 1e-15
     assert_scaled(A, t)
