@@ -17,7 +17,8 @@ import scipy.sparse as sp
 
 from . import _core, _device
 from ._lsap import AssignmentResult, AssignmentStats
-from ._validation import _check_structure, _checked_compressed, check_choice, check_threads
+from ._validation import (_check_structure, _checked_compressed, _least_matching_bytes,
+                          check_allocation, check_choice, check_threads)
 
 # Method name -> nothing to pass yet: one CPU solver behind the entry point.
 CPU_METHODS = ("sparse-sap",)
@@ -45,6 +46,11 @@ def _as_weighted_csr(biadjacency, maximize: bool):
     if max(biadjacency.shape) >= _INT32_MAX:
         raise ValueError(f"graph has {max(biadjacency.shape)} rows or columns; "
                          f"at most {_INT32_MAX - 1} are supported")
+    n_rows, n_cols = (int(d) for d in biadjacency.shape)
+    # Refuse at once what cannot fit (a huge shape with few entries), before
+    # any conversion allocates by the shape.
+    check_allocation(_least_matching_bytes(biadjacency) + 16 * (n_rows + n_cols),
+                     f"an assignment of a {n_rows} x {n_cols} graph")
     # Index arrays checked before SciPy's own conversions read them.
     if biadjacency.format == "csr":
         _checked_compressed(biadjacency)
@@ -60,7 +66,6 @@ def _as_weighted_csr(biadjacency, maximize: bool):
         m = -m
     if not np.all(m.data):
         warnings.warn("explicit zero weights are removed before matching", stacklevel=3)
-    n_rows, n_cols = (int(d) for d in m.shape)
     transposed = n_rows > n_cols
     m = (m.T if transposed else m).tocsr()
     m.sum_duplicates()  # duplicates are one entry, their sum (SciPy's COO path does the same)
