@@ -197,6 +197,13 @@ def test_explicit_zeros_and_infinities_removed_as_scipy():
         with pytest.warns(UserWarning, match=ZERO_WARNING):
             row_ind, col_ind = solver(graph)
         assert (row_ind.tolist(), col_ind.tolist()) == ([0, 1], [1, 0])
+    # an infinite weight is no edge: without it no full matching exists
+    graph = sp.csr_array(np.array([[np.inf, 1.0], [0.0, 2.0]]))
+    for solver in (scipy_mwfbm, min_weight_full_bipartite_matching):
+        with pytest.raises(ValueError, match="no full matching exists"):
+            solver(graph)
+        with pytest.raises(ValueError, match="no full matching exists"):
+            solver(-graph, maximize=True)
     # maximize: -inf entries are the missing ones
     graph = sp.csr_array(np.array([[-np.inf, 2.0], [3.0, 4.0]]))
     assert min_weight_full_bipartite_matching(graph, maximize=True)[1].tolist() == [1, 0]
@@ -235,6 +242,11 @@ def test_complex_warns_as_scipy():
     graph = sp.csr_array(np.array([[1 + 1j, 2], [3, 4]]))
     with pytest.warns(np.exceptions.ComplexWarning):
         assert min_weight_full_bipartite_matching(graph)[1].tolist() == [1, 0]
+
+
+def test_huge_shape_refused_at_once():
+    with pytest.raises((MemoryError, ValueError)):
+        min_weight_full_bipartite_matching(sp.coo_array((2 ** 31 - 2, 5)))
 
 
 def test_duplicates_are_summed():
@@ -309,6 +321,16 @@ def test_weighted_transversal_scaling():
         dense = random_square(rng, n) + np.diag(rng.lognormal(0, 3, n))
         assert_scaled(dense, weighted_transversal(sp.csr_array(dense)))
     assert weighted_transversal(sp.eye_array(3), scale=False).row_scale is None
+
+
+def test_weighted_transversal_inputs():
+    """Dense and complex input: magnitudes count; the same answer as sparse."""
+    dense = np.array([[1e-3, 4.0, 0.0], [2.0, 0.5, 1.0], [0.0, 3.0, 1e-2]])
+    t = weighted_transversal(dense)
+    assert t.q.tolist() == weighted_transversal(sp.csc_array(dense)).q.tolist()
+    t_complex = weighted_transversal(sp.csr_array(dense * 1j))
+    assert t_complex.q.tolist() == t.q.tolist()
+    assert np.allclose(t_complex.row_scale, t.row_scale)
 
 
 def test_weighted_transversal_errors():
