@@ -323,6 +323,19 @@ def test_weighted_transversal_scaling():
     assert weighted_transversal(sp.eye_array(3), scale=False).row_scale is None
 
 
+def test_weighted_transversal_wide_scalings():
+    """Upper bidiagonal, 1 on the diagonal and e^10 above: the only
+    transversal is the diagonal, and its duals must grow by 10 per row, a
+    spread of 1,000 in log scale that only fits exp's range once centred
+    (an overflow would raise here: warnings are errors)."""
+    n = 100
+    A = sp.diags_array([np.ones(n), np.full(n - 1, np.exp(10.0))], offsets=[0, 1]).tocsr()
+    t = weighted_transversal(A)
+    assert t.q.tolist() == list(range(n))
+    assert np.log(t.row_scale).max() - np.log(t.row_scale).min() > 900
+    assert_scaled(A, t, tol=1e-9)
+
+
 def test_weighted_transversal_inputs():
     """Dense and complex input: magnitudes count; the same answer as sparse."""
     dense = np.array([[1e-3, 4.0, 0.0], [2.0, 0.5, 1.0], [0.0, 3.0, 1e-2]])
