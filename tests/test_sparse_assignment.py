@@ -236,6 +236,9 @@ def test_errors_as_scipy():
         assert str(ours.value) == str(theirs.value)
     with pytest.raises(ValueError, match="method must be one of"):
         min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), method="lapjv")
+    # no GPU method: asking for one is an error, with or without a GPU
+    with pytest.raises((ValueError, RuntimeError)):
+        min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), device="cuda")
 
 
 def test_complex_warns_as_scipy():

@@ -108,6 +108,9 @@ def _solve(biadjacency, maximize, method, device, threads):
     indptr, indices, data, n_cols, transposed = _as_weighted_csr(biadjacency, bool(maximize))
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=False)
+    if backend != "cpu":
+        raise ValueError("the sparse assignment runs on the CPU only (no GPU method yet); "
+                         "use device='cpu' or 'auto'")
     if method == "auto":
         method = "sparse-sap"
     col4row, u, v, stats = _solve_csr(indptr, indices, data, n_cols, n_threads)
