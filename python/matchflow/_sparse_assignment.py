@@ -163,7 +163,8 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
         row reduction, then a shortest augmenting path (binary-heap
         Dijkstra over the stored entries) per remaining row.
     device : {"auto", "cpu"}
-        The solver runs on the CPU; asking for a GPU raises ValueError.
+        The solver runs on the CPU; asking for a GPU raises ValueError
+        (RuntimeError where matchflow has no CUDA).
     threads : int, optional
         Accepted for symmetry with `solve_assignment`; the solver is sequential.
 
