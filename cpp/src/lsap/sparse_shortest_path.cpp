@@ -44,10 +44,13 @@
 //   - A search ends as soon as an unassigned column is reached at the
 //     distance of the column being expanded (the least any unfinalised
 //     column can have), without waiting for it to leave the heap.
-//   - Augmenting row reduction is bounded by a number of steps, not of
-//     passes (see arr_steps_per_row), and rows with a single entry never
+//   - Augmenting row reduction runs LAPJVsp's two passes but within a
+//     budget of steps (see arr_steps_per_row), and rows with a single entry never
 //     lower a column dual (there is no second least to lower it to: LAPJVsp
 //     would set it to -infinity).
+//   - Square problems augment by Hungarian phases (several paths per
+//     multi-source search) instead of JV's one search per free row: the
+//     last free rows each searched a quarter of the graph (see phase()).
 //   - Rectangular problems skip the column reduction (a column reduced
 //     there could end unassigned with v_j != 0): u_i = min_j c_ij, v = 0,
 //     and each row takes the first free column at zero reduced weight.
