@@ -200,6 +200,50 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     }
 
 
+# ---- sparse assignment ----------------------------------------------------------
+
+ctypedef fused sparse_weight:
+    double
+    int64_t
+
+
+def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
+                const sparse_weight[::1] weight, int64_t n_cols, int threads, int device):
+    """Sparse LSAP over a CSR pattern, n_rows <= n_cols; returns (col4row, u, v, stats).
+
+    u and v have the weights' dtype (float64 or int64).
+    """
+    cdef int64_t n_rows = row_ptr.shape[0] - 1
+    dtype = np.float64 if sparse_weight is double else np.int64
+    col4row = np.empty(n_rows, dtype=np.int64)
+    u = np.empty(n_rows, dtype=dtype)
+    v = np.empty(n_cols, dtype=dtype)
+    cdef int64_t[::1] c4r_view = col4row
+    cdef sparse_weight[::1] u_view = u
+    cdef sparse_weight[::1] v_view = v
+    cdef const sparse_weight* w = &weight[0] if weight.shape[0] > 0 else NULL
+    cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
+    cdef sparse_weight* pu = &u_view[0] if n_rows > 0 else NULL
+    cdef sparse_weight* pv = &v_view[0] if n_cols > 0 else NULL
+    cdef lsap_options opt
+    opt.threads = threads
+    opt.device = device
+    cdef sparse_lsap_stats stats
+    cdef status st
+    with nogil:
+        st = solve_lsap_sparse(_p64(row_ptr), _p32(col_idx), w, n_rows, n_cols, opt, c4r,
+                               pu, pv, &stats)
+    _check(st)
+    return col4row, u, v, {
+        "seconds_init": stats.seconds_init,
+        "seconds_solve": stats.seconds_solve,
+        "initial_matches": stats.initial_matches,
+        "augmenting_paths": stats.augmenting_paths,
+        "columns_scanned": stats.columns_scanned,
+        "edges_relaxed": stats.edges_relaxed,
+    }
+
+
 # ---- linear sum assignment ------------------------------------------------------
 
 ctypedef fused lsap_value:

@@ -92,6 +92,17 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,
                                        int64_t row_stride, int64_t col_stride,
                                        cbool maximize, int64_t* row_ind, int64_t* col_ind)
+    cdef cppclass sparse_lsap_stats:
+        double seconds_init, seconds_solve
+        int64_t initial_matches, augmenting_paths, columns_scanned, edges_relaxed
+    status solve_lsap_sparse(const int64_t* row_ptr, const int32_t* col_idx,
+                             const double* weight, int64_t n_rows, int64_t n_cols,
+                             const lsap_options& options, int64_t* col4row, double* u,
+                             double* v, sparse_lsap_stats* stats)
+    status solve_lsap_sparse(const int64_t* row_ptr, const int32_t* col_idx,
+                             const int64_t* weight, int64_t n_rows, int64_t n_cols,
+                             const lsap_options& options, int64_t* col4row, int64_t* u,
+                             int64_t* v, sparse_lsap_stats* stats)
 
 
 cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:

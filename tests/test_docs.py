@@ -6,9 +6,9 @@ import doctest
 import pytest
 
 import matchflow
-from matchflow import _lsap, _matching, io
+from matchflow import _lsap, _matching, _sparse_assignment, _weighted_transversal, io
 
-MODULES = [matchflow, _matching, _lsap, io]
+MODULES = [matchflow, _matching, _lsap, _sparse_assignment, _weighted_transversal, io]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

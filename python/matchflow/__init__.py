@@ -24,6 +24,8 @@ from ._preprocess import (
     dulmage_mendelsohn,
     maximum_transversal,
 )
+from ._sparse_assignment import min_weight_full_bipartite_matching, solve_sparse_assignment
+from ._weighted_transversal import WeightedTransversal, weighted_transversal
 
 __all__ = [
     "AssignmentResult",
@@ -34,6 +36,7 @@ __all__ = [
     "MatchingResult",
     "MatchingStats",
     "MaximumFlowResult",
+    "WeightedTransversal",
     "block_triangular_form",
     "cuda_available",
     "dulmage_mendelsohn",
@@ -42,8 +45,11 @@ __all__ = [
     "maximum_flow",
     "maximum_matching",
     "maximum_transversal",
+    "min_weight_full_bipartite_matching",
     "show_config",
     "solve_assignment",
     "solve_flow",
+    "solve_sparse_assignment",
     "structural_rank",
+    "weighted_transversal",
 ]

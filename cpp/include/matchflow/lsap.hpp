@@ -67,6 +67,10 @@ constexpr const char* int_overflow_message =
     "integer costs too large to solve exactly in int64: need max(n_rows, n_cols, 8) * max|c| "
     "<= 2**62";
 
+constexpr const char* sparse_int_overflow_message =
+    "integer weights too large to solve exactly in int64: need max(n_rows, n_cols, 8) * "
+    "max|w| <= 2**58";
+
 }  // namespace detail
 
 /// The shortest augmenting path solver (Crouse 2016; the algorithm of
@@ -105,5 +109,42 @@ status solve_lsap_dense(const float* cost, std::int64_t n_rows, std::int64_t n_c
 status solve_lsap_dense(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
                         lsap_method method, const lsap_options& options, std::int64_t* col4row,
                         std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept;
+
+// ---- sparse assignment ---------------------------------------------------------
+
+/// What one sparse solve did.
+struct sparse_lsap_stats {
+  double seconds_init = 0;               ///< row reduction and greedy assignment
+  double seconds_solve = 0;              ///< the shortest augmenting path searches
+  std::int64_t initial_matches = 0;      ///< rows assigned by the greedy pass
+  std::int64_t augmenting_paths = 0;     ///< searches (one path each)
+  std::int64_t columns_scanned = 0;      ///< columns finalised over all searches
+  std::int64_t edges_relaxed = 0;        ///< stored entries examined by the searches
+};
+
+/// Solves the sparse LSAP by shortest augmenting paths (Jonker & Volgenant
+/// 1987, a binary-heap Dijkstra over the stored entries:
+/// cpp/src/lsap/sparse_shortest_path.cpp).  Stored entries are the allowed
+/// pairs; duplicates are parallel edges.
+/// @param[in]  row_ptr  length n_rows + 1, CSR offsets
+/// @param[in]  col_idx  length row_ptr[n_rows], column of each entry, < n_cols
+/// @param[in]  weight   length row_ptr[n_rows], finite
+/// @param[out] col4row  length n_rows: column assigned to each row
+/// @param[out] u        length n_rows: row duals
+/// @param[out] v        length n_cols: column duals; u[i] + v[j] <= w on every
+///                      entry, equality on assigned pairs, v[j] <= 0 and v[j] = 0
+///                      on unassigned columns
+/// @param[out] stats    what the run did
+/// @return infeasible when no assignment covers every row ("no full matching
+///         exists"); overflow for int64 weights with max(n_rows, n_cols, 8) *
+///         max|w| > 2^58; invalid_input when n_rows > n_cols.
+status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                         const double* weight, std::int64_t n_rows, std::int64_t n_cols,
+                         const lsap_options& options, std::int64_t* col4row, double* u,
+                         double* v, sparse_lsap_stats* stats) noexcept;
+status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                         const std::int64_t* weight, std::int64_t n_rows, std::int64_t n_cols,
+                         const lsap_options& options, std::int64_t* col4row, std::int64_t* u,
+                         std::int64_t* v, sparse_lsap_stats* stats) noexcept;
 
 }  // namespace matchflow

@@ -15,4 +15,12 @@ template <class T>
 status hungarian_omp(const T* cost, std::int64_t n_rows, std::int64_t n_cols, int threads,
                      std::int64_t* col4row, T* u, T* v, lsap_stats* stats);
 
+/// "sparse-sap": shortest augmenting paths over sparse rows (binary-heap
+/// Dijkstra), same contract as matchflow::solve_lsap_sparse, n_rows <= n_cols.
+/// (sparse_shortest_path.cpp)
+template <class T>
+status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                            const T* weight, std::int64_t n_rows, std::int64_t n_cols,
+                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats);
+
 }  // namespace matchflow::detail

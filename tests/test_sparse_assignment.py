@@ -1,0 +1,420 @@
+"""Sparse assignment and weighted transversals: against SciPy's
+min_weight_full_bipartite_matching, against the dense linear_sum_assignment
+with +inf for missing entries, with the dual certificate; weighted
+transversals against brute force, their scalings, and splu on real matrices."""
+from __future__ import annotations
+
+import gzip
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
+
+import matchflow
+from matchflow import (min_weight_full_bipartite_matching, solve_sparse_assignment,
+                       weighted_transversal)
+
+from conftest import data_dir
+
+ZERO_WARNING = "explicit zero weights are removed before matching"
+
+
+def random_case(rng, max_dim=12):
+    """A random sparse matrix: shape either way (empty included), integer
+    weights with many ties or normal floats, every entry nonzero."""
+    n_rows, n_cols = (int(d) for d in rng.integers(0, max_dim + 1, 2))
+    mask = rng.random((n_rows, n_cols)) < rng.uniform(0.1, 1.0)
+    if rng.random() < 0.5:
+        values = rng.integers(1, int(rng.choice([3, 10, 1000])), (n_rows, n_cols))
+        values *= rng.choice([-1, 1], (n_rows, n_cols))
+    else:
+        values = rng.normal(size=(n_rows, n_cols))
+    dense = np.where(mask, values, 0)
+    return sp.csr_array(dense), dense, mask
+
+
+def outcome(solver, graph, maximize):
+    """(row_ind, col_ind) or the ValueError message."""
+    try:
+        return solver(graph, maximize=maximize)
+    except ValueError as exc:
+        return str(exc)
+
+
+def assert_valid(graph, mask, row_ind, col_ind):
+    assert len(row_ind) == len(col_ind) == min(graph.shape)
+    assert np.all(np.diff(row_ind) > 0)
+    assert len(np.unique(col_ind)) == len(col_ind)
+    assert mask[row_ind, col_ind].all()  # every pair is an edge
+
+
+@pytest.mark.parametrize("block", range(10))
+def test_against_scipy(block):
+    """4,000 seeded cases: the same error, or a valid matching of SciPy's
+    weight, with SciPy's index dtypes."""
+    rng = np.random.default_rng(1000 + block)
+    infeasible = 0
+    for _ in range(400):
+        graph, dense, mask = random_case(rng)
+        maximize = bool(rng.random() < 0.3)
+        expected = outcome(scipy_mwfbm, graph, maximize)
+        got = outcome(min_weight_full_bipartite_matching, graph, maximize)
+        if isinstance(expected, str):
+            assert got == expected == "no full matching exists"
+            infeasible += 1
+            continue
+        assert not isinstance(got, str), got
+        assert [a.dtype for a in got] == [a.dtype for a in expected]
+        assert_valid(graph, mask, *got)
+        assert np.isclose(dense[got].sum(), dense[expected].sum(), rtol=1e-12, atol=1e-9)
+    assert 0 < infeasible < 400  # both kinds were exercised
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("container", [sp.csr_array, sp.csr_matrix])
+def test_formats(fmt, container):
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        graph, dense, _ = random_case(rng)
+        graph = container(graph).asformat(fmt)
+        expected = outcome(scipy_mwfbm, graph, False)
+        got = outcome(min_weight_full_bipartite_matching, graph, False)
+        if isinstance(expected, str):
+            assert got == expected
+        else:
+            assert np.isclose(dense[got].sum(), dense[expected].sum())
+
+
+def test_against_dense_lsap():
+    """The dense solver with +inf for missing entries: both raise, or the same cost."""
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        graph, dense, mask = random_case(rng, max_dim=15)
+        cost = np.where(mask, dense, np.inf).astype(float)
+        try:
+            r, c = scipy_lsa(cost)
+        except ValueError as exc:
+            assert str(exc) == "cost matrix is infeasible"
+            with pytest.raises(ValueError, match="no full matching exists"):
+                solve_sparse_assignment(graph)
+            continue
+        result = solve_sparse_assignment(graph)
+        assert np.isclose(result.cost, cost[r, c].sum())
+
+
+def assert_certificate(graph, mask, dense, result, maximize):
+    """Duals feasible on every stored entry, tight on the matched pairs,
+    sign-constrained on the longer side, and summing to the cost (exactly
+    for integer weights)."""
+    rows, cols = np.nonzero(mask)
+    slack = dense[rows, cols] - result.u[rows] - result.v[cols]
+    if maximize:
+        slack = -slack
+    exact = np.issubdtype(result.u.dtype, np.integer)
+    tol = 0 if exact else 1e-9
+    assert slack.min(initial=0) >= -tol
+    matched = dense[result.row_ind, result.col_ind] - result.u[result.row_ind] \
+        - result.v[result.col_ind]
+    assert np.abs(matched).max(initial=0) <= tol
+    longer = result.v if graph.shape[0] <= graph.shape[1] else result.u
+    free = np.ones(len(longer), bool)
+    free[result.col_ind if graph.shape[0] <= graph.shape[1] else result.row_ind] = False
+    assert (-longer if maximize else longer).max(initial=0) <= tol
+    assert np.abs(longer[free]).max(initial=0) <= tol
+    total = result.u.sum() + result.v.sum()
+    assert total == result.cost if exact else np.isclose(total, result.cost)
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_duals(maximize):
+    rng = np.random.default_rng(21 + maximize)
+    checked = 0
+    for _ in range(600):
+        graph, dense, mask = random_case(rng, max_dim=14)
+        try:
+            result = solve_sparse_assignment(graph, maximize)
+        except ValueError:
+            continue
+        assert_certificate(graph, mask, dense, result, maximize)
+        assert result.cost == dense[result.row_ind, result.col_ind].sum() or np.isclose(
+            result.cost, dense[result.row_ind, result.col_ind].sum())
+        checked += 1
+    assert checked > 200
+
+
+def permutation_graph(rng, n, k, weights="float"):
+    """n x n, k entries per row, one of them on a random permutation (so a
+    full matching exists)."""
+    cols = rng.integers(0, n, (n, k))
+    cols[:, 0] = rng.permutation(n)
+    data = rng.random(n * k) if weights == "float" else rng.integers(1, 20, n * k)
+    graph = sp.csr_array((data, (np.repeat(np.arange(n), k), cols.ravel())), shape=(n, n))
+    graph.sum_duplicates()
+    return graph
+
+
+@pytest.mark.parametrize("weights", ["float", "int"])
+@pytest.mark.parametrize("shape", ["square", "wide", "tall"])
+def test_larger_against_scipy(weights, shape):
+    """Past the initial assignment: the searches and the bounded row reduction."""
+    rng = np.random.default_rng(31)
+    graph = permutation_graph(rng, 3000, 5, weights)
+    if shape == "wide":
+        graph = graph[:2500]
+    elif shape == "tall":
+        graph = graph[:, :2500]
+    expected = graph[scipy_mwfbm(graph)].sum()
+    result = solve_sparse_assignment(graph)
+    assert np.isclose(result.cost, expected, rtol=1e-12)
+    dense_mask = graph.toarray() != 0
+    assert_certificate(graph, dense_mask, graph.toarray(), result, False)
+
+
+def test_integer_weights_exact():
+    """Weights float64 cannot tell apart: the int64 solve still can."""
+    big = 2 ** 53
+    graph = sp.csr_array(np.array([[big + 1, big], [big, big + 2]], dtype=np.int64))
+    result = solve_sparse_assignment(graph)
+    assert result.cost == 2 * big and result.col_ind.tolist() == [1, 0]
+    assert result.u.dtype == np.int64
+
+
+def test_overflow_falls_back_to_float64():
+    graph = sp.csr_array(np.array([[2 ** 62, 1], [1, 2 ** 62]], dtype=np.int64))
+    assert min_weight_full_bipartite_matching(graph)[1].tolist() == [1, 0]
+
+
+def test_explicit_zeros_and_infinities_removed_as_scipy():
+    data = np.array([0.0, 1.0, 2.0, np.inf, 3.0])
+    graph = sp.csr_array((data, [0, 1, 0, 1, 1], [0, 2, 4, 5]), shape=(3, 2))
+    for solver in (scipy_mwfbm, min_weight_full_bipartite_matching):
+        with pytest.warns(UserWarning, match=ZERO_WARNING):
+            row_ind, col_ind = solver(graph)
+        assert (row_ind.tolist(), col_ind.tolist()) == ([0, 1], [1, 0])
+    # an infinite weight is no edge: without it no full matching exists
+    graph = sp.csr_array(np.array([[np.inf, 1.0], [0.0, 2.0]]))
+    for solver in (scipy_mwfbm, min_weight_full_bipartite_matching):
+        with pytest.raises(ValueError, match="no full matching exists"):
+            solver(graph)
+        with pytest.raises(ValueError, match="no full matching exists"):
+            solver(-graph, maximize=True)
+    # maximize: -inf entries are the missing ones
+    graph = sp.csr_array(np.array([[-np.inf, 2.0], [3.0, 4.0]]))
+    assert min_weight_full_bipartite_matching(graph, maximize=True)[1].tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("bad", [np.nan, -np.inf])
+def test_invalid_weights(bad):
+    graph = sp.csr_array(np.array([[bad, 2.0], [3.0, 4.0]]))
+    with pytest.raises(ValueError, match="matrix contains invalid numeric entries"):
+        min_weight_full_bipartite_matching(graph)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0), (0, 3)])
+def test_empty(shape):
+    graph = sp.csr_array(shape)
+    got = min_weight_full_bipartite_matching(graph)
+    expected = scipy_mwfbm(graph)
+    assert [a.dtype for a in got] == [a.dtype for a in expected]
+    assert all(a.size == 0 for a in got)
+
+
+def test_errors_as_scipy():
+    for graph, exc in ((np.eye(2), TypeError), (sp.lil_array(np.eye(2)), TypeError),
+                       (sp.bsr_array(np.eye(2)), TypeError),
+                       (sp.csr_array(np.array([[1.0, 0], [1, 0]])), ValueError)):
+        with pytest.raises(exc) as theirs:
+            scipy_mwfbm(graph)
+        with pytest.raises(exc) as ours:
+            min_weight_full_bipartite_matching(graph)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(ValueError, match="method must be one of"):
+        min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), method="lapjv")
+    # no GPU method: asking for one is an error, with or without a GPU
+    with pytest.raises((ValueError, RuntimeError)):
+        min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), device="cuda")
+
+
+def test_complex_warns_as_scipy():
+    graph = sp.csr_array(np.array([[1 + 1j, 2], [3, 4]]))
+    with pytest.warns(np.exceptions.ComplexWarning):
+        assert min_weight_full_bipartite_matching(graph)[1].tolist() == [1, 0]
+
+
+def test_huge_shape_refused_at_once():
+    with pytest.raises((MemoryError, ValueError)):
+        min_weight_full_bipartite_matching(sp.coo_array((2 ** 31 - 2, 5)))
+
+
+def test_duplicates_are_summed():
+    # (0, 0): 5 - 4 = 1, so the cheaper matching is the diagonal (1 + 1)
+    graph = sp.csr_array((np.array([5.0, -4.0, 3.0, 3.0, 1.0]),
+                          np.array([0, 0, 1, 0, 1]), np.array([0, 3, 5])), shape=(2, 2))
+    assert solve_sparse_assignment(graph).cost == 2.0
+
+
+def test_gil_released():
+    from conftest import assert_gil_released
+
+    graph = permutation_graph(np.random.default_rng(3), 20000, 10)
+    assert_gil_released(lambda: solve_sparse_assignment(graph), 0.05)
+
+
+# ---- weighted transversal ----------------------------------------------------------
+
+def brute_force(dense, score):
+    """The best permutation under score(magnitudes on the diagonal)."""
+    n = dense.shape[0]
+    best, best_q = -math.inf, None
+    for q in itertools.permutations(range(n)):
+        diag = np.abs(dense[np.arange(n), q])
+        if (diag == 0).any():
+            continue
+        s = score(diag)
+        if s > best:
+            best, best_q = s, q
+    return best, best_q
+
+
+SCORES = {"product": lambda d: float(np.log(d).sum()), "bottleneck": lambda d: float(d.min()),
+          "sum": lambda d: float(d.sum())}
+
+
+def random_square(rng, n):
+    mask = rng.random((n, n)) < rng.uniform(0.3, 1.0)
+    values = rng.lognormal(0, 3, (n, n)) * rng.choice([-1, 1], (n, n))
+    return np.where(mask, values, 0.0)
+
+
+@pytest.mark.parametrize("objective", list(SCORES))
+def test_weighted_transversal_brute_force(objective):
+    rng = np.random.default_rng(41)
+    for _ in range(150):
+        n = int(rng.integers(1, 7))
+        dense = random_square(rng, n)
+        best, _ = brute_force(dense, SCORES[objective])
+        if best == -math.inf:
+            with pytest.raises(ValueError, match="structurally singular"):
+                weighted_transversal(sp.csr_array(dense), objective)
+            continue
+        t = weighted_transversal(sp.coo_array(dense), objective)
+        assert sorted(t.q.tolist()) == list(range(n))
+        diag = np.abs(dense[np.arange(n), t.q])
+        assert np.isclose(SCORES[objective](diag), best, rtol=1e-12, atol=1e-12)
+        if objective != "product":
+            assert t.row_scale is None and t.col_scale is None
+
+
+def assert_scaled(A, t, tol=1e-10):
+    S = (sp.diags_array(t.row_scale) @ sp.csr_array(A) @ sp.diags_array(t.col_scale)).tocsc()
+    S = S[:, t.q]
+    assert np.allclose(np.abs(S.diagonal()), 1, rtol=tol)
+    assert np.abs(S.data).max(initial=0) <= 1 + tol
+
+
+def test_weighted_transversal_scaling():
+    rng = np.random.default_rng(43)
+    for n in (1, 5, 40, 300):
+        dense = random_square(rng, n) + np.diag(rng.lognormal(0, 3, n))
+        assert_scaled(dense, weighted_transversal(sp.csr_array(dense)))
+    assert weighted_transversal(sp.eye_array(3), scale=False).row_scale is None
+
+
+def test_weighted_transversal_wide_scalings():
+    """Upper bidiagonal, 1 on the diagonal and e^10 above: the only
+    transversal is the diagonal, and its duals must grow by 10 per row, a
+    spread of 1,000 in log scale that only fits exp's range once centred
+    (an overflow would raise here: warnings are errors)."""
+    n = 100
+    A = sp.diags_array([np.ones(n), np.full(n - 1, np.exp(10.0))], offsets=[0, 1]).tocsr()
+    t = weighted_transversal(A)
+    assert t.q.tolist() == list(range(n))
+    assert np.log(t.row_scale).max() - np.log(t.row_scale).min() > 900
+    assert_scaled(A, t, tol=1e-9)
+
+
+def test_weighted_transversal_inputs():
+    """Dense and complex input: magnitudes count; the same answer as sparse."""
+    dense = np.array([[1e-3, 4.0, 0.0], [2.0, 0.5, 1.0], [0.0, 3.0, 1e-2]])
+    t = weighted_transversal(dense)
+    assert t.q.tolist() == weighted_transversal(sp.csc_array(dense)).q.tolist()
+    t_complex = weighted_transversal(sp.csr_array(dense * 1j))
+    assert t_complex.q.tolist() == t.q.tolist()
+    assert np.allclose(t_complex.row_scale, t.row_scale)
+
+
+def test_weighted_transversal_errors():
+    with pytest.raises(ValueError, match="square"):
+        weighted_transversal(sp.csr_array((2, 3)))
+    with pytest.raises(ValueError, match="structurally singular"):
+        weighted_transversal(sp.csr_array(np.array([[1.0, 2.0], [0.0, 0.0]])))
+    with pytest.raises(ValueError, match="objective must be one of"):
+        weighted_transversal(sp.eye_array(2), objective="max")
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        weighted_transversal(sp.csr_array(np.array([[np.nan]])))
+
+
+# ---- the worked example: MC64-style preprocessing before splu --------------------
+
+# Square, structurally nonsingular, real unsymmetric matrices of ../shared/data.
+SPLU_MATRICES = ["west0067", "west0479", "bayer10", "impcol_a", "cryg2500", "olm1000"]
+
+
+def read_matrix(name):
+    root = data_dir()
+    paths = sorted(root.glob(f"**/{name}.mtx*")) if root else []
+    if not paths:
+        pytest.skip(f"{name} not in the data folder")
+    opener = gzip.open if paths[0].suffix == ".gz" else open
+    with opener(paths[0], "rb") as f:
+        return sp.csc_array(scipy.io.mmread(f))
+
+
+def backward_error(A, x, b):
+    """Normwise backward error ||Ax - b|| / (||A|| ||x|| + ||b||), max norms."""
+    if x is None:
+        return math.inf
+    return np.abs(A @ x - b).max() / (abs(A).sum(axis=1).max() * np.abs(x).max()
+                                      + np.abs(b).max())
+
+
+def splu_solve(A, b):
+    """SuperLU with static pivoting (diagonal pivots preferred, as with
+    LargeDiag_MC64); None when it fails."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu = scipy.sparse.linalg.splu(sp.csc_array(A), permc_spec="MMD_AT_PLUS_A",
+                                          diag_pivot_thresh=0.0)
+            x = lu.solve(b)
+    except RuntimeError:
+        return None
+    return x if np.isfinite(x).all() else None
+
+
+@pytest.mark.parametrize("name", SPLU_MATRICES)
+def test_splu_after_weighted_transversal(name):
+    import scipy.sparse.linalg  # noqa: F401
+
+    A = read_matrix(name)
+    n = A.shape[0]
+    b = A @ np.ones(n)
+    raw = backward_error(A, splu_solve(A, b), b)
+    t = weighted_transversal(A)
+    B = (sp.diags_array(t.row_scale) @ A @ sp.diags_array(t.col_scale)).tocsc()[:, t.q]
+    y = splu_solve(B, t.row_scale * b)
+    assert y is not None
+    z = np.empty(n)
+    z[t.q] = y
+    pre = backward_error(A, t.col_scale * z, b)
+    rounding = 100 * n * np.finfo(float).eps
+    assert pre <= max(raw, rounding)  # as good, or at the level of rounding
+    if name == "west0067":  # zeros on its diagonal: static pivoting on it loses digits
+        assert raw > 1e-10 and pre < 1e-15
+    assert_scaled(A, t)
