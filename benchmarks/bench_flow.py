@@ -623,6 +623,7 @@ def merge(paths: list[str], out: Path) -> int:
     results["solvers"] = list(dict.fromkeys(s for part in parts for s in part["solvers"]))
     results["machine"] = dict(parts[0]["machine"], command=" ; ".join(
         part["machine"]["command"] for part in parts))
+    results["settings"] = [part["settings"] for part in parts]
     results["total_seconds"] = sum(part.get("total_seconds", 0) for part in parts)
     stopped = [part["stopped_early"] for part in parts if "stopped_early" in part]
     results.pop("stopped_early", None)
