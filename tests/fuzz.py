@@ -418,6 +418,43 @@ def fuzz_solve_flow(seed: int) -> None:
     assert_max_flow(graph, source, sink, got, ref)
 
 
+# ---- sparse-solver preprocessing --------------------------------------------------
+
+def fuzz_min_weight_full_bipartite_matching(seed: int) -> None:
+    """SciPy's sparse LAP drop-in: the same error message or a full
+    matching of SciPy's weight, in any format and index width."""
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
+    from test_sparse_assignment import assert_valid, outcome, random_case
+
+    rng = np.random.default_rng(seed)
+    graph, dense, mask = random_case(rng)
+    maximize = bool(rng.random() < 0.3)
+    expected = outcome(scipy_mwfbm, graph, maximize)
+    given = graph.asformat(("csr", "csc", "coo")[int(rng.integers(3))])
+    if rng.random() < 0.5:
+        _widen_indices(given)
+    got = outcome(matchflow.min_weight_full_bipartite_matching, given, maximize)
+    if isinstance(expected, str):
+        assert got == expected, (got, expected)
+        return
+    assert not isinstance(got, str), got
+    assert_valid(graph, mask, *got)
+    _assert_same_cost(dense, float(dense[got].sum()), float(dense[expected].sum()))
+
+
+def fuzz_dulmage_mendelsohn(seed: int) -> None:
+    """cs_dmperm's structure (checked against networkx SCCs) and the
+    maximum transversal, on the sparse cases of the matching families."""
+    from test_preprocess import check_dm, check_transversal
+
+    graph, rng = _sparse_case(seed)
+    method = ["auto", "pr", "pdbfs", "msbfs-graft"][int(rng.integers(4))]
+    device = "auto" if method == "auto" else "cpu"
+    check_dm(graph, matchflow.dulmage_mendelsohn(graph, method=method, device=device))
+    check_transversal(graph, *matchflow.maximum_transversal(graph, method=method,
+                                                            device=device))
+
+
 FAMILIES = {
     "linear_sum_assignment": fuzz_linear_sum_assignment,
     "solve_assignment": fuzz_solve_assignment,
@@ -426,6 +463,8 @@ FAMILIES = {
     "structural_rank": fuzz_structural_rank,
     "maximum_flow": fuzz_maximum_flow,
     "solve_flow": fuzz_solve_flow,
+    "min_weight_full_bipartite_matching": fuzz_min_weight_full_bipartite_matching,
+    "dulmage_mendelsohn": fuzz_dulmage_mendelsohn,
 }
 
 
