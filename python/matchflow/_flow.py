@@ -15,7 +15,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._matching import _core_count
 from ._validation import (_check_structure, _checked_compressed, check_allocation, check_choice,
                           check_threads, stored_entries)
 
@@ -31,13 +30,14 @@ GPU_METHODS = ("gpu-pr",)
 SCIPY_METHODS = ("dinic", "edmonds_karp")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 
-# Provisional until measured: at or above this many arcs "auto" runs on a
-# GPU when one is usable.  To be set from the max-flow benchmark.
+# At or above this many arcs "auto" runs on a GPU when one is usable.  On the
+# H100 host (benchmarks/results/h100/flow-suite.md) gpu-pr tied pr at 0.5M
+# arcs (complete DAG n = 1000: 43 vs 42 ms whole call) and won on every
+# instance from 1.3M arcs (1.2x-15x); nothing smaller was measured there.
 GPU_MIN_ARCS = 1_000_000
-# Provisional until measured: CPU "auto" runs the parallel push-relabel at
-# or above this many arcs when it has at least PPR_MIN_THREADS threads.
-PPR_MIN_ARCS = 1_000_000
-PPR_MIN_THREADS = 4
+# CPU "auto" is "pr": "ppr" on 16 threads was no faster over the same suite
+# (geometric mean 0.96x pr on the 15 instances of >= 10^6 arcs; 1.5-2x
+# faster on R-MAT, slower on grids, roads and Washington graphs).
 
 # Every excess in push-relabel is at most the capacity leaving the source;
 # below 2^62 it, and every sum of two, fits in int64 (maxflow.hpp).
@@ -247,16 +247,11 @@ def _checked(graph, source, sink) -> _Network:
 
 # ---- method and device -----------------------------------------------------------
 
-def _auto_method(net: _Network, backend: str, threads: int = 0) -> str:
-    if backend == "cuda":
-        return "gpu-pr"
-    team = threads if threads > 0 else _core_count()
-    if net.n_arcs >= PPR_MIN_ARCS and team >= PPR_MIN_THREADS:
-        return "ppr"
-    return "pr"
+def _auto_method(backend: str) -> str:
+    return "gpu-pr" if backend == "cuda" else "pr"
 
 
-def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
+def _resolve(net: _Network, method: str, device) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
     if method in SCIPY_METHODS:
@@ -264,7 +259,7 @@ def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=net.n_arcs >= GPU_MIN_ARCS)
     if method == "auto":
-        method = _auto_method(net, backend, threads)
+        method = _auto_method(backend)
     return method, backend, ordinal
 
 
@@ -332,14 +327,14 @@ def _flow_matrix_coo(net: _Network, arc_flow: np.ndarray, array: bool):
 
 def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
          array: bool) -> MaximumFlowResult:
-    method, backend, ordinal = _resolve(net, method, device, tuning.threads)
+    method, backend, ordinal = _resolve(net, method, device)
     try:
         value, arc_flow, source_side, stats = _solve(net, method, ordinal, tuning)
     except MemoryError as exc:
         if device != "auto" or backend != "cuda":
             raise
         warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
-        method, backend = _auto_method(net, "cpu", tuning.threads), "cpu"
+        method, backend = _auto_method("cpu"), "cpu"
         value, arc_flow, source_side, stats = _solve(net, method, 0, tuning)
     flow = _flow_matrix(net, arc_flow, array) if tuning.return_flow else None
     where = "cpu" if backend == "cpu" else f"cuda:{ordinal}"
