@@ -5,13 +5,15 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, flow, pack (default: build info test bench).
+# Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, pack
+# (default: build info test bench).
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
 # racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
-# which the build part installs).  Everything after `--` goes to
+# which the build part installs); preprocess and sparse-lap run bench_preprocess.py and
+# bench_sparse_lap.py ($PREPROCESS_ARGS, $SPARSE_LAP_ARGS).  Everything after `--` goes to
 # benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
@@ -54,7 +56,7 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|pack) parts+=("$1"); shift ;;
+        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, pack; bench args after --)" >&2
            exit 2 ;;
@@ -68,6 +70,25 @@ note() { echo "[gpu_run $(( SECONDS - START ))s] $*" | tee -a "$OUT/summary.txt"
 left() { echo $(( TOTAL_S - (SECONDS - START) )); }
 
 note "parts: ${parts[*]}; OUT=$OUT; MATCHFLOW_DATA=${MATCHFLOW_DATA:-unset}; $(nproc) CPUs"
+
+# run_suite NAME SCRIPT ARGS: benchmarks/SCRIPT --out $OUT/NAME, with what is left of
+# TOTAL_S as its hard limit and 60% of that as its --time-budget when it takes one
+# (it then starts no new instance past the budget, and its files hold what it finished).
+run_suite() {
+    local name=$1 script=$2 args=$3 t budget=()
+    t=$(( $(left) - 10 ))
+    if [ "$t" -le 30 ]; then note "$name: skipped, no time left"; status=1; return; fi
+    grep -q -- "--time-budget" "benchmarks/$script" && budget=(--time-budget $(( t * 6 / 10 )))
+    note "$name: $script $args ${budget[*]} (hard limit ${t}s)"
+    # shellcheck disable=SC2086
+    timeout --kill-after=10 "$t" python "benchmarks/$script" --out "$OUT/$name" "${budget[@]}" \
+        $args > "$OUT/$name.log" 2>&1
+    local rc=$?
+    tail -40 "$OUT/$name.log"
+    [ $rc -eq 124 ] && note "$name: hit the hard limit (${t}s); its files hold what it finished"
+    note "$name: exit code $rc"
+    [ $rc -ne 0 ] && status=1
+}
 
 for part in "${parts[@]}"; do
     case "$part" in
@@ -117,32 +138,10 @@ for part in "${parts[@]}"; do
         done
         [ $rc -ne 0 ] && { note "sanitize: FAILED"; status=1; }
         ;;
-    lsap)
-        t=$(( $(left) - 10 ))
-        if [ "$t" -le 30 ]; then note "lsap: skipped, no time left"; status=1; continue; fi
-        note "lsap: bench_lsap.py ${LSAP_ARGS:-} (hard limit ${t}s)"
-        # shellcheck disable=SC2086
-        timeout --kill-after=10 "$t" python benchmarks/bench_lsap.py --out "$OUT/lsap" \
-            --time-budget $(( t * 6 / 10 )) ${LSAP_ARGS:-} > "$OUT/lsap.log" 2>&1
-        rc=$?
-        tail -40 "$OUT/lsap.log"
-        note "lsap: exit code $rc"
-        [ $rc -ne 0 ] && status=1
-        ;;
-    flow)
-        t=$(( $(left) - 10 ))
-        if [ "$t" -le 30 ]; then note "flow: skipped, no time left"; status=1; continue; fi
-        budget=$(( t * 6 / 10 ))   # start no new instance after this; leaves room for the last
-        note "flow: bench_flow.py ${FLOW_ARGS:-} (time budget ${budget}s, hard limit ${t}s)"
-        # shellcheck disable=SC2086
-        timeout --kill-after=10 "$t" python benchmarks/bench_flow.py --out "$OUT/flow" \
-            --time-budget "$budget" ${FLOW_ARGS:-} > "$OUT/flow.log" 2>&1
-        rc=$?
-        tail -40 "$OUT/flow.log"
-        [ $rc -eq 124 ] && note "flow: hit the hard limit (${t}s); flow.* hold the instances done"
-        note "flow: exit code $rc"
-        [ $rc -ne 0 ] && status=1
-        ;;
+    lsap) run_suite lsap bench_lsap.py "${LSAP_ARGS:-}" ;;
+    flow) run_suite flow bench_flow.py "${FLOW_ARGS:-}" ;;
+    preprocess) run_suite preprocess bench_preprocess.py "${PREPROCESS_ARGS:-}" ;;
+    sparse-lap) run_suite sparse-lap bench_sparse_lap.py "${SPARSE_LAP_ARGS:-}" ;;
     bench)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "bench: skipped, no time left"; status=1; continue; fi
