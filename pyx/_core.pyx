@@ -200,6 +200,34 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     }
 
 
+def flow_matrix(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] arc_flow,
+                int threads):
+    """SciPy's flow matrix as CSR arrays (int64 indptr, int32 indices, int64 data).
+
+    The core fills buffers of the upper bound 2 * m; they are then shrunk in
+    place (realloc: no copy, and the untouched tail was never paged in).
+    """
+    cdef flow_network net
+    net.n = ptr.shape[0] - 1
+    net.ptr = _p64(ptr)
+    net.heads = _p32(heads)
+    cdef cnp.ndarray indptr = np.empty(net.n + 1, dtype=np.int64)
+    cdef cnp.ndarray indices = np.empty(2 * heads.shape[0], dtype=np.int32)
+    cdef cnp.ndarray data = np.empty(2 * heads.shape[0], dtype=np.int64)
+    cdef const int64_t* flow = _p64(arc_flow)
+    cdef int64_t* indptr_p = <int64_t*>cnp.PyArray_DATA(indptr)
+    cdef int32_t* indices_p = <int32_t*>cnp.PyArray_DATA(indices)
+    cdef int64_t* data_p = <int64_t*>cnp.PyArray_DATA(data)
+    cdef int64_t nnz = 0
+    cdef status st
+    with nogil:
+        st = build_flow_matrix(net, flow, threads, indptr_p, indices_p, data_p, &nnz)
+    _check(st)
+    indices.resize(nnz, refcheck=False)
+    data.resize(nnz, refcheck=False)
+    return indptr, indices, data
+
+
 # ---- sparse assignment ----------------------------------------------------------
 
 ctypedef fused sparse_weight:

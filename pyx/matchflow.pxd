@@ -130,6 +130,8 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         uint8_t* source_side
     status solve_maxflow(const flow_network& net, flow_method method,
                          const flow_options& options, flow_result* result, flow_stats* stats)
+    status build_flow_matrix(const flow_network& net, const int64_t* arc_flow, int threads,
+                             int64_t* indptr, int32_t* indices, int64_t* data, int64_t* nnz)
 
 
 cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:

@@ -412,14 +412,28 @@ def test_coo_duplicates_are_parallel_arcs():
     assert solve_flow(csc, 0, 2, device="cpu").flow_value == 4
 
 
-@pytest.mark.parametrize("scale", [1, 2**58, 2**61], ids=["small", "near", "fallback"])
-def test_flow_matrix_routes_agree(scale):
-    """The encoded merge and the COO route build the same matrix, bit for
-    bit (pattern, explicit zeros, values), parallel arcs and loops included."""
+def _flow_matrix_reference(net, flow, array):
+    """SciPy's own construction: COO triplets (arcs, then their reverses
+    with negated flow), summed by the conversion to CSR (zeros kept)."""
+    tails = net.tails()
+    rows = np.concatenate((tails, net.heads))
+    cols = np.concatenate((net.heads, tails))
+    kind = sp.csr_array if array else sp.csr_matrix
+    return kind((np.concatenate((flow, -flow)), (rows, cols)), shape=(net.n, net.n))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 0])
+@pytest.mark.parametrize("scale", [1, 2**58, 2**61], ids=["small", "near", "big"])
+def test_flow_matrix_routes_agree(scale, threads):
+    """The core's construction and SciPy's COO route build the same matrix,
+    bit for bit (pattern, explicit zeros, values, dtypes), parallel and
+    anti-parallel arcs, self-loops, zero flows, unsorted rows and empty
+    graphs included."""
     rng = np.random.default_rng(17)
-    for _ in range(30):
-        n = int(rng.integers(1, 15))
-        m = int(rng.integers(0, 3 * n * n))
+    for trial in range(62):  # the last two big enough for the core's OpenMP team
+        n = 2 if trial < 5 else int(rng.integers(1, 15 if trial < 50 else 200))
+        m = 0 if trial % 17 == 0 else int(rng.integers(0, 3 * n * n if n < 15 else 8 * n))
+        n, m = (20_000, 100_000) if trial >= 60 else (n, m)
         rows, cols = np.sort(rng.integers(0, n, m)), rng.integers(0, n, m).astype(np.int32)
         ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
         caps = rng.integers(0, 4, m) * scale
@@ -427,12 +441,25 @@ def test_flow_matrix_routes_agree(scale):
         flow = rng.integers(0, 4, m) * scale // 4
         before = flow.copy()
         for array in (True, False):
-            got = _flow._flow_matrix(net, flow, array)
-            want = _flow._flow_matrix_coo(net, flow, array)
+            got = _flow._flow_matrix(net, flow, array, threads)
+            want = _flow_matrix_reference(net, flow, array)
             assert type(got) is type(want) is (sp.csr_array if array else sp.csr_matrix)
+            assert got.has_canonical_format
             for attr in ("indptr", "indices", "data"):
+                assert getattr(got, attr).dtype == getattr(want, attr).dtype, attr
                 assert_array_equal(getattr(got, attr), getattr(want, attr))
         assert_array_equal(flow, before)  # the core's array is not modified
+
+
+def test_flow_matrix_self_loop_and_antiparallel():
+    """A self-loop is a stored 0; an arc and its reverse cancel to a stored 0."""
+    ptr = np.array([0, 3, 4])
+    heads = np.array([0, 1, 1, 0], dtype=np.int32)  # (0,0), (0,1) twice, (1,0)
+    net = _flow._Network(2, ptr, heads, np.array([5, 2, 3, 5]), 0, 1)
+    got = _flow._flow_matrix(net, np.array([0, 2, 3, 5]), True)
+    assert_array_equal(got.indptr, [0, 2, 3]) and got.indptr.dtype == np.int32
+    assert_array_equal(got.indices, [0, 1, 0])
+    assert_array_equal(got.data, [0, 0, 0])
 
 
 def test_int64_indices():

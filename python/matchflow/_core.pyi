@@ -25,6 +25,10 @@ def maxflow(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
             device: int, return_flow: bool, relabel_freq: float, paper_variant: bool,
             ) -> tuple[int, npt.NDArray[np.int64] | None, npt.NDArray[np.bool_],
                        dict[str, float]]: ...
+def flow_matrix(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
+                arc_flow: npt.NDArray[np.int64], threads: int,
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
+                           npt.NDArray[np.int64]]: ...
 def scc(ptr: npt.NDArray[np.int64], adj: npt.NDArray[np.int32],
         ) -> tuple[npt.NDArray[np.int32], int]: ...
 def dmperm(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],

@@ -82,4 +82,20 @@ struct flow_result {
 status solve_maxflow(const flow_network& net, flow_method method, const flow_options& options,
                      flow_result* result, flow_stats* stats) noexcept;
 
+/// SciPy's flow matrix (scipy.sparse.csgraph.maximum_flow's `flow`) in CSR:
+/// one entry per distinct pair (u, v) with an arc u -> v or v -> u, explicit
+/// zeros included (self-loops give a 0 on the diagonal), columns sorted in
+/// each row, value f(u, v) - f(v, u) with parallel arcs summed.
+///
+/// @param[in]  net       the network (n, ptr and heads are read)
+/// @param[in]  arc_flow  flow on each arc, length n_arcs
+/// @param[in]  threads   OpenMP threads; 0 = omp_get_max_threads()
+/// @param[out] indptr    length n + 1
+/// @param[out] indices   length 2 * n_arcs (an upper bound); the first *nnz are written
+/// @param[out] data      length 2 * n_arcs; the first *nnz are written
+/// @param[out] nnz       entries written
+status build_flow_matrix(const flow_network& net, const capacity_t* arc_flow, int threads,
+                         offset_t* indptr, vertex_t* indices, capacity_t* data,
+                         offset_t* nnz) noexcept;
+
 }  // namespace matchflow

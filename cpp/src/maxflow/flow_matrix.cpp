@@ -1,0 +1,180 @@
+// SciPy's flow matrix from per-arc flows: the antisymmetric CSR matrix
+// F(u, v) = f(u, v) - f(v, u) on pattern(A) + pattern(A^T), explicit zeros
+// kept, that scipy.sparse.csgraph.maximum_flow returns.
+//
+// Row u's entries are its out-arcs (v, +f) and its in-arcs (w, -f).  The
+// in-arcs come from a transpose built by a stable counting sort, so they are
+// sorted by tail; out-arcs are sorted only where the input row is not.  One
+// merge of the two sums equal columns (parallel arcs, an arc against its
+// reverse; a self-loop meets itself and gives a stored 0).  Parallel by
+// contiguous chunks of rows, each packed from its upper-bound offset, then
+// moved down to its final one.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "../openmp.hpp"
+#include "matchflow/maxflow.hpp"
+
+namespace matchflow {
+namespace {
+
+struct entry {  // no initialisers: arrays of entries are filled before read
+  vertex_t col;
+  capacity_t value;  // signed flow
+};
+
+constexpr offset_t kSerialArcs = offset_t(1) << 15;
+
+// Arrays left uninitialised (every slot is written before it is read): a
+// zero fill of these would cost as much as the rows' merge.
+template <class T>
+std::unique_ptr<T[]> uninitialised(std::size_t size) {
+  return std::unique_ptr<T[]>(new T[size]);
+}
+
+void sort_by_column(entry* first, entry* last) {
+  const auto by_column = [](const entry& x, const entry& y) { return x.col < y.col; };
+  if (last - first > 32) {
+    std::sort(first, last, by_column);
+    return;
+  }
+  for (entry* i = first + 1; i < last; ++i) {  // short lists: insertion sort
+    const entry x = *i;
+    entry* j = i;
+    for (; j > first && (j - 1)->col > x.col; --j) *j = *(j - 1);
+    *j = x;
+  }
+}
+
+struct transpose {
+  std::vector<offset_t> ptr;     // n + 1: in-arcs of v are [ptr[v], ptr[v+1])
+  std::unique_ptr<entry[]> in;   // (tail, -flow), sorted by tail within each v
+};
+
+// Thread c of the team owns heads [n * c / team, n * (c + 1) / team) and
+// scans every arc, keeping those into its range: no atomics, and the scatter
+// stays in arc order, so each in-list comes out sorted by tail (a stable
+// counting sort).  Every thread reads all heads, a streaming read that
+// costs less than a locked increment per arc.
+transpose build_transpose(const flow_network& net, const capacity_t* arc_flow, int team) {
+  const vertex_t n = net.n;
+  transpose t;
+  t.ptr.assign(std::size_t(n) + 1, 0);
+  t.in = uninitialised<entry>(std::size_t(net.n_arcs()));
+  offset_t* count = t.ptr.data() + 1;
+  const auto range = [&](int c) { return vertex_t(std::int64_t(n) * c / team); };
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+  for (int c = 0; c < team; ++c) {
+    const vertex_t lo = range(c), hi = range(c + 1);
+    for (offset_t a = 0; a < net.n_arcs(); ++a) {
+      const vertex_t v = net.heads[a];
+      if (v >= lo && v < hi) ++count[v];
+    }
+  }
+  for (vertex_t v = 0; v < n; ++v) t.ptr[std::size_t(v) + 1] += t.ptr[std::size_t(v)];
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+  for (int c = 0; c < team; ++c) {
+    const vertex_t lo = range(c), hi = range(c + 1);
+    std::vector<offset_t> cursor(t.ptr.begin() + lo, t.ptr.begin() + hi);
+    for (vertex_t u = 0; u < n; ++u) {
+      for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
+        const vertex_t v = net.heads[a];
+        if (v >= lo && v < hi)
+          t.in[std::size_t(cursor[std::size_t(v - lo)]++)] = entry{u, -arc_flow[a]};
+      }
+    }
+  }
+  return t;
+}
+
+// Row u's entries, sorted by column and summed, written from cols/vals;
+// returns their count.  Out-arcs are sorted here only when the input's row
+// is not (a canonical SciPy input needs no sort at all), then merged with
+// the sorted in-arcs.
+offset_t merge_row(const flow_network& net, const capacity_t* arc_flow, const transpose& t,
+                   vertex_t u, std::vector<entry>& out, vertex_t* cols, capacity_t* vals) {
+  out.clear();
+  for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a)
+    out.push_back({net.heads[a], arc_flow[a]});
+  if (!std::is_sorted(out.begin(), out.end(),
+                      [](const entry& x, const entry& y) { return x.col < y.col; }))
+    sort_by_column(out.data(), out.data() + out.size());
+  const entry* x = out.data();
+  const entry* x_end = x + out.size();
+  const entry* y = t.in.get() + t.ptr[std::size_t(u)];
+  const entry* y_end = t.in.get() + t.ptr[std::size_t(u) + 1];
+  offset_t k = -1;
+  while (x != x_end || y != y_end) {
+    const entry& e = (y == y_end || (x != x_end && x->col <= y->col)) ? *x++ : *y++;
+    if (k >= 0 && cols[k] == e.col) {
+      vals[k] += e.value;
+    } else {
+      cols[++k] = e.col;
+      vals[k] = e.value;
+    }
+  }
+  return k + 1;
+}
+
+// First row of chunk c of `team`, chunks balanced by gathered entries
+// (row u gathers base(u + 1) - base(u) of them).
+vertex_t chunk_start(const flow_network& net, const transpose& t, int team, int c) {
+  const offset_t target = 2 * net.n_arcs() / team * c;
+  vertex_t lo = 0;
+  vertex_t hi = net.n;
+  while (lo < hi) {  // first u with base(u) >= target
+    const vertex_t mid = lo + (hi - lo) / 2;
+    if (net.ptr[mid] + t.ptr[std::size_t(mid)] < target) lo = mid + 1; else hi = mid;
+  }
+  return c == team ? net.n : lo;
+}
+
+// Each thread merges a contiguous chunk of rows into the output, packed
+// from the chunk's upper-bound offset base(first row) = ptr + in_ptr (no
+// scratch copy of the matrix: fresh pages cost more than the rows' merge);
+// the chunks are then moved down to their final offsets, in order, since
+// each one's target may overlap the previous one's source.
+void flow_matrix(const flow_network& net, const capacity_t* arc_flow, int threads,
+                 offset_t* indptr, vertex_t* indices, capacity_t* data, offset_t* nnz) {
+  const vertex_t n = net.n;
+  // Below kSerialArcs a team costs more than it saves.
+  const int team = net.n_arcs() < kSerialArcs ? 1 : detail::team_size(threads);
+  const transpose t = build_transpose(net, arc_flow, team);
+  std::vector<vertex_t> first(std::size_t(team) + 1);
+  for (int c = 0; c <= team; ++c) first[std::size_t(c)] = chunk_start(net, t, team, c);
+  indptr[0] = 0;
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+  for (int c = 0; c < team; ++c) {
+    std::vector<entry> out;
+    const vertex_t lo = first[std::size_t(c)];
+    offset_t at = net.ptr[lo] + t.ptr[std::size_t(lo)];
+    for (vertex_t u = lo; u < first[std::size_t(c) + 1]; ++u) {
+      indptr[u + 1] = merge_row(net, arc_flow, t, u, out, indices + at, data + at);
+      at += indptr[u + 1];
+    }
+  }
+  for (vertex_t u = 0; u < n; ++u) indptr[u + 1] += indptr[u];
+  for (int c = 1; c < team; ++c) {
+    const vertex_t lo = first[std::size_t(c)];
+    const offset_t from = net.ptr[lo] + t.ptr[std::size_t(lo)];
+    const offset_t len = indptr[first[std::size_t(c) + 1]] - indptr[lo];
+    std::memmove(indices + indptr[lo], indices + from, std::size_t(len) * sizeof(vertex_t));
+    std::memmove(data + indptr[lo], data + from, std::size_t(len) * sizeof(capacity_t));
+  }
+  *nnz = indptr[n];
+}
+
+}  // namespace
+
+status build_flow_matrix(const flow_network& net, const capacity_t* arc_flow, int threads,
+                         offset_t* indptr, vertex_t* indices, capacity_t* data,
+                         offset_t* nnz) noexcept {
+  return guarded([&] {
+    flow_matrix(net, arc_flow, threads, indptr, indices, data, nnz);
+    return status::ok;
+  });
+}
+
+}  // namespace matchflow
