@@ -359,14 +359,7 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
 
   const auto t1 = std::chrono::steady_clock::now();
   const vertex_t s = net.source, t = net.sink;
-  for (offset_t k = g.first[std::size_t(s)]; k < g.first[std::size_t(s) + 1]; ++k) {
-    const capacity_t c = g.rescap[std::size_t(k)];
-    if (c == 0) continue;
-    g.rescap[std::size_t(k)] = 0;
-    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
-    excess[std::size_t(g.head[std::size_t(k)])] += c;
-    excess[std::size_t(s)] -= c;
-  }
+  saturate_source_arcs(g, s, excess);
   synchronous_push_relabel(g, excess, s, t, nullptr, options.relabel_freq, team, stats).run();
   result->value = excess[std::size_t(t)];
   mark_source_side(g, t, result->source_side);
@@ -374,10 +367,7 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    bool stranded = false;  // any excess left at label n
-    for (vertex_t v = 0; v < net.n && !stranded; ++v) {
-      stranded = v != s && v != t && excess[std::size_t(v)] > 0;
-    }
+    const bool stranded = has_excess(g, excess, s, t);  // any excess left at label n
     if (stranded && team == 1) {
       highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
     } else if (stranded) {

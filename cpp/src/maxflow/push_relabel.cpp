@@ -245,11 +245,7 @@ void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vert
                         flow_stats* stats) {
   // Nothing to move (a phase 2 whose preflow is already a flow): skip the
   // allocations and the global relabel.
-  bool any = false;
-  for (vertex_t v = 0; v < g.n && !any; ++v) {
-    any = v != target && v != origin && excess[std::size_t(v)] > 0;
-  }
-  if (!any) return;
+  if (!has_excess(g, excess, target, origin)) return;
   highest_label(g, excess, target, origin, freq, within, stats).run();
 }
 
@@ -263,14 +259,7 @@ void push_relabel_flow(const flow_network& net, const flow_options& options,
   const auto t1 = std::chrono::steady_clock::now();
   // Saturate every arc out of the source (the initial preflow).
   const vertex_t s = net.source, t = net.sink;
-  for (offset_t k = g.first[std::size_t(s)]; k < g.first[std::size_t(s) + 1]; ++k) {
-    const capacity_t c = g.rescap[std::size_t(k)];
-    if (c == 0) continue;
-    g.rescap[std::size_t(k)] = 0;
-    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
-    excess[std::size_t(g.head[std::size_t(k)])] += c;
-    excess[std::size_t(s)] -= c;
-  }
+  saturate_source_arcs(g, s, excess);
   highest_label_pass(g, excess, t, s, options.relabel_freq, nullptr, stats);
   result->value = excess[std::size_t(t)];
   mark_source_side(g, t, result->source_side);
