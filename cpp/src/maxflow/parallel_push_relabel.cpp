@@ -206,11 +206,7 @@ class synchronous_push_relabel {
     } else {
 #pragma omp parallel num_threads(team_)
       {
-#ifdef _OPENMP
-        thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-        thread_buffer& out = buffers_[0];
-#endif
+        thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 32)
         for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
 #pragma omp for schedule(static)
@@ -271,6 +267,21 @@ class synchronous_push_relabel {
                   active_.end());
   }
 
+  /// The calling thread's buffer (one per thread of the team).
+  thread_buffer& own_buffer() {
+#ifdef _OPENMP
+    return buffers_[std::size_t(omp_get_thread_num())];
+#else
+    return buffers_[0];
+#endif
+  }
+
+  /// into = every thread's items, in thread order.
+  void gather_items(std::vector<vertex_t>& into) const {
+    into.clear();
+    for (const auto& b : buffers_) into.insert(into.end(), b.items.begin(), b.items.end());
+  }
+
   /// Exact distances to the sink, by level-synchronous BFS.
   void global_relabel() {
     ++stats_->global_relabels;
@@ -285,11 +296,7 @@ class synchronous_push_relabel {
       const std::int64_t count = std::int64_t(frontier.size());
 #pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
       {
-#ifdef _OPENMP
-        thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-        thread_buffer& out = buffers_[0];
-#endif
+        thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 64)
         for (std::int64_t i = 0; i < count; ++i) {
           const vertex_t x = frontier[std::size_t(i)];
@@ -306,8 +313,7 @@ class synchronous_push_relabel {
           }
         }
       }
-      frontier.clear();
-      for (auto& b : buffers_) frontier.insert(frontier.end(), b.items.begin(), b.items.end());
+      gather_items(frontier);
     }
   }
 
@@ -317,11 +323,7 @@ class synchronous_push_relabel {
     const vertex_t n = n_;
 #pragma omp parallel num_threads(team_) if (n > parallel_cutoff)
     {
-#ifdef _OPENMP
-      thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-      thread_buffer& out = buffers_[0];
-#endif
+      thread_buffer& out = own_buffer();
 #pragma omp for schedule(static)
       for (vertex_t v = 0; v < n; ++v) {
         if (v != s_ && v != t_ && excess_[std::size_t(v)] > 0 && label_[std::size_t(v)] < n) {
@@ -329,8 +331,7 @@ class synchronous_push_relabel {
         }
       }
     }
-    active_.clear();
-    for (auto& b : buffers_) active_.insert(active_.end(), b.items.begin(), b.items.end());
+    gather_items(active_);
   }
 
   residual_graph& g_;
