@@ -45,7 +45,6 @@
 // against 0.09 s on a 10^6-arc layered graph); with a team, the sequential
 // pass, half of a one-thread phase 1 on that graph, would dominate the run.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +52,7 @@
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "residual_graph.hpp"
+#include "two_phase.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -74,10 +74,6 @@ constexpr std::int64_t round_cutoff = 512;
 constexpr std::int64_t bfs_cutoff = 1024;
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
 struct alignas(64) thread_buffer {
@@ -352,33 +348,22 @@ class synchronous_push_relabel {
 
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
-  const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
-  residual_graph g = build_residual_graph(net);
-  std::vector<capacity_t> excess(std::size_t(net.n), 0);
-  stats->seconds_setup = seconds_since(t0);
-
-  const auto t1 = std::chrono::steady_clock::now();
   const vertex_t s = net.source, t = net.sink;
-  saturate_source_arcs(g, s, excess);
-  synchronous_push_relabel(g, excess, s, t, nullptr, options.relabel_freq, team, stats).run();
-  result->value = excess[std::size_t(t)];
-  mark_source_side(g, t, result->source_side);
-  stats->seconds_phase1 = seconds_since(t1);
-
-  if (options.return_flow) {
-    const auto t2 = std::chrono::steady_clock::now();
-    const bool stranded = has_excess(g, excess, s, t);  // any excess left at label n
-    if (stranded && team == 1) {
-      highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
-    } else if (stranded) {
-      synchronous_push_relabel(g, excess, t, s, result->source_side, options.relabel_freq, team,
-                               stats)
-          .run();
-    }
-    if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
-    stats->seconds_phase2 = seconds_since(t2);
-  }
+  const double freq = options.relabel_freq;
+  two_phase_flow(
+      net, options, result, stats,
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        synchronous_push_relabel(g, excess, s, t, nullptr, freq, team, stats).run();
+      },
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        if (!has_excess(g, excess, s, t)) return;  // nothing stranded at label n
+        if (team == 1) {
+          highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
+        } else {
+          synchronous_push_relabel(g, excess, t, s, result->source_side, freq, team, stats).run();
+        }
+      });
 }
 
 }  // namespace matchflow::detail
