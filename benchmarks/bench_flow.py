@@ -72,6 +72,7 @@ from bench_matching import (  # noqa: E402
     draw_profile,
     git_sha,
     machine_info,
+    report_end,
     timed_runs,
 )
 
@@ -652,12 +653,7 @@ def main(argv=None) -> int:
         del built
     results["total_seconds"] = time.perf_counter() - start
     write(results, out, final=True)
-    wrong = sum(m.get("check", "ok") != "ok" for e in results["instances"]
-                for m in e["methods"].values())
-    print(f"wrote {out}/flow.md, flow.json ({len(results['instances'])} instances, "
-          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
-    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
-    return 1 if wrong else 0
+    return report_end(results, "instances", out / "flow")
 
 
 if __name__ == "__main__":

@@ -717,6 +717,17 @@ def doc_parser(doc: str) -> argparse.ArgumentParser:
                                    epilog=doc.split("\n\n", 1)[1])
 
 
+def report_end(results, items: str, stem: Path) -> int:
+    """Say what was written (stem.md, stem.json) and how many answers were
+    wrong over results[items]; the exit status (1 when any was)."""
+    wrong = sum(m.get("check", "ok") != "ok" for e in results[items]
+                for m in e["methods"].values())
+    print(f"wrote {stem}.md, {stem.name}.json ({len(results[items])} {items}, "
+          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
+    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
+    return 1 if wrong else 0
+
+
 def parse_args(argv=None):
     p = doc_parser(__doc__)
     p.add_argument("--out", default="benchmarks/results/latest",
@@ -810,12 +821,7 @@ def main(argv=None) -> int:
         del graph
     results["total_seconds"] = time.perf_counter() - start
     finish(results, out)
-    wrong = sum(m.get("check", "ok") != "ok" for e in results["graphs"]
-                for m in e["methods"].values())
-    print(f"wrote {out}/results.md, results.json ({len(results['graphs'])} graphs, "
-          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
-    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
-    return 1 if wrong else 0
+    return report_end(results, "graphs", out / "results")
 
 
 if __name__ == "__main__":
