@@ -72,6 +72,7 @@ from bench_matching import (  # noqa: E402
     draw_profile,
     git_sha,
     machine_info,
+    over_budget,
     report_end,
     timed_runs,
 )
@@ -636,7 +637,7 @@ def main(argv=None) -> int:
             print(f"[warm-up] {s['label']}: {type(exc).__name__}: {exc}", flush=True)
     start, timed_out = time.perf_counter(), set()
     for family, size, build in suite(args):
-        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+        if over_budget(args, start):
             results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
                                        f"before {family} {size}"
             print(f"[stop] {results['stopped_early']}", flush=True)
@@ -645,7 +646,7 @@ def main(argv=None) -> int:
         built = build()
         build_seconds = time.perf_counter() - t0
         for inst in (built if isinstance(built, list) else [built])[:args.pairs]:
-            if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            if over_budget(args, start):
                 break
             results["instances"].append(bench_instance(family, inst, build_seconds, solvers,
                                                        args, timed_out))

@@ -717,6 +717,11 @@ def doc_parser(doc: str) -> argparse.ArgumentParser:
                                    epilog=doc.split("\n\n", 1)[1])
 
 
+def over_budget(args, start: float) -> bool:
+    """True once --time-budget seconds have passed since `start` (never without one)."""
+    return args.time_budget is not None and time.perf_counter() - start > args.time_budget
+
+
 def report_end(results, items: str, stem: Path) -> int:
     """Say what was written (stem.md, stem.json) and how many answers were
     wrong over results[items]; the exit status (1 when any was)."""
@@ -800,7 +805,7 @@ def main(argv=None) -> int:
     warm_up(solvers)
     start = time.perf_counter()
     for name, build in suite(args):
-        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+        if over_budget(args, start):
             results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
                                        f"before {name}"
             print(f"[stop] {results['stopped_early']}", flush=True)
@@ -811,7 +816,7 @@ def main(argv=None) -> int:
         results["graphs"].append(bench_graph(name, graph, gen, solvers, args))
         write_outputs(results, out)           # partial results survive a kill
         if not args.no_rcp:
-            if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            if over_budget(args, start):
                 continue
             t0 = time.perf_counter()
             graph = generators.random_permutation(graph, seed=args.seed + 1)
