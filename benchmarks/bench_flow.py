@@ -44,7 +44,6 @@ command line.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -68,8 +67,13 @@ from bench_matching import (  # noqa: E402
     _f,
     _gmean,
     _json_default,
+    device_label,
+    doc_parser,
+    draw_profile,
     git_sha,
     machine_info,
+    over_budget,
+    report_end,
     timed_runs,
 )
 
@@ -525,13 +529,6 @@ def markdown(results, plot_note: str) -> str:
 
 def plot(results, path: Path) -> str:
     """Performance profile: fraction of instances within x of the fastest."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "matplotlib is not importable here: no flow-profile.png"
     labels = labels_of(results)
     prof = {k: [] for k in labels}
     for e in results["instances"]:
@@ -540,28 +537,10 @@ def plot(results, path: Path) -> str:
         if best:
             for k in labels:
                 prof[k].append(t[k] / best if t[k] else math.inf)
-    finite = [r for v in prof.values() for r in v if math.isfinite(r)]
-    xmax = max(2.0, max(finite, default=2.0) * 1.1)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k, r in prof.items():
-        if r:
-            xs = np.sort(np.asarray(r))
-            grid = np.concatenate([[1.0], xs[np.isfinite(xs)], [xmax]])
-            ax.step(grid, [np.count_nonzero(xs <= x) / len(xs) for x in grid], where="post",
-                    label=k)
-    ax.set_xscale("log")
-    ax.set_xlim(1.0, xmax)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("x: time relative to the fastest on each instance")
-    ax.set_ylabel("fraction of instances within x")
-    ax.set_title(f"Maximum flow, {len(results['instances'])} instances "
-                 f"({', '.join(results['machine']['gpus']) or results['machine']['cpu']})",
-                 fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    title = (f"Maximum flow, {len(results['instances'])} instances "
+             f"({device_label(results['machine'])})")
+    if not draw_profile(prof, path, title, "instance"):
+        return "matplotlib is not importable here: no flow-profile.png"
     return f"![performance profile]({path.name})"
 
 
@@ -578,9 +557,7 @@ def write(results, out: Path, final: bool = False) -> None:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = doc_parser(__doc__)
     p.add_argument("--out", default="benchmarks/results/flow-latest")
     p.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     p.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
@@ -660,7 +637,7 @@ def main(argv=None) -> int:
             print(f"[warm-up] {s['label']}: {type(exc).__name__}: {exc}", flush=True)
     start, timed_out = time.perf_counter(), set()
     for family, size, build in suite(args):
-        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+        if over_budget(args, start):
             results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
                                        f"before {family} {size}"
             print(f"[stop] {results['stopped_early']}", flush=True)
@@ -669,7 +646,7 @@ def main(argv=None) -> int:
         built = build()
         build_seconds = time.perf_counter() - t0
         for inst in (built if isinstance(built, list) else [built])[:args.pairs]:
-            if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            if over_budget(args, start):
                 break
             results["instances"].append(bench_instance(family, inst, build_seconds, solvers,
                                                        args, timed_out))
@@ -677,12 +654,7 @@ def main(argv=None) -> int:
         del built
     results["total_seconds"] = time.perf_counter() - start
     write(results, out, final=True)
-    wrong = sum(m.get("check", "ok") != "ok" for e in results["instances"]
-                for m in e["methods"].values())
-    print(f"wrote {out}/flow.md, flow.json ({len(results['instances'])} instances, "
-          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
-    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
-    return 1 if wrong else 0
+    return report_end(results, "instances", out / "flow")
 
 
 if __name__ == "__main__":

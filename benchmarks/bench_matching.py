@@ -511,16 +511,18 @@ def profile_ratios(results) -> dict[str, list[float]]:
     return ratios
 
 
-def plot_profile(results, path: Path) -> str:
+def draw_profile(ratios: dict[str, list[float]], path: Path, title: str, item: str) -> bool:
+    """Draw a performance profile (Dolan and More): for each label, the
+    fraction of items (graphs, instances) whose time is within x of the
+    fastest on that item; an infinite ratio (failed, wrong) never counts.
+    False when matplotlib is not importable here."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return "matplotlib is not importable here: profile.png not written " \
-               "(run `bench_matching.py --replot results.json` where it is)"
-    ratios = profile_ratios(results)
+        return False
     finite = [r for v in ratios.values() for r in v if math.isfinite(r)]
     xmax = max(2.0, max(finite) * 1.1) if finite else 2.0
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -534,16 +536,28 @@ def plot_profile(results, path: Path) -> str:
     ax.set_xscale("log")
     ax.set_xlim(1.0, xmax)
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("x: time relative to the fastest on each graph")
-    ax.set_ylabel("fraction of graphs within x of the fastest")
-    ax.set_title(f"Maximum matching, {len(results['graphs'])} graphs "
-                 f"({', '.join(results['machine']['gpus']) or results['machine']['cpu']})",
-                 fontsize=9)
+    ax.set_xlabel(f"x: time relative to the fastest on each {item}")
+    ax.set_ylabel(f"fraction of {item}s within x of the fastest")
+    ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return True
+
+
+def device_label(machine: dict) -> str:
+    """The GPUs a run used, else its CPU (for plot titles)."""
+    return ", ".join(machine["gpus"]) or machine["cpu"]
+
+
+def plot_profile(results, path: Path) -> str:
+    title = (f"Maximum matching, {len(results['graphs'])} graphs "
+             f"({device_label(results['machine'])})")
+    if not draw_profile(profile_ratios(results), path, title, "graph"):
+        return "matplotlib is not importable here: profile.png not written " \
+               "(run `bench_matching.py --replot results.json` where it is)"
     return f"![performance profile]({path.name})"
 
 
@@ -695,10 +709,32 @@ def warm_up(solvers) -> None:
             print(f"[warm-up] {s['label']}: {type(exc).__name__}: {exc}", flush=True)
 
 
+def doc_parser(doc: str) -> argparse.ArgumentParser:
+    """An argument parser for a benchmark script: the description is the first
+    paragraph of its docstring, the epilog (shown verbatim) the rest."""
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog=doc.split("\n\n", 1)[1])
+
+
+def over_budget(args, start: float) -> bool:
+    """True once --time-budget seconds have passed since `start` (never without one)."""
+    return args.time_budget is not None and time.perf_counter() - start > args.time_budget
+
+
+def report_end(results, items: str, stem: Path) -> int:
+    """Say what was written (stem.md, stem.json) and how many answers were
+    wrong over results[items]; the exit status (1 when any was)."""
+    wrong = sum(m.get("check", "ok") != "ok" for e in results[items]
+                for m in e["methods"].values())
+    print(f"wrote {stem}.md, {stem.name}.json ({len(results[items])} {items}, "
+          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
+    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
+    return 1 if wrong else 0
+
+
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = doc_parser(__doc__)
     p.add_argument("--out", default="benchmarks/results/latest",
                    help="output directory (default %(default)s)")
     p.add_argument("--quick", action="store_true",
@@ -769,7 +805,7 @@ def main(argv=None) -> int:
     warm_up(solvers)
     start = time.perf_counter()
     for name, build in suite(args):
-        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+        if over_budget(args, start):
             results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
                                        f"before {name}"
             print(f"[stop] {results['stopped_early']}", flush=True)
@@ -780,7 +816,7 @@ def main(argv=None) -> int:
         results["graphs"].append(bench_graph(name, graph, gen, solvers, args))
         write_outputs(results, out)           # partial results survive a kill
         if not args.no_rcp:
-            if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            if over_budget(args, start):
                 continue
             t0 = time.perf_counter()
             graph = generators.random_permutation(graph, seed=args.seed + 1)
@@ -790,12 +826,7 @@ def main(argv=None) -> int:
         del graph
     results["total_seconds"] = time.perf_counter() - start
     finish(results, out)
-    wrong = sum(m.get("check", "ok") != "ok" for e in results["graphs"]
-                for m in e["methods"].values())
-    print(f"wrote {out}/results.md, results.json ({len(results['graphs'])} graphs, "
-          f"{results['total_seconds']:.0f} s); {results['plot_note']}")
-    print(f"{wrong} wrong answers" if wrong else "all answers checked ok")
-    return 1 if wrong else 0
+    return report_end(results, "graphs", out / "results")
 
 
 if __name__ == "__main__":

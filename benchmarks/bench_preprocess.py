@@ -24,7 +24,6 @@ Examples
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -38,6 +37,8 @@ from matchflow import _device
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_matching import (  # noqa: E402
     DEFAULT_FAMILIES,
+    _f,
+    doc_parser,
     family_builder,
     load_matrix,
     machine_info,
@@ -121,10 +122,6 @@ def bench_graph(name: str, A, gen_seconds: float, devices, args) -> dict:
     return entry
 
 
-def _f(x, spec=".4f") -> str:
-    return "-" if x is None else format(x, spec)
-
-
 def markdown(results) -> str:
     mach = results["machine"]
     lines = [
@@ -177,9 +174,7 @@ def markdown(results) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = doc_parser(__doc__)
     p.add_argument("--out", default="benchmarks/results/latest-preprocess")
     p.add_argument("--quick", action="store_true", help="2^14 uniform and R-MAT only")
     p.add_argument("--families", nargs="*", default=None,

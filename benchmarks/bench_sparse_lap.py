@@ -21,7 +21,6 @@ seconds: a capped time is reported as "> T s" and the speedup as "> ratio".
 """
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
 import statistics
@@ -37,7 +36,7 @@ import matchflow
 from matchflow import generators, solve_sparse_assignment, weighted_transversal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_matching import _die_with_parent, machine_info  # noqa: E402
+from bench_matching import _die_with_parent, doc_parser, machine_info  # noqa: E402
 
 
 def random_instance(n: int, k: int, seed: int) -> sp.csr_array:
@@ -193,9 +192,7 @@ def markdown(header: dict, rows: list[dict]) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=__doc__.split("\n\n", 1)[1])
+    p = doc_parser(__doc__)
     p.add_argument("--out", default="benchmarks/results/latest")
     p.add_argument("--n", nargs="*", type=int, default=[100_000, 300_000, 1_000_000])
     p.add_argument("--k", nargs="*", type=int, default=[5, 10, 20])

@@ -58,6 +58,12 @@ def random_graph(rng, n: int, density: float, high: int, *, kind=sp.csr_array,
     return kind((caps, (flat // n, flat % n)), shape=(n, n))
 
 
+def st_pair(rng, n: int) -> tuple[int, int]:
+    """Two distinct vertices of n, as (source, sink)."""
+    s, t = rng.choice(n, 2, replace=False)
+    return int(s), int(t)
+
+
 def scipy_value(graph, s, t) -> int:
     return int(scipy_maximum_flow(sp.csr_array(capacities(graph), dtype=np.int32), s, t)
                .flow_value)
@@ -216,7 +222,7 @@ def test_flow_pattern_as_scipy(method):
     for _ in range(60):
         n = int(rng.integers(2, 30))
         g = random_graph(rng, n, rng.uniform(0.05, 0.5), 12, dtype=np.int32)
-        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        s, t = st_pair(rng, n)
         ours = solve(g, s, t, method)
         theirs = scipy_maximum_flow(g, s, t)
         assert ours.flow_value == theirs.flow_value
@@ -262,7 +268,7 @@ def test_value_as_scipy(method, family):
             density = {"sparse": 0.1, "dense": 0.6, "unit": 0.2}[family]
             high = 2 if family == "unit" else 1000
             g = random_graph(rng, n, density, high)
-            s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+            s, t = st_pair(rng, n)
         res = solve(g, s, t, method)
         assert res.flow_value == scipy_value(g, s, t)
         assert_max_flow(g, s, t, res)
@@ -332,7 +338,7 @@ def test_return_flow_false(method):
     for _ in range(40):
         n = int(rng.integers(2, 40))
         g = random_graph(rng, n, 0.2, 100)
-        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        s, t = st_pair(rng, n)
         full = solve(g, s, t, method)
         value_only = solve(g, s, t, method, return_flow=False)
         assert value_only.flow is None
@@ -349,7 +355,7 @@ def test_cut_edges(method):
     for _ in range(40):
         n = int(rng.integers(2, 30))
         g = random_graph(rng, n, 0.3, 20)
-        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        s, t = st_pair(rng, n)
         for return_flow in (True, False):
             res = solve(g, s, t, method, return_flow=return_flow)
             u, v = res.cut_edges()
@@ -376,7 +382,7 @@ def test_parallel_arcs(method):
         order = np.argsort(rows, kind="stable")
         ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
         g = sp.csr_array((data[order], cols[order], ptr), shape=(n, n))  # duplicates kept
-        s, t = (int(v) for v in rng.choice(n, 2, replace=False))
+        s, t = st_pair(rng, n)
         res = solve(g, s, t, method)
         assert res.flow_value == scipy_value(g, s, t)
         assert_max_flow(g, s, t, res)

@@ -293,6 +293,17 @@ def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
         stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
 
 
+def _assignment_pairs(col4row: np.ndarray, u: np.ndarray, v: np.ndarray,
+                      transposed: bool):
+    """(row_ind, col_ind, u, v) in the caller's orientation from a solve of
+    the (possibly transposed) problem: sorted by row, as SciPy returns them,
+    with the row and column duals swapped back after a transpose."""
+    if not transposed:
+        return np.arange(col4row.shape[0], dtype=np.int64), col4row, u, v
+    order = np.argsort(col4row, kind="stable")
+    return col4row[order], np.arange(col4row.shape[0], dtype=np.int64)[order], v, u
+
+
 def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, ordinal: int,
                     device, n_threads: int):
     """Negate, check forbidden entries, transpose and run; (row_ind, col_ind,
@@ -312,15 +323,7 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
         warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
         method, backend, ordinal = "omp-tree", "cpu", 0
         col4row, u, v, stats = _run(work, method, 0, n_threads)
-    if transposed:
-        row_ind = col4row
-        col_ind = np.arange(col4row.shape[0], dtype=np.int64)
-        order = np.argsort(row_ind, kind="stable")
-        row_ind, col_ind = row_ind[order], col_ind[order]
-        u, v = v, u
-    else:
-        row_ind = np.arange(col4row.shape[0], dtype=np.int64)
-        col_ind = col4row
+    row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
     if maximize:
         u, v = -u, -v
     return row_ind, col_ind, u, v, stats, method, backend, ordinal

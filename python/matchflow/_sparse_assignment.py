@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._lsap import AssignmentResult, AssignmentStats
+from ._lsap import AssignmentResult, AssignmentStats, _assignment_pairs
 from ._validation import (_check_structure, _checked_compressed, _least_matching_bytes,
                           check_allocation, check_choice, check_threads)
 
@@ -120,15 +120,7 @@ def _solve(biadjacency, maximize, method, device, threads):
     cost = int(picked.sum()) if data.dtype == np.int64 else float(picked.sum())
     if maximize:
         cost, u, v = -cost, -u, -v
-    if transposed:
-        row_ind = col4row
-        col_ind = np.arange(col4row.shape[0], dtype=np.int64)
-        order = np.argsort(row_ind, kind="stable")
-        row_ind, col_ind = row_ind[order], col_ind[order]
-        u, v = v, u
-    else:
-        row_ind = np.arange(col4row.shape[0], dtype=np.int64)
-        col_ind = col4row
+    row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
     name = "cpu" if backend == "cpu" else f"cuda:{ordinal}"
     searches = stats["augmenting_paths"]
     return AssignmentResult(

@@ -45,7 +45,6 @@
 // against 0.09 s on a 10^6-arc layered graph); with a team, the sequential
 // pass, half of a one-thread phase 1 on that graph, would dominate the run.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +52,7 @@
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "residual_graph.hpp"
+#include "two_phase.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -74,10 +74,6 @@ constexpr std::int64_t round_cutoff = 512;
 constexpr std::int64_t bfs_cutoff = 1024;
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
 struct alignas(64) thread_buffer {
@@ -206,11 +202,7 @@ class synchronous_push_relabel {
     } else {
 #pragma omp parallel num_threads(team_)
       {
-#ifdef _OPENMP
-        thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-        thread_buffer& out = buffers_[0];
-#endif
+        thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 32)
         for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
 #pragma omp for schedule(static)
@@ -271,6 +263,21 @@ class synchronous_push_relabel {
                   active_.end());
   }
 
+  /// The calling thread's buffer (one per thread of the team).
+  thread_buffer& own_buffer() {
+#ifdef _OPENMP
+    return buffers_[std::size_t(omp_get_thread_num())];
+#else
+    return buffers_[0];
+#endif
+  }
+
+  /// into = every thread's items, in thread order.
+  void gather_items(std::vector<vertex_t>& into) const {
+    into.clear();
+    for (const auto& b : buffers_) into.insert(into.end(), b.items.begin(), b.items.end());
+  }
+
   /// Exact distances to the sink, by level-synchronous BFS.
   void global_relabel() {
     ++stats_->global_relabels;
@@ -285,11 +292,7 @@ class synchronous_push_relabel {
       const std::int64_t count = std::int64_t(frontier.size());
 #pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
       {
-#ifdef _OPENMP
-        thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-        thread_buffer& out = buffers_[0];
-#endif
+        thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 64)
         for (std::int64_t i = 0; i < count; ++i) {
           const vertex_t x = frontier[std::size_t(i)];
@@ -306,8 +309,7 @@ class synchronous_push_relabel {
           }
         }
       }
-      frontier.clear();
-      for (auto& b : buffers_) frontier.insert(frontier.end(), b.items.begin(), b.items.end());
+      gather_items(frontier);
     }
   }
 
@@ -317,11 +319,7 @@ class synchronous_push_relabel {
     const vertex_t n = n_;
 #pragma omp parallel num_threads(team_) if (n > parallel_cutoff)
     {
-#ifdef _OPENMP
-      thread_buffer& out = buffers_[std::size_t(omp_get_thread_num())];
-#else
-      thread_buffer& out = buffers_[0];
-#endif
+      thread_buffer& out = own_buffer();
 #pragma omp for schedule(static)
       for (vertex_t v = 0; v < n; ++v) {
         if (v != s_ && v != t_ && excess_[std::size_t(v)] > 0 && label_[std::size_t(v)] < n) {
@@ -329,8 +327,7 @@ class synchronous_push_relabel {
         }
       }
     }
-    active_.clear();
-    for (auto& b : buffers_) active_.insert(active_.end(), b.items.begin(), b.items.end());
+    gather_items(active_);
   }
 
   residual_graph& g_;
@@ -351,43 +348,22 @@ class synchronous_push_relabel {
 
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
-  const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
-  residual_graph g = build_residual_graph(net);
-  std::vector<capacity_t> excess(std::size_t(net.n), 0);
-  stats->seconds_setup = seconds_since(t0);
-
-  const auto t1 = std::chrono::steady_clock::now();
   const vertex_t s = net.source, t = net.sink;
-  for (offset_t k = g.first[std::size_t(s)]; k < g.first[std::size_t(s) + 1]; ++k) {
-    const capacity_t c = g.rescap[std::size_t(k)];
-    if (c == 0) continue;
-    g.rescap[std::size_t(k)] = 0;
-    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
-    excess[std::size_t(g.head[std::size_t(k)])] += c;
-    excess[std::size_t(s)] -= c;
-  }
-  synchronous_push_relabel(g, excess, s, t, nullptr, options.relabel_freq, team, stats).run();
-  result->value = excess[std::size_t(t)];
-  mark_source_side(g, t, result->source_side);
-  stats->seconds_phase1 = seconds_since(t1);
-
-  if (options.return_flow) {
-    const auto t2 = std::chrono::steady_clock::now();
-    bool stranded = false;  // any excess left at label n
-    for (vertex_t v = 0; v < net.n && !stranded; ++v) {
-      stranded = v != s && v != t && excess[std::size_t(v)] > 0;
-    }
-    if (stranded && team == 1) {
-      highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
-    } else if (stranded) {
-      synchronous_push_relabel(g, excess, t, s, result->source_side, options.relabel_freq, team,
-                               stats)
-          .run();
-    }
-    if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
-    stats->seconds_phase2 = seconds_since(t2);
-  }
+  const double freq = options.relabel_freq;
+  two_phase_flow(
+      net, options, result, stats,
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        synchronous_push_relabel(g, excess, s, t, nullptr, freq, team, stats).run();
+      },
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        if (!has_excess(g, excess, s, t)) return;  // nothing stranded at label n
+        if (team == 1) {
+          highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
+        } else {
+          synchronous_push_relabel(g, excess, t, s, result->source_side, freq, team, stats).run();
+        }
+      });
 }
 
 }  // namespace matchflow::detail

@@ -29,22 +29,18 @@
 // Labels are int32 (at most n), excesses int64 (bounded by the capacity out
 // of the source, below 2^62 by the Python layer's check).
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "residual_graph.hpp"
+#include "two_phase.hpp"
 
 namespace matchflow::detail {
 namespace {
 
 constexpr vertex_t none = -1;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 class highest_label {
  public:
@@ -245,43 +241,22 @@ void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vert
                         flow_stats* stats) {
   // Nothing to move (a phase 2 whose preflow is already a flow): skip the
   // allocations and the global relabel.
-  bool any = false;
-  for (vertex_t v = 0; v < g.n && !any; ++v) {
-    any = v != target && v != origin && excess[std::size_t(v)] > 0;
-  }
-  if (!any) return;
+  if (!has_excess(g, excess, target, origin)) return;
   highest_label(g, excess, target, origin, freq, within, stats).run();
 }
 
 void push_relabel_flow(const flow_network& net, const flow_options& options,
                        flow_result* result, flow_stats* stats) {
-  const auto t0 = std::chrono::steady_clock::now();
-  residual_graph g = build_residual_graph(net);
-  std::vector<capacity_t> excess(std::size_t(net.n), 0);
-  stats->seconds_setup = seconds_since(t0);
-
-  const auto t1 = std::chrono::steady_clock::now();
-  // Saturate every arc out of the source (the initial preflow).
   const vertex_t s = net.source, t = net.sink;
-  for (offset_t k = g.first[std::size_t(s)]; k < g.first[std::size_t(s) + 1]; ++k) {
-    const capacity_t c = g.rescap[std::size_t(k)];
-    if (c == 0) continue;
-    g.rescap[std::size_t(k)] = 0;
-    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
-    excess[std::size_t(g.head[std::size_t(k)])] += c;
-    excess[std::size_t(s)] -= c;
-  }
-  highest_label_pass(g, excess, t, s, options.relabel_freq, nullptr, stats);
-  result->value = excess[std::size_t(t)];
-  mark_source_side(g, t, result->source_side);
-  stats->seconds_phase1 = seconds_since(t1);
-
-  if (options.return_flow) {
-    const auto t2 = std::chrono::steady_clock::now();
-    highest_label_pass(g, excess, s, t, options.relabel_freq, result->source_side, stats);
-    if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
-    stats->seconds_phase2 = seconds_since(t2);
-  }
+  const double freq = options.relabel_freq;
+  two_phase_flow(
+      net, options, result, stats,
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        highest_label_pass(g, excess, t, s, freq, nullptr, stats);
+      },
+      [&](residual_graph& g, std::vector<capacity_t>& excess) {
+        highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
+      });
 }
 
 }  // namespace matchflow::detail

@@ -1,4 +1,5 @@
-// Residual graph construction, flow read-back and the minimum cut.
+// Residual graph construction, the initial preflow, flow read-back and the
+// minimum cut.
 #include "residual_graph.hpp"
 
 #include <algorithm>
@@ -46,6 +47,25 @@ residual_graph build_residual_graph(const flow_network& net) {
     }
   }
   return g;
+}
+
+void saturate_source_arcs(residual_graph& g, vertex_t source, std::vector<capacity_t>& excess) {
+  for (offset_t k = g.first[std::size_t(source)]; k < g.first[std::size_t(source) + 1]; ++k) {
+    const capacity_t c = g.rescap[std::size_t(k)];
+    if (c == 0) continue;
+    g.rescap[std::size_t(k)] = 0;
+    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
+    excess[std::size_t(g.head[std::size_t(k)])] += c;
+    excess[std::size_t(source)] -= c;
+  }
+}
+
+bool has_excess(const residual_graph& g, const std::vector<capacity_t>& excess, vertex_t a,
+                vertex_t b) {
+  for (vertex_t v = 0; v < g.n; ++v) {
+    if (v != a && v != b && excess[std::size_t(v)] > 0) return true;
+  }
+  return false;
 }
 
 void write_arc_flow(const flow_network& net, const residual_graph& g, capacity_t* arc_flow) {

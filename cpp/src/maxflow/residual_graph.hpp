@@ -31,6 +31,16 @@ struct residual_graph {
 /// keep the input order (forward and reverse copies interleaved by tail).
 residual_graph build_residual_graph(const flow_network& net);
 
+/// The initial preflow: saturates every arc out of `source`, moving its
+/// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
+/// every push-relabel method).  `excess` has g.n entries, all zero.
+void saturate_source_arcs(residual_graph& g, vertex_t source, std::vector<capacity_t>& excess);
+
+/// True iff a vertex other than `a` and `b` has positive excess (a preflow
+/// that is not yet a flow).
+bool has_excess(const residual_graph& g, const std::vector<capacity_t>& excess, vertex_t a,
+                vertex_t b);
+
 /// arc_flow[a] = caps[a] - residual capacity of a's forward copy (0 for self-loops).
 void write_arc_flow(const flow_network& net, const residual_graph& g, capacity_t* arc_flow);
 
