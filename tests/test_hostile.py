@@ -91,7 +91,8 @@ def test_broadcast_view_that_fits_is_solved():
 
 
 @pytest.mark.parametrize("fn", ["maximum_bipartite_matching", "structural_rank",
-                                "maximum_matching"])
+                                "maximum_matching", "maximum_transversal", "dulmage_mendelsohn",
+                                "min_weight_full_bipartite_matching"])
 @pytest.mark.parametrize("fmt, shape", [("coo", "(n, n)"), ("csr", "(4, n)"), ("csc", "(n, 4)")])
 def test_huge_sparse_shapes_are_refused_at_once(fn, fmt, shape):
     # 2^31 - 2 rows or columns and one entry: the mate arrays alone (or the
