@@ -6,9 +6,11 @@ import doctest
 import pytest
 
 import matchflow
-from matchflow import _lsap, _matching, _sparse_assignment, _weighted_transversal, io
+from matchflow import (_flow, _lsap, _matching, _preprocess, _sparse_assignment,
+                       _weighted_transversal, io)
 
-MODULES = [matchflow, _matching, _lsap, _sparse_assignment, _weighted_transversal, io]
+MODULES = [matchflow, _matching, _lsap, _flow, _preprocess, _sparse_assignment,
+           _weighted_transversal, io]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

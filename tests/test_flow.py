@@ -6,7 +6,6 @@ and sparsity pattern, and proven maximum by the min-cut certificate
 """
 from __future__ import annotations
 
-import doctest
 import itertools
 import re
 
@@ -550,11 +549,6 @@ def test_gil_is_released():
                      shape=(n, n))
     assert_gil_released(lambda: solve_flow(g, 0, n - 1, method="pr", device="cpu",
                                            return_flow=False), min_seconds=0.005)
-
-
-def test_docstring_examples():
-    result = doctest.testmod(_flow, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
 
 
 # ---- SciPy's own tests, with our function swapped in -----------------------------

@@ -9,7 +9,6 @@ SciPy's (real matrices) strongly connected components of the square part.
 """
 from __future__ import annotations
 
-import doctest
 import json
 
 import networkx as nx
@@ -20,7 +19,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
 
 import matchflow
-from matchflow import (_core, _preprocess, block_triangular_form, dulmage_mendelsohn,
+from matchflow import (_core, block_triangular_form, dulmage_mendelsohn,
                        generators, maximum_transversal)
 from matchflow.io import read_graph
 
@@ -506,11 +505,6 @@ def test_results_unpack_and_report():
         assert res.stats[key] >= 0
     btf = block_triangular_form(A, device="cpu")
     assert btf.n_blocks == res.n_blocks
-
-
-def test_docstring_examples():
-    result = doctest.testmod(_preprocess, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+import scipy.sparse.linalg
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
-import matchflow
 from matchflow import (min_weight_full_bipartite_matching, solve_sparse_assignment,
                        weighted_transversal)
 
@@ -395,8 +395,6 @@ def splu_solve(A, b):
 
 @pytest.mark.parametrize("name", SPLU_MATRICES)
 def test_splu_after_weighted_transversal(name):
-    import scipy.sparse.linalg  # noqa: F401
-
     A = read_matrix(name)
     n = A.shape[0]
     b = A @ np.ones(n)
