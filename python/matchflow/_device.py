@@ -92,6 +92,11 @@ def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
     return method, backend, ordinal
 
 
+def device_name(backend: str, ordinal: int) -> str:
+    """What a result's `device` field says: "cpu" or "cuda:N"."""
+    return "cpu" if backend == "cpu" else f"cuda:{ordinal}"
+
+
 def config() -> dict:
     """Everything show_config() prints, as a dict."""
     import numpy

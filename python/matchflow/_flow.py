@@ -15,11 +15,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._validation import (_check_structure, _checked_compressed, check_allocation, check_choice,
-                          check_threads, stored_entries)
+from ._validation import (_INT32_MAX, _INT64_MAX, _check_structure, _checked_compressed,
+                          check_allocation, check_choice, check_threads, check_vertex_ids,
+                          stored_entries)
 
-_INT32_MAX = np.iinfo(np.int32).max
-_INT64_MAX = np.iinfo(np.int64).max
 
 # Method name -> the C++ enum value (cpp/include/matchflow/maxflow.hpp).
 _METHOD_CODES = {"pr": 0, "ppr": 1, "gpu-pr": 2}
@@ -159,8 +158,7 @@ def _check_vertices(shape, source, sink) -> tuple[int, int]:
         raise ValueError(f"source value ({source}) must be between 0 and {n - 1}")
     if sink < 0 or sink >= n:
         raise ValueError(f"sink value ({sink}) must be between 0 and {n - 1}")
-    if n >= _INT32_MAX:
-        raise ValueError(f"graph has {n} vertices; at most {_INT32_MAX - 1} are supported")
+    check_vertex_ids(n, "vertices")
     return source, sink
 
 
@@ -318,7 +316,7 @@ def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
         method, backend = _auto_method("cpu"), "cpu"
         value, arc_flow, source_side, stats = _solve(net, method, 0, tuning)
     flow = _flow_matrix(net, arc_flow, array, tuning.threads) if tuning.return_flow else None
-    where = "cpu" if backend == "cpu" else f"cuda:{ordinal}"
+    where = _device.device_name(backend, ordinal)
     stats = FlowStats(seconds_total=time.perf_counter() - start, device=where, **stats)
     return MaximumFlowResult(flow_value=int(value), flow=flow, source_side=source_side,
                              method=method, device=where, stats=stats, _network=net)

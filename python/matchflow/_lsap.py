@@ -276,16 +276,12 @@ def _run(c: np.ndarray, method: str, ordinal: int, threads: int):
 
 # ---- the solve ---------------------------------------------------------------
 
-def _device_name(backend: str, ordinal: int) -> str:
-    return "cpu" if backend == "cpu" else f"cuda:{ordinal}"
-
-
 def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
                   start: float) -> AssignmentResult:
     """An empty dimension: nothing to assign (nothing is run)."""
     empty = np.empty(0, dtype=np.int64)
     zero = 0 if c.dtype.kind == "i" else 0.0
-    name = _device_name(backend, ordinal)
+    name = _device.device_name(backend, ordinal)
     return AssignmentResult(
         row_ind=empty, col_ind=empty.copy(), cost=zero,
         u=np.zeros(c.shape[0], dtype=c.dtype), v=np.zeros(c.shape[1], dtype=c.dtype),
@@ -357,7 +353,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     row_ind, col_ind, u, v, stats, method, backend, ordinal = solved
     picked = c[row_ind, col_ind]
     cost = int(picked.sum()) if c.dtype.kind == "i" else float(picked.sum(dtype=np.float64))
-    device_name = _device_name(backend, ordinal)
+    device_name = _device.device_name(backend, ordinal)
     stats["seconds_total"] = time.perf_counter() - start
     return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,
                             method=method, device=device_name,

@@ -258,7 +258,7 @@ def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> 
     return MatchingResult(
         col4row=col4row, row4col=row4col,
         cardinality=int(np.count_nonzero(col4row >= 0)),
-        method=method, device="cpu" if backend == "cpu" else f"cuda:{ordinal}",
+        method=method, device=_device.device_name(backend, ordinal),
         stats=MatchingStats(**stats))
 
 

@@ -17,16 +17,15 @@ import scipy.sparse as sp
 
 from . import _core, _device
 from ._lsap import AssignmentResult, AssignmentStats, _assignment_pairs
-from ._validation import (_check_structure, _checked_compressed, _least_matching_bytes,
-                          check_allocation, check_choice, check_threads)
+from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
+                          _least_matching_bytes, check_allocation, check_choice, check_threads,
+                          check_vertex_ids)
 
 # Method name -> nothing to pass yet: one CPU solver behind the entry point.
 CPU_METHODS = ("sparse-sap",)
 GPU_METHODS: tuple[str, ...] = ()
 METHODS = ("auto",) + CPU_METHODS
 
-_INT64_MAX = np.iinfo(np.int64).max
-_INT32_MAX = np.iinfo(np.int32).max
 
 
 def _as_weighted_csr(biadjacency, maximize: bool):
@@ -43,9 +42,7 @@ def _as_weighted_csr(biadjacency, maximize: bool):
                          "got %s" % (dtype,))
     if len(biadjacency.shape) != 2:
         raise ValueError("graph must be two-dimensional")
-    if max(biadjacency.shape) >= _INT32_MAX:
-        raise ValueError(f"graph has {max(biadjacency.shape)} rows or columns; "
-                         f"at most {_INT32_MAX - 1} are supported")
+    check_vertex_ids(max(biadjacency.shape), "rows or columns")
     n_rows, n_cols = (int(d) for d in biadjacency.shape)
     # Refuse at once what cannot fit (a huge shape with few entries), before
     # any conversion allocates by the shape.
@@ -121,7 +118,7 @@ def _solve(biadjacency, maximize, method, device, threads):
     if maximize:
         cost, u, v = -cost, -u, -v
     row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
-    name = "cpu" if backend == "cpu" else f"cuda:{ordinal}"
+    name = _device.device_name(backend, ordinal)
     searches = stats["augmenting_paths"]
     return AssignmentResult(
         row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v, method=method, device=name,

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from . import _core
 
 _INT32_MAX = np.iinfo(np.int32).max
+_INT64_MAX = np.iinfo(np.int64).max
 
 # OpenMP teams larger than this are refused: libgomp aborts the process when
 # it cannot create the threads asked for, and no algorithm here gains from
@@ -97,12 +98,16 @@ def as_bipartite(graph, *, sparse_message: str = "graph must be sparse") -> Bipa
     if len(graph.shape) != 2:
         raise ValueError("graph must be two-dimensional")
     n_rows, n_cols = (int(d) for d in graph.shape)
-    if max(n_rows, n_cols) >= _INT32_MAX:
-        raise ValueError(f"graph has {max(n_rows, n_cols)} rows or columns; "
-                         f"at most {_INT32_MAX - 1} are supported")
+    check_vertex_ids(max(n_rows, n_cols), "rows or columns")
     check_allocation(_least_matching_bytes(graph), f"a matching of a {n_rows} x {n_cols} graph")
     row_ptr, row_adj = _csr_pattern(graph)
     return Bipartite(n_rows, n_cols, row_ptr, row_adj)
+
+
+def check_vertex_ids(n: int, what: str) -> None:
+    """The core numbers vertices with int32: ValueError past that."""
+    if n >= _INT32_MAX:
+        raise ValueError(f"graph has {n} {what}; at most {_INT32_MAX - 1} are supported")
 
 
 def _least_matching_bytes(graph) -> int:

@@ -107,6 +107,7 @@
 #include <vector>
 
 #include "lsap_cpu.hpp"
+#include "timing.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -116,14 +117,9 @@ namespace matchflow::detail {
 namespace {
 
 using index_t = std::int64_t;
-using clock_type = std::chrono::steady_clock;
 
 /// Fewer columns than this per thread cost more in barriers than they save.
 constexpr index_t min_cols_per_thread = 256;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 int thread_id() {
 #ifdef _OPENMP

@@ -70,15 +70,10 @@
 #include <vector>
 
 #include "lsap_cpu.hpp"
+#include "timing.hpp"
 
 namespace matchflow::detail {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 template <class T>
 constexpr T infinity() {

@@ -9,16 +9,14 @@
 #include "matchflow/cuda/entry.hpp"
 #include "matchflow/matching.hpp"
 #include "matching_cpu.hpp"
+#include "timing.hpp"
 #include "transpose.hpp"
 
 namespace matchflow {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 bool is_gpu(matching_method method) {
   return method == matching_method::gpu_pr || method == matching_method::gpu_apfb ||

@@ -15,12 +15,9 @@
 
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
+#include "timing.hpp"
 
 namespace matchflow::detail {
-
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 /// Runs both phases on the residual graph of `net` and fills `result` and
 /// the stats' three timings.  phase1(g, excess) must leave a maximum

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "../openmp.hpp"
+#include "../timing.hpp"
 #include "../transpose.hpp"
 #include "matchflow/preprocess.hpp"
 #include "preprocess_cpu.hpp"
@@ -35,11 +36,8 @@
 namespace matchflow {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
+using detail::clock_type;
+using detail::seconds_since;
 
 // Coarse set of each vertex.  Rows: R0 R1 R2 R3; columns: C0 C1 C2 C3.
 enum coarse : std::uint8_t { unmatched = 0, reached_from_c0 = 1, square = 2, reached_from_r0 = 3 };
