@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Where the whole-call time of a GPU matching goes, outside the GPU.
+"""Where the whole-call time of a GPU matching (or, with --flow, a GPU maximum
+flow) goes, outside the GPU.
 
 For each graph and GPU method: the median over --repeat calls of the public
 call (`maximum_matching`), of its validation (`as_bipartite`), of the core
@@ -8,7 +9,11 @@ in its stats), and what is left in the core call beyond those parts (stream
 and context work, copies not timed as transfer, result arrays).  Then a
 cProfile of the public call, Python frames by own time.
 
-    python benchmarks/call_overhead.py [--log2 20] [--repeat 7]
+    python benchmarks/call_overhead.py [--log2 20] [--repeat 7] [--flow]
+
+--flow: for flow-suite instances, the median whole `solve_flow` call (gpu-pr)
+split into validation (`_checked`), the core call (its stats: setup,
+transfer, phases) and SciPy's flow matrix (`_flow_matrix`).
 """
 from __future__ import annotations
 
@@ -47,6 +52,31 @@ def report(name, graph, method, repeat):
           f"core: {cells}  rest {rest * 1e3:.2f}", flush=True)
 
 
+def report_flow(name, inst, repeat):
+    from matchflow import _flow
+    call = lambda: _flow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr")  # noqa: E731
+    total, _ = median_seconds(call, repeat)
+    check, net = median_seconds(lambda: _flow._checked(inst.graph, inst.source, inst.sink),
+                                repeat)
+    core, (_, arc_flow, _, s) = median_seconds(
+        lambda: _flow._solve(net, "gpu-pr", 0, _flow._Tuning()), repeat)
+    matrix, _ = median_seconds(lambda: _flow._flow_matrix(net, arc_flow, True), repeat)
+    cells = "  ".join(f"{k} {s['seconds_' + k] * 1e3:.1f}"
+                      for k in ("setup", "transfer", "phase1", "phase2"))
+    print(f"{name:<40} total {total * 1e3:7.1f} ms = validate {check * 1e3:.1f} + core "
+          f"{core * 1e3:.1f} + flow matrix {matrix * 1e3:.1f} (+ Python "
+          f"{(total - check - core - matrix) * 1e3:.1f}); core: {cells}", flush=True)
+
+
+def flow_main(repeat: int) -> None:
+    from matchflow.generators import flow
+    instances = [flow.acyclic_dense(1000, seed=0), flow.grid_flow(1024, 1024, seed=0)[0],
+                 flow.segmentation_grid(1024, 1024, seed=0), flow.rmat_flow(18, seed=0)[0],
+                 flow.road_flow(1024, p_delete=0.35, seed=0)[0], flow.delaunay_flow(1 << 20, seed=0)[0]]
+    for inst in instances:
+        report_flow(inst.name, inst, repeat)
+
+
 def profile(graph, method):
     prof = cProfile.Profile()
     prof.enable()
@@ -63,7 +93,11 @@ def main() -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log2", type=int, default=20)
     p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--flow", action="store_true", help="maximum flow instead of matching")
     args = p.parse_args()
+    if args.flow:
+        flow_main(args.repeat)
+        return
     n = 1 << args.log2
     graphs = {"uniform": generators.uniform_random(n, degree=3, seed=0),
               "rmat": generators.rmat(args.log2, edge_factor=16, seed=0)}

@@ -65,9 +65,11 @@
 //  * The BFS never labels s in phase 1: s keeps h = |V|.  If it reaches s,
 //    the preflow is not maximum (a race let a label drift), so the host
 //    re-saturates s's residual arcs (saturate_source_kernel) and goes on.
-//  * The warp's min-reduction carries (label, lane); the winning lane pushes
-//    (it holds the arc), lane 0 lifts.  The label key is the paper's; the
-//    lane only breaks ties.
+//  * A push goes to every neighbour of least label, in arc order, until the
+//    excess is spent (push_to_lowest), not to one: Algorithm 5 drains a
+//    vertex of high degree one arc per cycle (on R-MAT, phase 2 took 5x
+//    phase 1: flow-suite.md, rmat18_s35067).  The least label comes from
+//    the warp's min-reduction; lane 0 lifts.  Both variants do this.
 //  * Kernels take their list size from device memory and stride over it.
 //    The paper variant still launches exactly one warp per list entry; the
 //    tuned loop runs Algorithm 6's level loop and Algorithm 4's cycle loop
@@ -338,18 +340,61 @@ __global__ void min_cut_kernel(vertex_t n, const label_t* __restrict__ h, label_
 // push_relabel_kernel (Algorithm 5)
 // ---------------------------------------------------------------------------
 
-/// The residual neighbour a lane found: the arc and which way it runs.
-struct candidate {
-  label_t label = no_label;
-  vertex_t w = -1;
-  offset_t arc = -1;
-  flow_t residual = 0;
-  bool forward = true;
-};
+/// Inclusive prefix sum over the warp, saturating at `cap`: every operand
+/// is at most cap (< 2^62), so no partial sum overflows, and the result is
+/// min(true prefix, cap).
+__device__ inline flow_t capped_prefix(flow_t x, flow_t cap, int lane) {
+  for (int d = 1; d < warp_size; d *= 2) {
+    const flow_t y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x = x + y < cap ? x + y : cap;
+  }
+  return x;
+}
+
+/// Lines 11-15 applied to every lowest neighbour, not just one: in arc
+/// order over [begin, end) of the forward (Forward) or reverse CSR, each
+/// residual arc whose head still has label `lowest` gets min(residual, what
+/// is left of `budget`).  A warp-wide capped prefix sum shares the budget
+/// out, so one scan drains a hub vertex that Algorithm 5 would drain one
+/// arc per cycle.  Each push is one that Algorithm 5 could make next (to a
+/// neighbour of least label, bounded by the residual it read), so the
+/// concurrency contract of the header holds.  Returns the excess pushed
+/// (uniform over the warp); v's excess is the caller's.
+template <bool Forward>
+__device__ inline flow_t push_to_lowest(const graph_view& g, const list_view& l, vertex_t v,
+                                        offset_t begin, offset_t end, label_t lowest,
+                                        flow_t budget, int stamp, int lane,
+                                        unsigned long long& pushes) {
+  flow_t left = budget;
+  for (offset_t base = begin; base < end && left > 0; base += warp_size) {
+    const offset_t i = base + lane;
+    flow_t amount = 0;
+    vertex_t w = v;
+    offset_t a = 0;
+    if (i < end) {
+      a = Forward ? i : g.rarc[i];
+      w = Forward ? g.heads[i] : g.rtail[i];
+      const flow_t r = Forward ? g.caps[a] - atomic_read(&g.flow[a]) : atomic_read(&g.flow[a]);
+      if (w != v && r > 0 && atomic_read(&g.h[w]) == lowest) amount = r < left ? r : left;
+    }
+    const flow_t upto = capped_prefix(amount, left, lane);
+    const flow_t before = lane == 0 ? 0 : __shfl_up_sync(0xffffffffu, upto, 1);
+    const flow_t take = upto - before;
+    if (take > 0) {
+      atomic_add(&g.flow[a], Forward ? take : -take);
+      atomic_add(&g.excess[w], take);
+      ++pushes;
+      append_once(g, l, w, stamp);
+    }
+    left -= __shfl_sync(0xffffffffu, upto, warp_size - 1);
+  }
+  return budget - left;
+}
 
 /// Algorithm 5 for the vertex v of one warp: lines 3-9 (strided scan, then
-/// the shuffle min-reduction), then lines 10-22 by one lane.  Phase 2 scans
-/// the reverse CSR only and pushes are Reduce operations (Algorithm 3).
+/// the shuffle min-reduction), then the push (lines 10-15, to every lowest
+/// neighbour: push_to_lowest) or the lift (lines 17-21, lane 0).  Phase 2
+/// scans the reverse CSR only and pushes are Reduce operations (Algorithm 3).
 __device__ inline void discharge_once(const graph_view& g, const list_view& l, vertex_t v,
                                       bool phase1, label_t infinity, int stamp, int lane,
                                       unsigned long long& pushes, unsigned long long& lifts) {
@@ -364,46 +409,42 @@ __device__ inline void discharge_once(const graph_view& g, const list_view& l, v
   e = __shfl_sync(0xffffffffu, e, 0);
   hv = __shfl_sync(0xffffffffu, hv, 0);
   if (e <= 0 || hv >= infinity) return;  // line 2
-  candidate best;
+  label_t lowest = no_label;
   if (phase1) {  // forward arcs with residual capacity
     for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
       const vertex_t w = g.heads[a];
-      if (w == v) continue;
-      const flow_t r = g.caps[a] - atomic_read(&g.flow[a]);
-      if (r <= 0) continue;
+      if (w == v || g.caps[a] - atomic_read(&g.flow[a]) <= 0) continue;
       const label_t hw = atomic_read(&g.h[w]);
-      if (hw < best.label) best = candidate{hw, w, a, r, true};
+      lowest = hw < lowest ? hw : lowest;
     }
   }
   for (offset_t i = g.rptr[v] + lane; i < g.rptr[v + 1]; i += warp_size) {
     const vertex_t w = g.rtail[i];
-    if (w == v) continue;
-    const offset_t a = g.rarc[i];
-    const flow_t r = atomic_read(&g.flow[a]);  // flow on (w, v) can go back
-    if (r <= 0) continue;
+    if (w == v || atomic_read(&g.flow[g.rarc[i]]) <= 0) continue;  // flow on (w, v) can go back
     const label_t hw = atomic_read(&g.h[w]);
-    if (hw < best.label) best = candidate{hw, w, a, r, false};
+    lowest = hw < lowest ? hw : lowest;
   }
-  // Line 9: min over the warp of (label, lane).
-  unsigned long long key = (static_cast<unsigned long long>(best.label) << 32) | unsigned(lane);
+  // Line 9: the least label over the warp.
   for (int d = warp_size / 2; d > 0; d /= 2) {
-    const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, d);
-    key = other < key ? other : key;
+    const label_t other = __shfl_xor_sync(0xffffffffu, lowest, d);
+    lowest = other < lowest ? other : lowest;
   }
-  const label_t min_label = label_t(key >> 32);
-  const int winner = int(key & 31u);
-  if (min_label != no_label && hv > min_label) {  // lines 11-15: push
-    if (lane != winner) return;
-    const flow_t delta = e < best.residual ? e : best.residual;
-    atomic_add(&g.flow[best.arc], best.forward ? delta : -delta);
-    const flow_t before = atomic_add(&g.excess[v], -delta);
-    atomic_add(&g.excess[best.w], delta);
-    ++pushes;
-    append_once(g, l, best.w, stamp);
-    if (before - delta > 0) append_once(g, l, v, stamp);
+  if (lowest != no_label && hv > lowest) {  // lines 11-15: push
+    flow_t pushed = 0;
+    if (phase1) {
+      pushed = push_to_lowest<true>(g, l, v, g.ptr[v], g.ptr[v + 1], lowest, e, stamp, lane,
+                                    pushes);
+    }
+    if (pushed < e) {
+      pushed += push_to_lowest<false>(g, l, v, g.rptr[v], g.rptr[v + 1], lowest, e - pushed,
+                                      stamp, lane, pushes);
+    }
+    if (lane == 0) {
+      const flow_t before = atomic_add(&g.excess[v], -pushed);
+      if (before - pushed > 0) append_once(g, l, v, stamp);  // left over, or a label moved
+    }
   } else if (lane == 0) {  // lines 17-21: lift
-    const label_t lifted =
-        min_label == no_label || min_label >= infinity - 1 ? infinity : min_label + 1;
+    const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
     atomic_write(&g.h[v], lifted);
     ++lifts;
     if (lifted < infinity) append_once(g, l, v, stamp);
