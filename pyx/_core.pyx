@@ -425,9 +425,13 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
     cdef int64_t[:, ::1] rows_view = row_ind
     cdef int64_t[:, ::1] cols_view = col_ind
     cdef bint empty = batch == 0 or k == 0
-    cdef const batched_cost* c = NULL if empty else &cost[0, 0, 0]
-    cdef int64_t* rows = NULL if empty else &rows_view[0, 0]
-    cdef int64_t* cols = NULL if empty else &cols_view[0, 0]
+    cdef const batched_cost* c = NULL
+    cdef int64_t* rows = NULL
+    cdef int64_t* cols = NULL
+    if not empty:
+        c = &cost[0, 0, 0]
+        rows = &rows_view[0, 0]
+        cols = &cols_view[0, 0]
     cdef batched_lsap_options opt
     opt.threads = threads
     opt.device = device

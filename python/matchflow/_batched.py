@@ -196,8 +196,8 @@ def batch_linear_sum_assignment(costs, maximize=False, *, method: str = "auto",
     >>> col_ind
     array([[1, 0, 2],
            [2, 1, 0]])
-    >>> costs[0, row_ind[0], col_ind[0]].sum(), costs[1, row_ind[1], col_ind[1]].sum()
-    (np.int64(5), np.int64(10))
+    >>> [int(costs[b, row_ind[b], col_ind[b]].sum()) for b in range(2)]
+    [5, 10]
     """
     row_ind, col_ind, _ = solve_batch(costs, maximize, method=method, device=device,
                                       threads=threads)

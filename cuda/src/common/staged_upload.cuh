@@ -138,7 +138,7 @@ inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size
   return ok;
 }
 
-/// Floating costs: copied as they are.
+/// Costs copied as they are (any element type).
 template <class T>
 void upload_costs(T* d_dst, const T* h_src, std::size_t n_items, cudaStream_t s) {
   const std::size_t bytes = n_items * sizeof(T);
