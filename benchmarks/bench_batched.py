@@ -15,6 +15,7 @@ checked: each problem's cost must equal SciPy's (within 1e-9 of the
 magnitude; integers exactly).
 
     python benchmarks/bench_batched.py --out DIR [--cases ...] [--repeat 5] [--threads N]
+           [--block-threads B]
 """
 from __future__ import annotations
 
@@ -98,7 +99,8 @@ def run_case(name, args):
         solves = []
 
         def gpu():
-            out = solve_batch(c, method="gpu-sap", device="cuda")
+            out = solve_batch(c, method="gpu-sap", device="cuda",
+                              block_threads=args.block_threads)
             solves.append(out[2]["seconds_solve"])
             return out
         t, (rows, cols, info) = timed(gpu, args.repeat)
@@ -150,11 +152,14 @@ def main(argv=None):
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--block-threads", type=int, default=0,
+                   help="gpu-sap threads per block (multiple of 32 up to 512; 0: by size)")
     p.add_argument("--time-budget", type=float, default=None,
                    help="start no new case after this many seconds")
     p.add_argument("--git-sha", default=None)
     args = p.parse_args(argv)
     header = {"machine": machine_info(args), "git": git_sha(args), "threads": args.threads,
+              "block_threads": args.block_threads,
               "command": shlex.join(sys.argv), "torch_linear_assignment": torch_la is not None}
     start, rows = time.perf_counter(), []
     for name in args.cases:

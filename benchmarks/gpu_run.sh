@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
         build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|pack) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, pack; bench args after --)" >&2
            exit 2 ;;
     esac
