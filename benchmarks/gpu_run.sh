@@ -5,7 +5,7 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, pack
+# Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, pack
 # (default: build info test bench).
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
@@ -13,12 +13,14 @@
 # racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
 # which the build part installs); preprocess and sparse-lap run bench_preprocess.py and
-# bench_sparse_lap.py ($PREPROCESS_ARGS, $SPARSE_LAP_ARGS).  Everything after `--` goes to
-# benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
+# bench_sparse_lap.py ($PREPROCESS_ARGS, $SPARSE_LAP_ARGS); batched runs bench_batched.py
+# ($BATCHED_ARGS; torch-linear-assignment is its optional peer when importable).
+# Everything after `--` goes to benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
 #     build.log, info.txt, nvidia-smi.txt, test.log, bench.log, bench/results.{md,json},
 #     sanitize.log, lsap.log, lsap/lsap.{md,json}, flow.log, flow/flow.{md,json},
+#     batched.log, batched/batched.{md,json},
 #     flow/flow-profile.png,
 #     bench/profile.png (when matplotlib is importable), summary.txt
 #
@@ -29,8 +31,8 @@
 # cut-off run still leaves the graphs it finished.
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
-# Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, PYTEST_ARGS,
-# SANITIZE_ARGS (e.g. --flow: the max-flow kernels only), MATCHFLOW_DATA
+# Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
+# PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the max-flow kernels only), MATCHFLOW_DATA
 # (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
 # the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -56,9 +58,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|pack) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, pack; bench args after --)" >&2
+        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|pack) parts+=("$1"); shift ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -142,6 +144,7 @@ for part in "${parts[@]}"; do
     flow) run_suite flow bench_flow.py "${FLOW_ARGS:-}" ;;
     preprocess) run_suite preprocess bench_preprocess.py "${PREPROCESS_ARGS:-}" ;;
     sparse-lap) run_suite sparse-lap bench_sparse_lap.py "${SPARSE_LAP_ARGS:-}" ;;
+    batched) run_suite batched bench_batched.py "${BATCHED_ARGS:-}" ;;
     bench)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "bench: skipped, no time left"; status=1; continue; fi

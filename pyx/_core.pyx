@@ -402,6 +402,55 @@ def lsap_shortest_path(cnp.ndarray cost, bint maximize):
     return (row_ind, col_ind) if st == status.ok else None
 
 
+# ---- batched linear sum assignment ------------------------------------------------
+
+ctypedef fused batched_cost:
+    double
+    float
+    int64_t
+    int32_t
+    uint8_t
+
+
+def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, int threads,
+                 int device, int block_threads):
+    """A stack of problems (batch, n_rows, n_cols), any shape; returns
+    (row_ind, col_ind, stats), both of shape (batch, min(n_rows, n_cols))."""
+    cdef int64_t batch = cost.shape[0]
+    cdef int64_t n_rows = cost.shape[1]
+    cdef int64_t n_cols = cost.shape[2]
+    cdef int64_t k = min(n_rows, n_cols)
+    row_ind = np.empty((batch, k), dtype=np.int64)
+    col_ind = np.empty((batch, k), dtype=np.int64)
+    cdef int64_t[:, ::1] rows_view = row_ind
+    cdef int64_t[:, ::1] cols_view = col_ind
+    cdef bint empty = batch == 0 or k == 0
+    cdef const batched_cost* c = NULL
+    cdef int64_t* rows = NULL
+    cdef int64_t* cols = NULL
+    if not empty:
+        c = &cost[0, 0, 0]
+        rows = &rows_view[0, 0]
+        cols = &cols_view[0, 0]
+    cdef batched_lsap_options opt
+    opt.threads = threads
+    opt.device = device
+    opt.block_threads = block_threads
+    cdef batched_lsap_stats stats
+    cdef status st
+    with nogil:
+        st = solve_batched_lsap(c, batch, n_rows, n_cols, maximize,
+                                <batched_lsap_method>method, opt, rows, cols, &stats)
+    _check(st)
+    return row_ind, col_ind, {
+        "seconds_solve": stats.seconds_solve,
+        "seconds_transfer": stats.seconds_transfer,
+        "kernel_launches": stats.kernel_launches,
+        "shared_costs": bool(stats.shared_costs),
+        "block_threads": stats.block_threads,
+    }
+
+
 # ---- preprocessing ----------------------------------------------------------------
 
 def scc(const int64_t[::1] ptr, const int32_t[::1] adj):

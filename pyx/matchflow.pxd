@@ -105,6 +105,22 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
                              int64_t* v, sparse_lsap_stats* stats)
 
 
+cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
+    enum class batched_lsap_method(int):
+        pass
+    cdef cppclass batched_lsap_options:
+        int threads
+        int device
+        int block_threads
+    cdef cppclass batched_lsap_stats:
+        double seconds_solve, seconds_transfer
+        int64_t kernel_launches, failed_problem, shared_costs, block_threads
+    status solve_batched_lsap[T](const T* cost, int64_t batch, int64_t n_rows, int64_t n_cols,
+                                 cbool maximize, batched_lsap_method method,
+                                 const batched_lsap_options& options, int64_t* row_ind,
+                                 int64_t* col_ind, batched_lsap_stats* stats)
+
+
 cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
     enum class flow_method(int):
         pass

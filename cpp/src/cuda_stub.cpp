@@ -40,4 +40,21 @@ template status gpu_hungarian<std::int64_t>(const std::int64_t*, std::int64_t, s
                                             bool, const lsap_options&, std::int64_t*,
                                             std::int64_t*, std::int64_t*, lsap_stats*) noexcept;
 
+template <class T>
+status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
+                       const batched_lsap_options&, std::int64_t*, std::int64_t*,
+                       batched_lsap_stats*) noexcept {
+  return unavailable();
+}
+#define MATCHFLOW_GPU_BATCHED_SAP(T)                                                     \
+  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
+                                     bool, const batched_lsap_options&, std::int64_t*,   \
+                                     std::int64_t*, batched_lsap_stats*) noexcept;
+MATCHFLOW_GPU_BATCHED_SAP(double)
+MATCHFLOW_GPU_BATCHED_SAP(float)
+MATCHFLOW_GPU_BATCHED_SAP(std::int64_t)
+MATCHFLOW_GPU_BATCHED_SAP(std::int32_t)
+MATCHFLOW_GPU_BATCHED_SAP(std::uint8_t)
+#undef MATCHFLOW_GPU_BATCHED_SAP
+
 }  // namespace matchflow::cuda

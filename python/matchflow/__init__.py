@@ -7,6 +7,7 @@ and multicore CPUs, as drop-ins for the SciPy functions of the same names.
 """
 __version__ = "0.1.0"
 
+from ._batched import batch_linear_sum_assignment
 from ._device import cuda_available, show_config
 from ._flow import FlowStats, MaximumFlowResult, maximum_flow, solve_flow
 from ._lsap import AssignmentResult, AssignmentStats, linear_sum_assignment, solve_assignment
@@ -37,6 +38,7 @@ __all__ = [
     "MatchingStats",
     "MaximumFlowResult",
     "WeightedTransversal",
+    "batch_linear_sum_assignment",
     "block_triangular_form",
     "cuda_available",
     "dulmage_mendelsohn",

@@ -37,16 +37,15 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <condition_variable>
 #include <limits>
 #include <mutex>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/launch.cuh"
+#include "common/staged_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
 #include "matchflow/cuda/entry.hpp"
 
@@ -350,141 +349,6 @@ T host_tolerance(key_t max_abs_key) {
   } else {
     return 0;
   }
-}
-
-/// Pinned host memory (RAII), for the staged cost upload.
-class pinned_buffer {
- public:
-  explicit pinned_buffer(std::size_t bytes) { MATCHFLOW_CUDA_TRY(cudaMallocHost(&ptr_, bytes)); }
-  ~pinned_buffer() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  pinned_buffer(const pinned_buffer&) = delete;
-  pinned_buffer& operator=(const pinned_buffer&) = delete;
-  char* data() const { return static_cast<char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
-
-/// RAII CUDA event.
-class event {
- public:
-  event() { MATCHFLOW_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-  ~event() {
-    if (e_) cudaEventDestroy(e_);
-  }
-  event(const event&) = delete;
-  event& operator=(const event&) = delete;
-  cudaEvent_t get() const { return e_; }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
-/// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
-/// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); large matrices are staged instead through two pinned chunks
-/// filled by a pool of host threads (one slice of every chunk each), each
-/// chunk's DMA overlapping the filling of the next.  `fill(buf, first,
-/// count)` writes items [first, first + count) into the pinned `buf`
-/// (out_size bytes each) and returns false to abandon the copy.  Only the
-/// calling thread calls CUDA; the workers wait for `allowed` to reach their
-/// chunk, which the caller raises once the DMA that last read that buffer is
-/// done.
-template <class Fill>
-bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
-                   cudaStream_t s) {
-  constexpr std::size_t max_chunk = std::size_t(16) << 20;
-  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
-  const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
-  const unsigned hw = std::thread::hardware_concurrency();
-  const unsigned workers = std::max(1u, std::min(8u, hw ? hw : 1u));
-  pinned_buffer stage[2] = {pinned_buffer(chunk_items * out_size),
-                            pinned_buffer(chunk_items * out_size)};
-  event done[2];
-  std::mutex m;
-  std::condition_variable cv;
-  std::size_t allowed = 1;     // chunks [0, allowed] may be filled
-  unsigned finished[2] = {0, 0};  // workers through chunk k, slot k % 2
-  bool failed = false, stop = false;
-  auto work = [&](unsigned w) {
-    for (std::size_t k = 0; k < n_chunks; ++k) {
-      {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return stop || allowed >= k; });
-        if (stop) return;
-      }
-      const std::size_t first = k * chunk_items;
-      const std::size_t count = std::min(chunk_items, n_items - first);
-      const std::size_t part = (count + workers - 1) / workers;
-      const std::size_t a = std::min(count, w * part), e = std::min(count, a + part);
-      const bool ok = a < e ? fill(stage[k & 1].data() + a * out_size, first + a, e - a) : true;
-      {
-        std::lock_guard<std::mutex> lock(m);
-        failed = failed || !ok;
-        ++finished[k & 1];
-      }
-      cv.notify_all();
-    }
-  };
-  std::vector<std::thread> pool;
-  auto stop_pool = [&] {
-    {
-      std::lock_guard<std::mutex> lock(m);
-      stop = true;
-    }
-    cv.notify_all();
-    for (auto& t : pool) t.join();
-  };
-  bool ok = true;
-  try {
-    for (unsigned w = 0; w < workers; ++w) pool.emplace_back(work, w);
-    char* dst = static_cast<char*>(d_dst);
-    for (std::size_t k = 0; k < n_chunks; ++k) {
-      {
-        std::unique_lock<std::mutex> lock(m);
-        cv.wait(lock, [&] { return finished[k & 1] == workers; });
-        finished[k & 1] = 0;  // no worker starts chunk k + 2 before `allowed` says so
-        ok = !failed;
-      }
-      if (!ok) break;
-      const std::size_t first = k * chunk_items;
-      const std::size_t count = std::min(chunk_items, n_items - first);
-      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1].data(),
-                                         count * out_size, cudaMemcpyHostToDevice, s));
-      MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
-      if (k + 2 < n_chunks) {
-        MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
-        {
-          std::lock_guard<std::mutex> lock(m);
-          allowed = k + 2;
-        }
-        cv.notify_all();
-      }
-    }
-    stop_pool();
-  } catch (...) {
-    stop_pool();
-    throw;
-  }
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  return ok;
-}
-
-/// Floating costs: copied as they are.
-template <class T>
-void upload_costs(T* d_dst, const T* h_src, std::size_t n_items, cudaStream_t s) {
-  const std::size_t bytes = n_items * sizeof(T);
-  if (bytes < (std::size_t(128) << 20)) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
-    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-    return;
-  }
-  staged_upload(d_dst, n_items, sizeof(T), [h_src](char* buf, std::size_t first, std::size_t count) {
-    std::memcpy(buf, h_src + first, count * sizeof(T));
-    return true;
-  }, s);
 }
 
 /// Integer costs: as int32 into the first half of d_dst when every value

@@ -1,9 +1,10 @@
-// Host-only declarations of the CUDA entry points.  dispatch.cpp is the only
-// cpp/ file that includes this; when CUDA is not compiled, cpp/src/cuda_stub.cpp
+// Host-only declarations of the CUDA entry points.  The dispatch files of
+// cpp/ (lsap/dispatch.cpp, lsap/batched.cpp, ...) include this; when CUDA is not compiled, cpp/src/cuda_stub.cpp
 // defines every function here to return status::cuda_unavailable.
 #pragma once
 
 #include "matchflow/backend.hpp"
+#include "matchflow/batched_lsap.hpp"
 #include "matchflow/lsap.hpp"
 #include "matchflow/matching.hpp"
 #include "matchflow/maxflow.hpp"
@@ -39,6 +40,16 @@ template <class T>
 status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
                      const lsap_options& options, std::int64_t* col4row, T* u, T* v,
                      lsap_stats* stats) noexcept;
+
+/// gpu-sap: one thread block per problem (cuda/src/lsap/batched_kernels.cuh);
+/// same contract as matchflow::solve_batched_lsap, except that a failing
+/// problem's status comes back with its index in stats->failed_problem and
+/// no message (the caller writes it).
+template <class T>
+status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
+                       std::int64_t n_cols, bool maximize, const batched_lsap_options& options,
+                       std::int64_t* row_ind, std::int64_t* col_ind,
+                       batched_lsap_stats* stats) noexcept;
 
 /// ECL-MaxFlow push-relabel (paper 002); same contract as
 /// matchflow::solve_maxflow with method gpu_pr.

@@ -1,0 +1,381 @@
+// Device code of gpu-sap: many small assignment problems, one thread block
+// per problem (host side: batched_dispatch.cu).
+//
+// Algorithm: the shortest augmenting path of Crouse (2016, pages 1685-1686;
+// SciPy's algorithm, cpp/src/lsap/shortest_augmenting_path.cpp is the CPU
+// version), after a row reduction: u_i = min_j c_ij, v = 0, and each row
+// takes its cheapest column while it is free.  That start is dual feasible,
+// tight on the pairs it assigns and leaves v = 0 on every column (so it is
+// valid for rectangular problems too, unlike Jonker-Volgenant's column
+// reduction), and spares the searches of most rows that are cheap anyway.
+// Each remaining free row then runs one Dijkstra search over reduced costs
+// c_ij - u_i - v_j, in which the block's threads relax the row just
+// reached over their columns and one block-wide arg-min picks the next
+// column to scan; a dual update and the path flip close the search.
+//
+// Who owns what: column j belongs to thread j % blockDim.x, the only one
+// to touch its distance, predecessor, scanned flag and dual v[j], so a
+// search step needs no barrier beyond the one inside the arg-min.  u,
+// col4row and row4col are read by every thread and written only between
+// searches (u by the owner of the scanned column the row was reached
+// through; col4row/row4col by thread 0 in the path flip), each write
+// followed by a barrier.
+//
+// Among columns at the same least distance the arg-min takes a free one
+// first (the search ends there), then the lowest index: every thread
+// computes the same winner, deterministically.
+//
+// The costs are read in the caller's type and converted to float64 as they
+// are used (float32 input is never widened in memory), with the sign of
+// `maximize`; from shared memory when the problem fits there with the
+// search state, else from global memory (tall problems are then transposed
+// first by transpose_kernel, so rows stay contiguous).  The first pass over
+// a problem's costs checks them: NaN and the wrong infinity make the
+// problem `invalid`, a search that reaches no free column (every path
+// forbidden) makes it `infeasible`.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace matchflow::cuda::batched {
+
+/// Per-problem outcome, as written to the status array.
+enum problem_status : int { solved = 0, infeasible = 1, invalid = 2 };
+
+constexpr int max_block_threads = 512;
+constexpr int max_warps = max_block_threads / 32;
+constexpr int assigned_bit = 30;  ///< arg-min key: (column assigned) << 30 | column
+constexpr int column_mask = (1 << assigned_bit) - 1;
+constexpr unsigned full_mask = 0xffffffffu;
+
+/// Byte offsets of one block's dynamic shared memory: the search state, the
+/// arg-min slots, then (when `costs_shared`) the costs.
+struct smem_layout {
+  std::size_t v, dist, u, path, row4col, col4row, scanned, slot_val, slot_key, cost;
+  std::size_t state_bytes, total_bytes;
+
+  __host__ __device__ static std::size_t align8(std::size_t b) { return (b + 7) & ~std::size_t(7); }
+
+  __host__ __device__ smem_layout(int n_rows, int n_cols, std::size_t cost_size, bool costs_shared) {
+    std::size_t at = 0;
+    auto take = [&](std::size_t bytes) { const std::size_t here = at; at = align8(at + bytes); return here; };
+    v = take(sizeof(double) * n_cols);
+    dist = take(sizeof(double) * n_cols);
+    u = take(sizeof(double) * n_rows);
+    path = take(sizeof(int) * n_cols);
+    row4col = take(sizeof(int) * n_cols);
+    col4row = take(sizeof(int) * n_rows);
+    scanned = take(n_cols);
+    slot_val = take(sizeof(double) * 2 * max_warps);
+    slot_key = take(sizeof(int) * 2 * max_warps);
+    state_bytes = at;
+    cost = costs_shared ? take(cost_size * n_rows * n_cols) : 0;
+    total_bytes = at;
+  }
+};
+
+/// What the kernel needs; `cost` holds `batch` problems back to back.
+template <class T>
+struct sap_params {
+  const T* cost;            ///< per problem n_rows x n_cols, or n_cols x n_rows when load_transposed
+  std::int64_t batch;
+  int n_rows, n_cols;       ///< the oriented problem: n_rows <= n_cols
+  bool load_transposed;     ///< the caller's problems are tall: transpose them into shared memory
+  bool transposed;          ///< report the caller's rows as our columns
+  bool costs_shared;
+  double sign;              ///< -1 when maximising
+  std::int64_t* row_ind;    ///< batch x n_rows
+  std::int64_t* col_ind;
+  int* status;              ///< batch
+};
+
+/// (value, key) lexicographic minimum over the warp; every lane gets it.
+__device__ inline void warp_argmin(double& val, int& key) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const double other_val = __shfl_xor_sync(full_mask, val, offset);
+    const int other_key = __shfl_xor_sync(full_mask, key, offset);
+    if (other_val < val || (other_val == val && other_key < key)) {
+      val = other_val;
+      key = other_key;
+    }
+  }
+}
+
+/// The same over the block; every thread gets it.  One barrier: the slots
+/// alternate between two halves (`parity`), so that a fast thread's next
+/// write cannot overwrite what a slow one still reads.
+__device__ inline void block_argmin(double& val, int& key, double* slot_val, int* slot_key,
+                                    int& parity) {
+  warp_argmin(val, key);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double* vals = slot_val + parity * max_warps;
+  int* keys = slot_key + parity * max_warps;
+  parity ^= 1;
+  if (lane == 0) {
+    vals[warp] = val;
+    keys[warp] = key;
+  }
+  __syncthreads();
+  const int n_warps = blockDim.x >> 5;
+  val = vals[0];
+  key = keys[0];
+  for (int w = 1; w < n_warps; ++w) {
+    if (vals[w] < val || (vals[w] == val && keys[w] < key)) {
+      val = vals[w];
+      key = keys[w];
+    }
+  }
+}
+
+/// Cost x as a float64 to be minimised.
+template <class T>
+__device__ inline double weight(T x, double sign) {
+  return sign * static_cast<double>(x);
+}
+
+/// Copies (load_transposed: transposes) problem `src` into `tile` when the
+/// costs are shared, and checks every entry; true when one is NaN or the
+/// wrong infinity.
+template <class T>
+__device__ bool load_and_check(const sap_params<T>& prm, const T* src, T* tile) {
+  const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
+  bool bad = false;
+  for (std::int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
+    const T x = src[e];
+    if constexpr (std::is_floating_point_v<T>) {
+      bad |= !(weight(x, prm.sign) > -INFINITY);  // NaN, or -inf after the sign
+    }
+    if (prm.costs_shared) {
+      // Transposed: e walks the caller's (n_cols x n_rows) problem.
+      const std::int64_t at = prm.load_transposed
+          ? (e % prm.n_rows) * prm.n_cols + e / prm.n_rows : e;
+      tile[at] = x;
+    }
+  }
+  return __syncthreads_or(bad) != 0;
+}
+
+/// Row reduction and the greedy start (see the file comment); false when a
+/// row has no allowed column (the problem is infeasible).
+template <class T>
+__device__ bool row_reduction(const T* cost, int n_rows, int n_cols, double sign, double* u,
+                              double* v, int* row4col, int* col4row) {
+  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
+    v[j] = 0;
+    row4col[j] = -1;
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  for (int i = warp; i < n_rows; i += n_warps) {  // one warp per row
+    const T* row = cost + static_cast<std::int64_t>(i) * n_cols;
+    double best = INFINITY;
+    int at = INT_MAX;
+    for (int j = lane; j < n_cols; j += 32) {
+      const double w = weight(row[j], sign);
+      if (w < best) {  // lanes walk increasing j: the first minimum stays
+        best = w;
+        at = j;
+      }
+    }
+    warp_argmin(best, at);
+    if (lane == 0) {
+      u[i] = best;
+      col4row[i] = best < INFINITY ? at : -1;  // the candidate, settled below
+    }
+  }
+  __syncthreads();
+  bool feasible = true;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < n_rows; ++i) {
+      const int j = col4row[i];
+      feasible = feasible && j >= 0;
+      col4row[i] = -1;
+      if (j >= 0 && row4col[j] < 0) {
+        row4col[j] = i;
+        col4row[i] = j;
+      }
+    }
+  }
+  return __syncthreads_and(feasible) != 0;
+}
+
+/// One Dijkstra search from free row `root`; returns the free column it
+/// reaches (-1: none, the problem is infeasible) and its distance in *reached.
+template <class T>
+__device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u,
+                             const double* v, double* dist, int* path, const int* row4col,
+                             unsigned char* scanned, double* slot_val, int* slot_key,
+                             int& parity, double* reached) {
+  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
+    dist[j] = INFINITY;
+    scanned[j] = 0;
+  }
+  double at = 0;  // distance of the last scanned column
+  for (int i = root;;) {
+    const T* row = cost + static_cast<std::int64_t>(i) * n_cols;
+    const double u_i = u[i];
+    double best = INFINITY;
+    int key = INT_MAX;
+    for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
+      if (scanned[j]) continue;
+      // Crouse's order of operations: (distance + cost) - u_i - v_j.
+      const double r = at + weight(row[j], sign) - u_i - v[j];
+      double d = dist[j];
+      if (r < d) {
+        d = r;
+        dist[j] = r;
+        path[j] = i;
+      }
+      const int k = (row4col[j] >= 0 ? 1 << assigned_bit : 0) | j;
+      if (d < best || (d == best && k < key)) {
+        best = d;
+        key = k;
+      }
+    }
+    block_argmin(best, key, slot_val, slot_key, parity);
+    if (!(best < INFINITY)) return -1;
+    const int j = key & column_mask;
+    if (j % blockDim.x == threadIdx.x) scanned[j] = 1;
+    at = best;
+    if (!(key >> assigned_bit)) {
+      *reached = at;
+      return j;
+    }
+    i = row4col[j];
+  }
+}
+
+/// Dual update of the search that reached `sink` at distance `reached`, then
+/// the path flip (Crouse's); ends with a barrier.
+__device__ inline void augment(int root, int sink, double reached, double* u, double* v,
+                               const double* dist, const int* path, int* row4col, int* col4row,
+                               const unsigned char* scanned, int n_cols) {
+  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
+    if (!scanned[j]) continue;
+    const double step = reached - dist[j];  // 0 at the sink
+    v[j] -= step;
+    if (row4col[j] >= 0) u[row4col[j]] += step;  // the row reached through j
+  }
+  if (threadIdx.x == 0) u[root] += reached;  // root is free: no column writes it
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int j = sink;;) {
+      const int i = path[j];
+      row4col[j] = i;
+      const int previous = col4row[i];
+      col4row[i] = j;
+      j = previous;
+      if (i == root) break;
+    }
+  }
+  __syncthreads();
+}
+
+/// Writes problem p's assignment in the caller's orientation.
+__device__ inline void write_assignment(std::int64_t p, int n_rows, int n_cols, bool transposed,
+                                        const int* row4col, const int* col4row,
+                                        std::int64_t* row_ind, std::int64_t* col_ind) {
+  std::int64_t* rows = row_ind + p * n_rows;
+  std::int64_t* cols = col_ind + p * n_rows;
+  if (!transposed) {
+    for (int i = threadIdx.x; i < n_rows; i += blockDim.x) {
+      rows[i] = i;
+      cols[i] = col4row[i];
+    }
+    return;
+  }
+  // The caller's rows are our columns: list the assigned ones in order,
+  // one warp, 32 columns per ballot.
+  if (threadIdx.x >= 32) return;
+  const int lane = threadIdx.x;
+  int count = 0;
+  for (int base = 0; base < n_cols; base += 32) {
+    const int j = base + lane;
+    const bool assigned = j < n_cols && row4col[j] >= 0;
+    const unsigned mask = __ballot_sync(full_mask, assigned);
+    if (assigned) {
+      const int k = count + __popc(mask & ((1u << lane) - 1));
+      rows[k] = j;
+      cols[k] = row4col[j];
+    }
+    count += __popc(mask);
+  }
+}
+
+/// gpu-sap: block b solves problems b, b + gridDim.x, ...
+template <class T>
+__global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params<T> prm) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const smem_layout at(prm.n_rows, prm.n_cols, sizeof(T), prm.costs_shared);
+  double* v = reinterpret_cast<double*>(smem + at.v);
+  double* dist = reinterpret_cast<double*>(smem + at.dist);
+  double* u = reinterpret_cast<double*>(smem + at.u);
+  int* path = reinterpret_cast<int*>(smem + at.path);
+  int* row4col = reinterpret_cast<int*>(smem + at.row4col);
+  int* col4row = reinterpret_cast<int*>(smem + at.col4row);
+  unsigned char* scanned = smem + at.scanned;
+  double* slot_val = reinterpret_cast<double*>(smem + at.slot_val);
+  int* slot_key = reinterpret_cast<int*>(smem + at.slot_key);
+  T* tile = reinterpret_cast<T*>(smem + at.cost);
+  const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
+  int parity = 0;
+
+  for (std::int64_t p = blockIdx.x; p < prm.batch; p += gridDim.x) {
+    const T* src = prm.cost + p * entries;
+    const T* cost = prm.costs_shared ? tile : src;
+    int outcome = solved;
+    if (load_and_check(prm, src, tile)) {
+      outcome = invalid;
+    } else if (!row_reduction(cost, prm.n_rows, prm.n_cols, prm.sign, u, v, row4col, col4row)) {
+      outcome = infeasible;
+    } else {
+      for (int root = 0; root < prm.n_rows; ++root) {
+        if (col4row[root] >= 0) continue;  // uniform: col4row changes before barriers only
+        double reached = 0;
+        const int sink = shortest_path(cost, prm.n_cols, prm.sign, root, u, v, dist, path,
+                                       row4col, scanned, slot_val, slot_key, parity, &reached);
+        if (sink < 0) {  // uniform: every thread got the same arg-min
+          outcome = infeasible;
+          break;
+        }
+        augment(root, sink, reached, u, v, dist, path, row4col, col4row, scanned, prm.n_cols);
+      }
+    }
+    if (outcome == solved) {
+      write_assignment(p, prm.n_rows, prm.n_cols, prm.transposed, row4col, col4row,
+                       prm.row_ind, prm.col_ind);
+    }
+    if (threadIdx.x == 0) prm.status[p] = outcome;
+    __syncthreads();  // the next problem reuses the shared memory
+  }
+}
+
+/// out[p] = in[p] transposed, for `batch` problems of n_rows x n_cols (in)
+/// each; 32 x 32 tiles through shared memory (grid: tiles x tiles x problems).
+template <class T>
+__global__ void transpose_kernel(const T* in, T* out, std::int64_t batch, int n_rows,
+                                 int n_cols) {
+  __shared__ T tile[32][33];
+  const std::int64_t entries = static_cast<std::int64_t>(n_rows) * n_cols;
+  const int col0 = blockIdx.x * 32, row0 = blockIdx.y * 32;
+  for (std::int64_t p = blockIdx.z; p < batch; p += gridDim.z) {
+    const T* a = in + p * entries;
+    T* b = out + p * entries;
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      const int i = row0 + r, j = col0 + threadIdx.x;
+      if (i < n_rows && j < n_cols) tile[r][threadIdx.x] = a[static_cast<std::int64_t>(i) * n_cols + j];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+      const int j = col0 + r, i = row0 + threadIdx.x;
+      if (i < n_rows && j < n_cols) b[static_cast<std::int64_t>(j) * n_rows + i] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace matchflow::cuda::batched
