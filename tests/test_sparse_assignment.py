@@ -409,5 +409,7 @@ def test_splu_after_weighted_transversal(name):
     rounding = 100 * n * np.finfo(float).eps
     assert pre <= max(raw, rounding)  # as good, or at the level of rounding
     if name == "west0067":  # zeros on its diagonal: static pivoting on it loses digits
-        assert raw > 1e-10 and pre < 1e-15
+        # (1.2e-15 with the auction-started solver's optimal transversal, 4.6e-16
+        # with an earlier one of the same product: both at the rounding level)
+        assert raw > 1e-10 and pre < 1e-14
     assert_scaled(A, t)
