@@ -269,6 +269,8 @@ def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
         "augmenting_paths": stats.augmenting_paths,
         "columns_scanned": stats.columns_scanned,
         "edges_relaxed": stats.edges_relaxed,
+        "auction_phases": stats.auction_phases,
+        "auction_bids": stats.auction_bids,
     }
 
 

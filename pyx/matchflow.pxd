@@ -95,6 +95,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     cdef cppclass sparse_lsap_stats:
         double seconds_init, seconds_solve
         int64_t initial_matches, augmenting_paths, columns_scanned, edges_relaxed
+        int64_t auction_phases, auction_bids
     status solve_lsap_sparse(const int64_t* row_ptr, const int32_t* col_idx,
                              const double* weight, int64_t n_rows, int64_t n_cols,
                              const lsap_options& options, int64_t* col4row, double* u,

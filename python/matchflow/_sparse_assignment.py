@@ -148,9 +148,11 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
     maximize : bool
         Maximise the total weight instead.
     method : {"auto", "sparse-sap"}
-        "sparse-sap": Jonker & Volgenant's column reduction and augmenting
-        row reduction, then a shortest augmenting path (binary-heap
-        Dijkstra over the stored entries) per remaining row.
+        "sparse-sap": a start (square: Bertsekas' auction with
+        epsilon-scaling, whose duals leave few rows unassigned; otherwise
+        Jonker & Volgenant's row reduction) and augmenting row reduction,
+        then shortest augmenting paths (4-ary-heap Dijkstra over the stored
+        entries) for the remaining rows, exact whatever the start.
     device : {"auto", "cpu"}
         The solver runs on the CPU; asking for a GPU raises ValueError
         (RuntimeError where matchflow has no CUDA).

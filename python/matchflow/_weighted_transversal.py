@@ -122,23 +122,43 @@ def _tightest_duals(m: sp.csr_array, weights: np.ndarray, col4row: np.ndarray,
 
 
 def _bottleneck(m: sp.csr_array) -> np.ndarray:
-    """The perfect matching maximising its smallest magnitude (binary search
-    over thresholds, each a maximum matching test)."""
+    """The perfect matching maximising its smallest magnitude: a binary
+    search over the distinct magnitudes for the largest threshold t whose
+    pattern {|a_ij| >= t} has a perfect matching (each test a maximum
+    matching).  No threshold above the least of the rows' and the columns'
+    largest magnitudes can work (that row or column would be empty), and on
+    random matrices that bound usually does: it is tested first (Duff and
+    Koster, section 3, start their search from the same bound)."""
     from ._matching import maximum_matching
 
     n = m.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64)
+    rows = np.repeat(np.arange(n), np.diff(m.indptr))
 
     def matching_at(t: float):
-        pattern = sp.csr_array((np.ones(int((m.data >= t).sum())), *_kept(m, m.data >= t)),
-                               shape=m.shape)
+        keep = m.data >= t
+        counts = np.bincount(rows[keep], minlength=n)
+        pattern = sp.csr_array((np.ones(int(counts.sum())), m.indices[keep],
+                                np.concatenate(([0], np.cumsum(counts)))), shape=m.shape)
         r = maximum_matching(pattern, device="cpu")
         return r.col4row if r.cardinality == n else None
 
-    levels = np.unique(m.data)
-    best = matching_at(levels[0]) if levels.size else (np.zeros(0, np.int32) if n == 0 else None)
+    row_max = np.zeros(n)
+    np.maximum.at(row_max, rows, m.data)
+    col_max = np.zeros(n)
+    np.maximum.at(col_max, m.indices, m.data)
+    bound = min(row_max.min(), col_max.min())
+    levels = np.unique(m.data[m.data <= bound])
+    if levels.size == 0:  # an empty row or column
+        raise ValueError(_SINGULAR)
+    best = matching_at(levels[-1])
+    if best is not None:
+        return np.asarray(best, dtype=np.int64)
+    best = matching_at(levels[0])
     if best is None:
         raise ValueError(_SINGULAR)
-    lo, hi = 0, levels.size - 1  # levels[lo] is feasible
+    lo, hi = 0, levels.size - 2  # levels[lo] is feasible, levels[-1] is not
     while lo < hi:
         mid = (lo + hi + 1) // 2
         found = matching_at(levels[mid])
@@ -147,13 +167,6 @@ def _bottleneck(m: sp.csr_array) -> np.ndarray:
         else:
             lo, best = mid, found
     return np.asarray(best, dtype=np.int64)
-
-
-def _kept(m: sp.csr_array, keep: np.ndarray):
-    """(indices, indptr) of m restricted to the entries where keep holds."""
-    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
-    counts = np.bincount(rows[keep], minlength=m.shape[0])
-    return m.indices[keep], np.concatenate(([0], np.cumsum(counts)))
 
 
 def weighted_transversal(A, objective: str = "product", scale: bool = True

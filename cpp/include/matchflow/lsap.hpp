@@ -120,6 +120,8 @@ struct sparse_lsap_stats {
   std::int64_t augmenting_paths = 0;     ///< searches (one path each)
   std::int64_t columns_scanned = 0;      ///< columns finalised over all searches
   std::int64_t edges_relaxed = 0;        ///< stored entries examined by the searches
+  std::int64_t auction_phases = 0;       ///< epsilon-scaling phases of the start (square)
+  std::int64_t auction_bids = 0;         ///< bids over those phases
 };
 
 /// Solves the sparse LSAP by shortest augmenting paths (Jonker & Volgenant
