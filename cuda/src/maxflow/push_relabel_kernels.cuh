@@ -378,8 +378,8 @@ __device__ inline flow_t push_to_lowest(const graph_view& g, const list_view& l,
       if (w != v && r > 0 && atomic_read(&g.h[w]) == lowest) amount = r < left ? r : left;
     }
     const flow_t upto = capped_prefix(amount, left, lane);
-    const flow_t before = lane == 0 ? 0 : __shfl_up_sync(0xffffffffu, upto, 1);
-    const flow_t take = upto - before;
+    const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);  // every lane takes part
+    const flow_t take = upto - (lane == 0 ? 0 : below);
     if (take > 0) {
       atomic_add(&g.flow[a], Forward ? take : -take);
       atomic_add(&g.excess[w], take);
