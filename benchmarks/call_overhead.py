@@ -58,9 +58,10 @@ def report_flow(name, inst, repeat):
     total, _ = median_seconds(call, repeat)
     check, net = median_seconds(lambda: _flow._checked(inst.graph, inst.source, inst.sink),
                                 repeat)
-    core, (_, arc_flow, _, s) = median_seconds(
+    core, (_, arc_flow, _, s, built) = median_seconds(
         lambda: _flow._solve(net, "gpu-pr", 0, _flow._Tuning()), repeat)
-    matrix, _ = median_seconds(lambda: _flow._flow_matrix(net, arc_flow, True), repeat)
+    matrix, _ = median_seconds(lambda: _flow._flow_matrix(net, arc_flow, True, built=built),
+                               repeat)
     cells = "  ".join(f"{k} {s['seconds_' + k] * 1e3:.1f}"
                       for k in ("setup", "transfer", "phase1", "phase2"))
     print(f"{name:<40} total {total * 1e3:7.1f} ms = validate {check * 1e3:.1f} + core "

@@ -156,8 +156,11 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
 
 def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
             int source, int sink, int method, int threads, int device, bint return_flow,
-            double relabel_freq, bint paper_variant):
-    """Maximum flow; returns (value, arc_flow or None, source_side (bool), stats)."""
+            double relabel_freq, bint paper_variant, bint want_matrix=False):
+    """Maximum flow; returns (value, arc_flow or None, source_side (bool),
+    stats, matrix).  matrix: SciPy's flow matrix as flow_matrix() returns
+    it when `want_matrix` and the method built it where it ran (gpu-pr),
+    else None (arc_flow then holds the flow)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
     net.ptr = _p64(ptr)
@@ -181,11 +184,20 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
         flow_view = arc_flow
         result.arc_flow = &flow_view[0]
     result.source_side = &side_view[0] if net.n > 0 else NULL
+    matrix = _matrix_buffers(net.n, heads.shape[0]) if return_flow and want_matrix else None
+    if matrix is not None:
+        result.matrix_indptr = <int64_t*>cnp.PyArray_DATA(matrix[0])
+        result.matrix_indices = <int32_t*>cnp.PyArray_DATA(matrix[1])
+        result.matrix_data = <int64_t*>cnp.PyArray_DATA(matrix[2])
     cdef flow_stats stats
     cdef status st
     with nogil:
         st = solve_maxflow(net, <flow_method>method, opt, &result, &stats)
     _check(st)
+    if result.matrix_nnz < 0:
+        matrix = None
+    elif matrix is not None:
+        matrix = _shrink_matrix(matrix, result.matrix_nnz)
     return result.value, arc_flow, source_side, {
         "seconds_setup": stats.seconds_setup,
         "seconds_transfer": stats.seconds_transfer,
@@ -197,35 +209,43 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
         "gaps": stats.gaps,
         "iterations": stats.iterations,
         "kernel_launches": stats.kernel_launches,
-    }
+    }, matrix
+
+
+cdef tuple _matrix_buffers(Py_ssize_t n, Py_ssize_t arcs):
+    """Buffers for a flow matrix: indptr, and indices / data of the upper
+    bound 2 * arcs."""
+    return (np.empty(n + 1, dtype=np.int64), np.empty(2 * arcs, dtype=np.int32),
+            np.empty(2 * arcs, dtype=np.int64))
+
+
+cdef tuple _shrink_matrix(tuple matrix, int64_t nnz):
+    """The buffers cut to nnz entries in place (realloc: no copy, and the
+    untouched tail was never paged in)."""
+    indptr, indices, data = matrix
+    indices.resize(nnz, refcheck=False)
+    data.resize(nnz, refcheck=False)
+    return indptr, indices, data
 
 
 def flow_matrix(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] arc_flow,
                 int threads):
-    """SciPy's flow matrix as CSR arrays (int64 indptr, int32 indices, int64 data).
-
-    The core fills buffers of the upper bound 2 * m; they are then shrunk in
-    place (realloc: no copy, and the untouched tail was never paged in).
-    """
+    """SciPy's flow matrix as CSR arrays (int64 indptr, int32 indices, int64 data)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
     net.ptr = _p64(ptr)
     net.heads = _p32(heads)
-    cdef cnp.ndarray indptr = np.empty(net.n + 1, dtype=np.int64)
-    cdef cnp.ndarray indices = np.empty(2 * heads.shape[0], dtype=np.int32)
-    cdef cnp.ndarray data = np.empty(2 * heads.shape[0], dtype=np.int64)
+    matrix = _matrix_buffers(net.n, heads.shape[0])
     cdef const int64_t* flow = _p64(arc_flow)
-    cdef int64_t* indptr_p = <int64_t*>cnp.PyArray_DATA(indptr)
-    cdef int32_t* indices_p = <int32_t*>cnp.PyArray_DATA(indices)
-    cdef int64_t* data_p = <int64_t*>cnp.PyArray_DATA(data)
+    cdef int64_t* indptr_p = <int64_t*>cnp.PyArray_DATA(matrix[0])
+    cdef int32_t* indices_p = <int32_t*>cnp.PyArray_DATA(matrix[1])
+    cdef int64_t* data_p = <int64_t*>cnp.PyArray_DATA(matrix[2])
     cdef int64_t nnz = 0
     cdef status st
     with nogil:
         st = build_flow_matrix(net, flow, threads, indptr_p, indices_p, data_p, &nnz)
     _check(st)
-    indices.resize(nnz, refcheck=False)
-    data.resize(nnz, refcheck=False)
-    return indptr, indices, data
+    return _shrink_matrix(matrix, nnz)
 
 
 # ---- sparse assignment ----------------------------------------------------------

@@ -145,6 +145,10 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         int64_t value
         int64_t* arc_flow
         uint8_t* source_side
+        int64_t* matrix_indptr
+        int32_t* matrix_indices
+        int64_t* matrix_data
+        int64_t matrix_nnz
     status solve_maxflow(const flow_network& net, flow_method method,
                          const flow_options& options, flow_result* result, flow_stats* stats)
     status build_flow_matrix(const flow_network& net, const int64_t* arc_flow, int threads,

@@ -456,6 +456,33 @@ def test_flow_matrix_routes_agree(scale, threads):
         assert_array_equal(flow, before)  # the core's array is not modified
 
 
+@pytest.mark.cuda
+@_no_cuda
+@pytest.mark.parametrize("seed", range(4))
+def test_gpu_flow_matrix_is_scipys(seed):
+    """gpu-pr builds the flow matrix on the device: SciPy's pattern and
+    dtypes (explicit zeros, self-loops, parallel and anti-parallel arcs
+    summed), canonical, and a maximum flow."""
+    rng = np.random.default_rng(seed)
+    for trial in range(25):
+        n = int(rng.integers(2, 40)) if trial < 24 else 20_000
+        m = int(rng.integers(0, 4 * n))
+        rows = np.sort(rng.integers(0, n, m))
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+        g = sp.csr_array((rng.integers(0, 5, m), rng.integers(0, n, m), ptr), shape=(n, n))
+        net = _flow._checked(g, 0, n - 1)
+        for _ in range(GPU_REPEATS):
+            built = _flow._solve(net, "gpu-pr", 0, _flow._Tuning())[4]
+            assert built is not None  # made on the device, not by the CPU builder
+        res = solve_flow(g, 0, n - 1, method="gpu-pr", device="cuda")
+        want = _flow_matrix_reference(net, np.zeros(m, dtype=np.int64), True)
+        assert res.flow.has_canonical_format
+        for attr in ("indptr", "indices"):
+            assert getattr(res.flow, attr).dtype == getattr(want, attr).dtype, attr
+            assert_array_equal(getattr(res.flow, attr), getattr(want, attr))
+        assert_max_flow(g, 0, n - 1, res)
+
+
 def test_flow_matrix_self_loop_and_antiparallel():
     """A self-loop is a stored 0; an arc and its reverse cancel to a stored 0."""
     ptr = np.array([0, 3, 4])

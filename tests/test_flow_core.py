@@ -30,7 +30,7 @@ def to_csr(n, tails, heads, caps):
 
 def solve(method, ptr, heads, caps, s, t, *, threads=2, return_flow=True, relabel_freq=-1.0):
     return _core.maxflow(ptr, heads, caps, int(s), int(t), METHODS[method], threads, 0,
-                         return_flow, relabel_freq, False)
+                         return_flow, relabel_freq, False)[:4]
 
 
 def reference_value(n, tails, heads, caps, s, t) -> int:

@@ -158,7 +158,7 @@ def certify(n, ptr, heads, caps, s, t, value, arc_flow, source_side):
 def solve(csr, s, t, return_flow=True, paper=False, freq=-1.0):
     from matchflow import _core
     ptr, heads, caps = csr
-    return _core.maxflow(ptr, heads, caps, s, t, GPU_PR, 0, 0, return_flow, freq, paper)
+    return _core.maxflow(ptr, heads, caps, s, t, GPU_PR, 0, 0, return_flow, freq, paper)[:4]
 
 
 def check(n, csr, s, t, paper, expected=None, repeats=GPU_REPEATS):

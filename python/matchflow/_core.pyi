@@ -27,8 +27,11 @@ def lsap_batched(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.N
 def maxflow(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
             caps: npt.NDArray[np.int64], source: int, sink: int, method: int, threads: int,
             device: int, return_flow: bool, relabel_freq: float, paper_variant: bool,
+            want_matrix: bool = False,
             ) -> tuple[int, npt.NDArray[np.int64] | None, npt.NDArray[np.bool_],
-                       dict[str, float]]: ...
+                       dict[str, float],
+                       tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
+                             npt.NDArray[np.int64]] | None]: ...
 def flow_matrix(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
                 arc_flow: npt.NDArray[np.int64], threads: int,
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],

@@ -280,21 +280,24 @@ def _tuning(threads=None, return_flow=True, relabel_freq=None, variant="tuned") 
 # ---- solve -----------------------------------------------------------------------
 
 def _solve(net: _Network, method: str, ordinal: int, t: _Tuning):
+    """(value, arc_flow, source_side, stats, matrix): the GPU builds the flow
+    matrix where the flow is (matrix not None) when it has the memory."""
     return _core.maxflow(net.ptr, net.heads, net.caps, net.source, net.sink,
                          _METHOD_CODES[method], t.threads, ordinal, t.return_flow,
-                         t.relabel_freq, t.paper_variant)
+                         t.relabel_freq, t.paper_variant, method in GPU_METHODS)
 
 
-def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int = 0):
+def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int = 0,
+                 built=None):
     """SciPy's flow matrix: f(u, v) - f(v, u) on the arcs and their reverses.
 
     The pattern is SciPy's: the input's pattern plus its transpose, sorted,
     explicit zeros included (a self-loop gives a stored 0).  Built by the
-    core (parallel by rows, parallel arcs summed) and wrapped without a copy;
-    the index dtype is int32 while 2 m fits, as SciPy's own construction
-    picks it.
+    core (parallel by rows, parallel arcs summed; or on the GPU, `built`)
+    and wrapped without a copy; the index dtype is int32 while 2 m fits, as
+    SciPy's own construction picks it.
     """
-    indptr, indices, data = _core.flow_matrix(net.ptr, net.heads, arc_flow, threads)
+    indptr, indices, data = built or _core.flow_matrix(net.ptr, net.heads, arc_flow, threads)
     index = np.int32 if 2 * net.n_arcs < _INT32_MAX else np.int64
     kind = sp.csr_array if array else sp.csr_matrix
     flow = kind((data, indices.astype(index, copy=False), indptr.astype(index, copy=False)),
@@ -308,14 +311,15 @@ def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
          array: bool) -> MaximumFlowResult:
     method, backend, ordinal = _resolve(net, method, device)
     try:
-        value, arc_flow, source_side, stats = _solve(net, method, ordinal, tuning)
+        value, arc_flow, source_side, stats, built = _solve(net, method, ordinal, tuning)
     except MemoryError as exc:
         if device != "auto" or backend != "cuda":
             raise
         warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
         method, backend = _auto_method("cpu"), "cpu"
-        value, arc_flow, source_side, stats = _solve(net, method, 0, tuning)
-    flow = _flow_matrix(net, arc_flow, array, tuning.threads) if tuning.return_flow else None
+        value, arc_flow, source_side, stats, built = _solve(net, method, 0, tuning)
+    flow = (_flow_matrix(net, arc_flow, array, tuning.threads, built)
+            if tuning.return_flow else None)
     where = _device.device_name(backend, ordinal)
     stats = FlowStats(seconds_total=time.perf_counter() - start, device=where, **stats)
     return MaximumFlowResult(flow_value=int(value), flow=flow, source_side=source_side,

@@ -47,7 +47,7 @@ struct flow_options {
 /// What a run did; every field a method does not use stays 0.
 struct flow_stats {
   double seconds_setup = 0;      ///< building the residual graph (reverse arcs), allocations
-  double seconds_transfer = 0;   ///< host <-> device copies (GPU)
+  double seconds_transfer = 0;   ///< host <-> device copies (GPU), and the flow matrix built there
   double seconds_phase1 = 0;     ///< maximum preflow
   double seconds_phase2 = 0;     ///< excess returned to the source (only with return_flow)
   std::int64_t pushes = 0;
@@ -65,6 +65,13 @@ struct flow_result {
                                      ///<   flow on each input arc, 0 <= f <= cap
   std::uint8_t* source_side = nullptr;  ///< out, length n: 1 for vertices that cannot reach
                                      ///<   the sink in the residual graph (a minimum cut)
+  /// Optional (may be null), sizes as build_flow_matrix's: gpu_pr builds
+  /// SciPy's flow matrix on the device when these are given and it fits
+  /// there, and then leaves arc_flow unwritten.
+  offset_t* matrix_indptr = nullptr;
+  vertex_t* matrix_indices = nullptr;
+  capacity_t* matrix_data = nullptr;
+  offset_t matrix_nnz = -1;          ///< out: entries of the matrix, -1 when it was not built
 };
 
 /// Computes a maximum s-t flow and a minimum cut of `net`.

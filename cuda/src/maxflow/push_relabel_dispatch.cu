@@ -54,6 +54,10 @@
 //  * Phase 2 is skipped when !options.return_flow: value and cut are known
 //    after phase 1.
 //
+// With the result's matrix buffers given, SciPy's flow matrix is built on the
+// device after phase 2 (flow_matrix.cu) and copied back instead of the arc
+// flows.
+//
 // Stats: iterations = cycles that found a non-empty worklist; pushes and
 // relabels (lifts) summed on the device; kernel_launches counts every launch
 // including CUB's.  seconds_phase1 includes the cut; transfers are timed
@@ -78,6 +82,7 @@
 #include "common/launch.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
+#include "maxflow/flow_matrix.cuh"
 #include "maxflow/push_relabel_kernels.cuh"
 
 namespace matchflow::cuda {
@@ -129,6 +134,7 @@ class ecl_solver {
   int collect_active(bool phase1);
   void run_cycles(bool phase1, int limit, int count);
   bool relabel_due() const;
+  bool flow_matrix();
   void launch_cycle(bool phase1, unsigned blocks);
   int launch_multi_cycle(bool phase1, int cycles, bool whole_grid);
   void setup_cooperative(int sms);
@@ -492,11 +498,26 @@ void ecl_solver::run() {
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&value, excess_.data() + net_.sink, sizeof(flow_t),
                                      cudaMemcpyDeviceToHost, stream_));
   side_.copy_to_host(result_->source_side, std::size_t(n_), stream_);
-  if (options_.return_flow && result_->arc_flow != nullptr) {
+  if (options_.return_flow && !flow_matrix() && result_->arc_flow != nullptr) {
     flow_.copy_to_host(reinterpret_cast<flow_t*>(result_->arc_flow), std::size_t(m_), stream_);
   }
   stats_->seconds_transfer += clock.mark();
   result_->value = value;
+}
+
+/// SciPy's flow matrix on the device, when the caller asked for it and it
+/// fits (flow_matrix.cu); false: the caller's arc flows are needed instead.
+bool ecl_solver::flow_matrix() {
+  if (result_->matrix_indptr == nullptr) return false;
+  const device_flow f{n_, m_, ptr_.data(), heads_.data(), rptr_.data(), rtail_.data(),
+                      rarc_.data(), flow_.data()};
+  offset_t nnz = 0;
+  if (!device_flow_matrix(f, stream_, result_->matrix_indptr, result_->matrix_indices,
+                          result_->matrix_data, &nnz, &stats_->kernel_launches)) {
+    return false;
+  }
+  result_->matrix_nnz = nnz;
+  return true;
 }
 
 }  // namespace
