@@ -39,13 +39,11 @@
 // Values and cuts do not depend on timing; flows and counters may.
 //
 // No gap heuristic (optional in the paper).  Phase 2 (excess back to the
-// source) runs the same rounds with source and sink swapped, confined to the
-// source side of the cut, as pr's phase 2 does (highest_label.hpp).  On one
-// thread it is pr's sequential pass instead (twice as fast there: 0.04 s
-// against 0.09 s on a 10^6-arc layered graph); with a team, the sequential
-// pass, half of a one-thread phase 1 on that graph, would dominate the run.
+// source) is pr's: sequential flow decomposition (two_phase.hpp), linear
+// time, a small fraction of phase 1.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "../openmp.hpp"
@@ -81,20 +79,18 @@ struct alignas(64) thread_buffer {
   std::int64_t pushes = 0, relabels = 0, work = 0;
 };
 
+/// Phase 1: moves excess toward the sink `t` (label 0); the source `s` is
+/// held at label n.
+template <class Arc>
 class synchronous_push_relabel {
  public:
-  /// Moves excess toward `t` (label 0); `s` is held at label n.  Phase 1:
-  /// (source, sink).  Phase 2: (sink, source), confined by `within` to the
-  /// source side (see highest_label_pass).
-  synchronous_push_relabel(residual_graph& g, std::vector<capacity_t>& excess, vertex_t s,
-                           vertex_t t, const std::uint8_t* within, double freq, int team,
-                           flow_stats* stats)
+  synchronous_push_relabel(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t s,
+                           vertex_t t, double freq, int team, flow_stats* stats)
       : g_(g),
         excess_(excess),
         n_(g.n),
         s_(s),
         t_(t),
-        within_(within),
         team_(team),
         stats_(stats),
         label_(std::size_t(g.n)),
@@ -103,7 +99,7 @@ class synchronous_push_relabel {
         discovered_(std::size_t(g.n), 0),
         buffers_(std::size_t(team)) {
     const double f = freq > 0 ? freq : default_round_update_freq;
-    update_threshold_ = (global_update_alpha * double(n_) + double(g.head.size())) / f;
+    update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
 
@@ -145,14 +141,15 @@ class synchronous_push_relabel {
     vertex_t d = dv;
     const capacity_t e0 = excess_[std::size_t(v)];
     capacity_t e = e0;
-    const offset_t begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
+    const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
     while (e > 0) {
       vertex_t next_label = n_;
       bool skipped = false;
-      for (offset_t k = begin; k < end && e > 0; ++k) {
-        capacity_t cap = load_cap(&g_.rescap[std::size_t(k)]);
+      for (Arc k = begin; k < end && e > 0; ++k) {
+        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        capacity_t cap = load_cap(&arc.rescap);
         if (cap == 0) continue;
-        const vertex_t w = g_.head[std::size_t(k)];
+        const vertex_t w = arc.head;
         const vertex_t dw = label_[std::size_t(w)];
         if (d == dw + 1) {
           if (w != t_ && excess_[std::size_t(w)] > 0 && !wins(v, dv, w, dw)) {
@@ -161,8 +158,8 @@ class synchronous_push_relabel {
           }
           const capacity_t delta = std::min(cap, e);
           cap -= delta;
-          store_cap(&g_.rescap[std::size_t(k)], cap);
-          capacity_t* back = &g_.rescap[std::size_t(g_.reverse[std::size_t(k)])];
+          store_cap(&arc.rescap, cap);
+          capacity_t* back = &g_.arcs[std::size_t(arc.reverse)].rescap;
           store_cap(back, load_cap(back) + delta);
           e -= delta;
           __atomic_fetch_add(&added_excess_[std::size_t(w)], delta, __ATOMIC_RELAXED);
@@ -296,11 +293,11 @@ class synchronous_push_relabel {
 #pragma omp for schedule(dynamic, 64)
         for (std::int64_t i = 0; i < count; ++i) {
           const vertex_t x = frontier[std::size_t(i)];
-          for (offset_t k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-            const vertex_t y = g_.head[std::size_t(k)];
+          for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
+            const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+            const vertex_t y = arc.head;
             if (y == s_ || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
-            if (within_ != nullptr && within_[y] == 0) continue;
-            if (g_.rescap[std::size_t(g_.reverse[std::size_t(k)])] == 0) continue;
+            if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
             vertex_t expected = n;
             if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)) {
@@ -330,10 +327,9 @@ class synchronous_push_relabel {
     gather_items(active_);
   }
 
-  residual_graph& g_;
+  residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, s_, t_;
-  const std::uint8_t* within_;  // null: every vertex
   const int team_;
   flow_stats* stats_;
   std::vector<vertex_t> label_, new_label_;
@@ -349,21 +345,12 @@ class synchronous_push_relabel {
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
   const int team = team_size(options.threads);
-  const vertex_t s = net.source, t = net.sink;
-  const double freq = options.relabel_freq;
-  two_phase_flow(
-      net, options, result, stats,
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        synchronous_push_relabel(g, excess, s, t, nullptr, freq, team, stats).run();
-      },
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        if (!has_excess(g, excess, s, t)) return;  // nothing stranded at label n
-        if (team == 1) {
-          highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
-        } else {
-          synchronous_push_relabel(g, excess, t, s, result->source_side, freq, team, stats).run();
-        }
-      });
+  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
+    using Arc = typename std::decay_t<decltype(g)>::arc_t;
+    synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq, team,
+                                  stats)
+        .run();
+  });
 }
 
 }  // namespace matchflow::detail

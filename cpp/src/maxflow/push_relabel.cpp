@@ -18,18 +18,17 @@
 //   get label n.  With highest-label selection, those are all inactive.
 // - Two phases.  Phase 1 finds a maximum preflow: only
 //   vertices with label < n are active.  Phase 2 returns the excess stranded
-//   at label n to the source.  hi_pr does this by DFS flow decomposition with
-//   cycle cancelling; we run the same highest-label pass a second time with
-//   source and sink swapped (target = source).  Any vertex with excess has a
-//   residual path back to the source, so that pass ends with a flow; it
-//   pushes only among vertices that cannot reach the sink, so the minimum
-//   cut found after phase 1 is unchanged.  Phase 2 is usually a small
-//   fraction of phase 1 (its excess is what the sink side refused).
+//   at label n to the source by flow decomposition (flow_decomposition.hpp),
+//   as hi_pr does.
+//
+// The algorithm is sequential; the residual graph's construction uses
+// options.threads threads (two_phase.hpp).
 //
 // Labels are int32 (at most n), excesses int64 (bounded by the capacity out
 // of the source, below 2^62 by the Python layer's check).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "highest_label.hpp"
@@ -42,16 +41,19 @@ namespace {
 
 constexpr vertex_t none = -1;
 
+/// Phase 1: moves excess toward `target` (the sink) until every vertex
+/// other than `target` and `origin` (the source, held at label n) with
+/// excess > 0 has label n, i.e. cannot reach the target: a maximum preflow.
+template <class Arc>
 class highest_label {
  public:
-  highest_label(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                vertex_t origin, double freq, const std::uint8_t* within, flow_stats* stats)
+  highest_label(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t target,
+                vertex_t origin, double freq, flow_stats* stats)
       : g_(g),
         excess_(excess),
         n_(g.n),
         target_(target),
         origin_(origin),
-        within_(within),
         stats_(stats),
         label_(std::size_t(g.n)),
         current_(std::size_t(g.n)),
@@ -61,7 +63,7 @@ class highest_label {
         prev_(std::size_t(g.n)),
         queue_(std::size_t(g.n)) {
     const double f = freq > 0 ? freq : default_global_update_freq;
-    update_threshold_ = (global_update_alpha * double(n_) + double(g.head.size())) / f;
+    update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
   }
 
   void run() {
@@ -122,11 +124,11 @@ class highest_label {
     for (std::size_t q = 0; q < tail; ++q) {
       const vertex_t x = queue_[q];
       const vertex_t dy = label_[std::size_t(x)] + 1;
-      for (offset_t k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-        const vertex_t y = g_.head[std::size_t(k)];
+      for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
+        const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        const vertex_t y = arc.head;
         if (label_[std::size_t(y)] != n_ || y == origin_) continue;
-        if (within_ != nullptr && within_[y] == 0) continue;
-        if (g_.rescap[std::size_t(g_.reverse[std::size_t(k)])] == 0) continue;
+        if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
         label_[std::size_t(y)] = dy;
         queue_[tail++] = y;
         current_[std::size_t(y)] = g_.first[std::size_t(y)];
@@ -141,10 +143,10 @@ class highest_label {
   }
 
   /// Pushes from v along arc k (to w, label d(v) - 1); activates w.
-  void push(vertex_t v, offset_t k, vertex_t w) {
-    const capacity_t delta = std::min(excess_[std::size_t(v)], g_.rescap[std::size_t(k)]);
-    g_.rescap[std::size_t(k)] -= delta;
-    g_.rescap[std::size_t(g_.reverse[std::size_t(k)])] += delta;
+  void push(vertex_t v, residual_arc<Arc>& arc, vertex_t w) {
+    const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
+    arc.rescap -= delta;
+    g_.arcs[std::size_t(arc.reverse)].rescap += delta;
     excess_[std::size_t(v)] -= delta;
     if (excess_[std::size_t(w)] == 0 && w != target_) {
       const vertex_t dw = label_[std::size_t(w)];
@@ -158,13 +160,14 @@ class highest_label {
   /// New label: 1 + the least label over residual arcs, current arc there.
   void relabel(vertex_t v) {
     ++stats_->relabels;
-    const offset_t begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
+    const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
     work_ += relabel_work_beta + (end - begin);
     vertex_t best = n_;
-    offset_t best_arc = begin;
-    for (offset_t k = begin; k < end; ++k) {
-      if (g_.rescap[std::size_t(k)] == 0) continue;
-      const vertex_t d = label_[std::size_t(g_.head[std::size_t(k)])];
+    Arc best_arc = begin;
+    for (Arc k = begin; k < end; ++k) {
+      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      if (arc.rescap == 0) continue;
+      const vertex_t d = label_[std::size_t(arc.head)];
       if (d < best) {
         best = d;
         best_arc = k;
@@ -190,15 +193,16 @@ class highest_label {
 
   /// Pushes and relabels v until its excess is gone or its label reaches n.
   void discharge(vertex_t v) {
-    const offset_t end = g_.first[std::size_t(v) + 1];
+    const Arc end = g_.first[std::size_t(v) + 1];
     for (;;) {
       const vertex_t d = label_[std::size_t(v)];
-      offset_t k = current_[std::size_t(v)];
+      Arc k = current_[std::size_t(v)];
       for (; k < end; ++k) {
-        if (g_.rescap[std::size_t(k)] == 0) continue;
-        const vertex_t w = g_.head[std::size_t(k)];
+        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        if (arc.rescap == 0) continue;
+        const vertex_t w = arc.head;
         if (label_[std::size_t(w)] != d - 1) continue;
-        push(v, k, w);
+        push(v, arc, w);
         if (excess_[std::size_t(v)] == 0) break;
       }
       current_[std::size_t(v)] = k;
@@ -219,13 +223,12 @@ class highest_label {
     }
   }
 
-  residual_graph& g_;
+  residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, target_, origin_;
-  const std::uint8_t* within_;  // null: every vertex
   flow_stats* stats_;
   std::vector<vertex_t> label_;
-  std::vector<offset_t> current_;
+  std::vector<Arc> current_;
   std::vector<vertex_t> active_first_, inactive_first_;  // per label
   std::vector<vertex_t> next_, prev_;                    // list links per vertex
   std::vector<vertex_t> queue_;                          // BFS scratch
@@ -236,27 +239,12 @@ class highest_label {
 
 }  // namespace
 
-void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                        vertex_t origin, double freq, const std::uint8_t* within,
-                        flow_stats* stats) {
-  // Nothing to move (a phase 2 whose preflow is already a flow): skip the
-  // allocations and the global relabel.
-  if (!has_excess(g, excess, target, origin)) return;
-  highest_label(g, excess, target, origin, freq, within, stats).run();
-}
-
 void push_relabel_flow(const flow_network& net, const flow_options& options,
                        flow_result* result, flow_stats* stats) {
-  const vertex_t s = net.source, t = net.sink;
-  const double freq = options.relabel_freq;
-  two_phase_flow(
-      net, options, result, stats,
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        highest_label_pass(g, excess, t, s, freq, nullptr, stats);
-      },
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
-      });
+  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
+    using Arc = typename std::decay_t<decltype(g)>::arc_t;
+    highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
+  });
 }
 
 }  // namespace matchflow::detail
