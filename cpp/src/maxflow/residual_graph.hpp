@@ -5,10 +5,13 @@
 // in v's list (residual capacity 0), each holding the index of the other
 // (hi_pr's paired arcs, Cherkassky & Goldberg 1997).  Both copies live in one
 // CSR, so a vertex's outgoing residual arcs are one contiguous range: first
-// its forward copies in input order, then its reverse copies ordered by input
-// arc (a counting transpose, so the layout is the same for every thread
-// count).  Parallel input arcs stay separate pairs, so each keeps its own
-// flow.  Self-loops get no residual arcs: they carry no flow.
+// its reverse copies ordered by input arc (a counting transpose, so the
+// layout is the same for every thread count), then its forward copies in
+// input order.  Reverse copies first, so that a scan for an admissible arc
+// cancels flow before it adds flow on an anti-parallel arc: on a 1024 x 1024
+// grid this halved pr's pushes and left phase 2 15 flow cycles instead of
+// 370,000 (forward copies first).  Parallel input arcs stay separate pairs,
+// so each keeps its own flow.  Self-loops get no residual arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
 // Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
@@ -37,7 +40,8 @@ struct residual_graph {
   vertex_t n = 0;
   Arc n_arcs = 0;
   std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<Arc> reverse_first;  ///< length n: u's reverse copies are [reverse_first[u], first[u+1])
+  std::vector<Arc> forward_first;  ///< length n: u's reverse copies are [first[u], forward_first[u]),
+                                   ///< its forward copies [forward_first[u], first[u+1])
   std::unique_ptr<residual_arc<Arc>[]> arcs;  ///< n_arcs records
   std::unique_ptr<Arc[]> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
 };
