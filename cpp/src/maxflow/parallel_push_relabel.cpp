@@ -19,8 +19,17 @@
 // - after the round, labels and excesses are committed and the next active
 //   set is the compaction of the per-thread discovered lists.
 // The vertex's scan has no current arc: a relabel rescans (as in the paper).
-// Rounds with few active vertices (below round_cutoff) and short loops run
-// on the calling thread: same algorithm, no team start or barriers.
+//
+// Epochs.  Between two global relabels the run is either parallel rounds
+// or, when the relabel finds few active vertices (below
+// parallel_min_active), hi_pr's sequential highest-label discharge
+// (highest_label.hpp) started from the relabel's exact labels and run until
+// its own work measure calls for the next global relabel.  A parallel epoch
+// also ends when a round leaves fewer than round_cutoff active vertices.
+// So the team works only on large active sets, and the long tails of few
+// active vertices (grids, roads, GENRMF) cost what they cost pr, except
+// that every global relabel is the parallel one.  With one thread every
+// epoch is sequential.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the
 // sink over reverse residual arcs, frontier arrays built per thread; a label
@@ -43,6 +52,7 @@
 // time, a small fraction of phase 1.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -63,10 +73,14 @@ void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 // Loops shorter than this run on the calling thread: a team's start and
 // barrier cost more than they save.
 constexpr std::int64_t parallel_cutoff = 4096;
-// Rounds with fewer active vertices than this run on the calling thread.
-// Long-path instances (grids) spend most rounds with a few hundred active
-// vertices, where a team's fork and barriers cost more than the round.
+// A round that leaves fewer active vertices than round_cutoff ends the
+// parallel epoch; a global relabel that finds fewer than parallel_min_active
+// starts a sequential one (hi_pr's discharge): long-path instances (grids,
+// roads, GENRMF) spend most of their time with a few hundred active
+// vertices, where a team's barriers cost more than the round's work and the
+// synchronous rule does more pushes than highest-label order.
 constexpr std::int64_t round_cutoff = 512;
+constexpr std::int64_t parallel_min_active = 4096;
 // BFS levels with a smaller frontier are expanded on the calling thread
 // (a grid's BFS has thousands of levels of a few hundred vertices each).
 constexpr std::int64_t bfs_cutoff = 1024;
@@ -99,6 +113,7 @@ class synchronous_push_relabel {
         discovered_(std::size_t(g.n), 0),
         buffers_(std::size_t(team)) {
     const double f = freq > 0 ? freq : default_round_update_freq;
+    sequential_freq_ = freq;
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
@@ -107,13 +122,20 @@ class synchronous_push_relabel {
     std::int64_t work = 0;
     bool labels_exact = false;
     for (;;) {
-      if (!labels_exact && (active_.empty() || double(work) > update_threshold_)) {
+      const bool few = std::int64_t(active_.size()) < round_cutoff;
+      if (!labels_exact && (few || double(work) > update_threshold_)) {
         global_relabel();
         collect_active();
         labels_exact = true;
         work = 0;
+        if (active_.empty()) return;
+        if (team_ == 1 || std::int64_t(active_.size()) < parallel_min_active) {
+          sequential_epoch();
+          active_.clear();  // labels and active set are stale: relabel next
+          labels_exact = false;
+          continue;
+        }
       }
-      if (active_.empty()) return;
       work += round();
       labels_exact = false;
       ++stats_->iterations;
@@ -121,6 +143,17 @@ class synchronous_push_relabel {
   }
 
  private:
+  /// hi_pr's sequential highest-label discharge from the exact labels just
+  /// computed, until its own relabel work calls for a global update.
+  void sequential_epoch() {
+    if (!sequential_) {
+      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, sequential_freq_,
+                                                         stats_);
+    }
+    sequential_->adopt_labels(label_);
+    sequential_->discharge_until_update();
+  }
+
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
     return dv == dw + 1 || dv < dw - 1 || (dv == dw && v < w);
   }
@@ -193,18 +226,13 @@ class synchronous_push_relabel {
   std::int64_t round() {
     const std::int64_t count = std::int64_t(active_.size());
     for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = 0;
-    if (count <= round_cutoff || team_ == 1) {
-      for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], buffers_[0]);
-      for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
-    } else {
 #pragma omp parallel num_threads(team_)
-      {
-        thread_buffer& out = own_buffer();
+    {
+      thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 32)
-        for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
+      for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
 #pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
-      }
+      for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
     }
     excess_[std::size_t(t_)] += added_excess_[std::size_t(t_)];
     added_excess_[std::size_t(t_)] = 0;
@@ -338,6 +366,8 @@ class synchronous_push_relabel {
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
   double update_threshold_ = 0;
+  double sequential_freq_ = 0;  // the user's, else hi_pr's default there
+  std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
 };
 
 }  // namespace
