@@ -28,8 +28,8 @@
 // also ends when a round leaves fewer than round_cutoff active vertices.
 // So the team works only on large active sets, and the long tails of few
 // active vertices (grids, roads, GENRMF) cost what they cost pr, except
-// that every global relabel is the parallel one.  With one thread every
-// epoch is sequential.  Short loops run on the calling thread.
+// that every global relabel is the parallel one.  With one thread the run
+// is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the
 // sink over reverse residual arcs, frontier arrays built per thread; a label
@@ -119,6 +119,10 @@ class synchronous_push_relabel {
   }
 
   void run() {
+    if (team_ == 1) {  // pr's run: every epoch would be sequential
+      highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
+      return;
+    }
     std::int64_t work = 0;
     bool labels_exact = false;
     for (;;) {
