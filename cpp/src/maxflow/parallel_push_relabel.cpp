@@ -26,6 +26,12 @@
 // (highest_label.hpp) started from the relabel's exact labels and run until
 // its own work measure calls for the next global relabel.  A parallel epoch
 // also ends when a round leaves fewer than round_cutoff active vertices.
+// Where the global relabel's BFS is narrow too (levels of fewer than
+// bfs_cutoff vertices on average: grids, roads, GENRMF), it runs on one
+// thread anyway and costs more than hi_pr's, which also fills the buckets:
+// the rest of the run is then pr's (H100 host, 16 threads: ppr 1.10 s
+// against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
+// 1024 x 1024 grid, before this switch).
 // So the team works only on large active sets, and the long tails of few
 // active vertices (grids, roads, GENRMF) cost what they cost pr, except
 // that every global relabel is the parallel one.  With one thread the run
@@ -133,7 +139,11 @@ class synchronous_push_relabel {
         labels_exact = true;
         work = 0;
         if (active_.empty()) return;
-        if (team_ == 1 || std::int64_t(active_.size()) < parallel_min_active) {
+        if (std::int64_t(active_.size()) < parallel_min_active) {
+          if (narrow_bfs_) {  // the parallel relabel does not pay: pr's run to the end
+            highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
+            return;
+          }
           sequential_epoch();
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
@@ -316,7 +326,9 @@ class synchronous_push_relabel {
     for (vertex_t v = 0; v < n; ++v) label[v] = n;
     label[t_] = 0;
     std::vector<vertex_t> frontier{t_};
-    for (vertex_t level = 1; !frontier.empty(); ++level) {
+    std::int64_t reached = 1;
+    vertex_t level = 1;
+    for (; !frontier.empty(); ++level) {
       for (auto& b : buffers_) b.items.clear();
       const std::int64_t count = std::int64_t(frontier.size());
 #pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
@@ -339,7 +351,9 @@ class synchronous_push_relabel {
         }
       }
       gather_items(frontier);
+      reached += std::int64_t(frontier.size());
     }
+    narrow_bfs_ = reached < bfs_cutoff * std::int64_t(level);
   }
 
   /// Active set from scratch: excess > 0 and label < n (source and sink excluded).
@@ -371,6 +385,7 @@ class synchronous_push_relabel {
   std::vector<vertex_t> active_;
   double update_threshold_ = 0;
   double sequential_freq_ = 0;  // the user's, else hi_pr's default there
+  bool narrow_bfs_ = false;     // the last global relabel's levels held < bfs_cutoff on average
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
 };
 

@@ -8,10 +8,15 @@
 // its reverse copies ordered by input arc (a counting transpose, so the
 // layout is the same for every thread count), then its forward copies in
 // input order.  Reverse copies first, so that a scan for an admissible arc
-// cancels flow before it adds flow on an anti-parallel arc: on a 1024 x 1024
-// grid this halved pr's pushes and left phase 2 15 flow cycles instead of
-// 370,000 (forward copies first).  Parallel input arcs stay separate pairs,
-// so each keeps its own flow.  Self-loops get no residual arcs: they carry no flow.
+// cancels flow before it adds flow on an anti-parallel arc.  Measured
+// against forward copies first (H100 host, benchmarks/NOTES.md): pr's
+// pushes fell on a 1024 x 1024 grid (2.2M to 0.97M) and GENRMF long a32
+// (10.2M to 6.2M) and phase 2 met 15 flow cycles on that grid instead of
+// 370,000 (dev host), but pushes rose 3.5x on the road-like and Delaunay
+// graphs (whole pr call: 0.84x on GENRMF, 0.46x on the grid, 0.88x on
+// R-MAT, 1.8x on Delaunay, 2.4x on the road graph).  Parallel input arcs stay
+// separate pairs, so each keeps its own flow.  Self-loops get no residual
+// arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
 // Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
