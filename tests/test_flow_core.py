@@ -199,9 +199,10 @@ def test_layered(method, layers, width):
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["grid", "wide"])
 def test_ppr_thread_counts_agree(threads, kind):
-    # "wide": thousands of vertices active at once, so rounds run in parallel.
+    # "wide": over 4096 vertices (parallel_min_active) active at once, so
+    # rounds run in parallel; "grid": few, so epochs are sequential.
     rng = np.random.default_rng(5)
-    instance = grid_instance(50, 80, rng) if kind == "grid" else layered_instance(8, 3000, 3, rng)
+    instance = grid_instance(50, 80, rng) if kind == "grid" else layered_instance(6, 6000, 3, rng)
     expected = reference_value(instance[0], *instance[1:])
     run_and_check("ppr", *instance, expected=expected, threads=threads)
 
@@ -219,3 +220,41 @@ def test_relabel_frequency_changes_work_not_answer(method, freq):
     assert value == expected
     # A higher frequency factor than the default (0.5 pr, 2 ppr) relabels globally more often.
     assert (stats["global_relabels"] > base) == (freq > 1) or stats["global_relabels"] == base
+
+
+def hub_instance(n, m, rng):
+    """Symmetric digraph whose degrees follow a power law (every arc has an
+    anti-parallel twin): push-relabel leaves many flow cycles among the hubs
+    for phase 2 to cancel."""
+    weights = 1.0 / np.arange(1, n + 1) ** 0.9
+    ends = rng.choice(n, (2, m), p=weights / weights.sum())
+    tails, heads = np.concatenate([ends[0], ends[1]]), np.concatenate([ends[1], ends[0]])
+    caps = rng.integers(1, 100, len(tails))
+    return n, tails, heads, caps, 0, 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_flow_cycles_cancelled(method):
+    # Phase 2 meets flow cycles here (checked: it never ends if it does not
+    # cancel them) and must still return a valid flow.
+    rng = np.random.default_rng(11)
+    run_and_check(method, *hub_instance(2000, 20_000, rng))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_residual_graph_same_for_every_team(method):
+    # Over 2^16 arcs (with self-loops and parallel arcs), so the residual
+    # graph is built by the whole team: its layout, hence pr's whole run,
+    # does not depend on the team size.
+    rng = np.random.default_rng(12)
+    n, tails, heads, caps, s, t = hub_instance(20_000, 40_000, rng)
+    tails, heads = np.concatenate([tails, tails[:9000]]), np.concatenate([heads, tails[:9000]])
+    caps = np.concatenate([caps, caps[:9000]])
+    ptr, h32, c64, _ = to_csr(n, tails, heads, caps)
+    runs = [solve(method, ptr, h32, c64, s, t, threads=k) for k in (1, 2, 3)]
+    assert len({r[0] for r in runs}) == 1
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r[2], runs[0][2])
+        if method == "pr":
+            np.testing.assert_array_equal(r[1], runs[0][1])
+            assert r[3]["pushes"] == runs[0][3]["pushes"]

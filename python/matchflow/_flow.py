@@ -416,7 +416,9 @@ def solve_flow(graph, source, sink, *, method: str = "auto", device: str = "auto
         See `maximum_flow`.  Asking for a GPU that is not there raises
         RuntimeError.
     threads : int, optional
-        OpenMP threads for "ppr" (default: OMP_NUM_THREADS or all cores).
+        OpenMP threads (default: OMP_NUM_THREADS or all cores): "ppr" runs
+        on them; "pr" is sequential but builds its residual graph and reads
+        the flow back on them (the result does not depend on the count).
     return_flow : bool
         False: phase 1 only; the result has `flow_value` and the cut, and
         `flow` is None.

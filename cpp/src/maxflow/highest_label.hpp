@@ -1,8 +1,10 @@
-// One highest-label push-relabel pass over a residual graph (push_relabel.cpp).
-// pr runs it twice (phase 1 toward the sink, phase 2 back to the source);
-// ppr reuses it for its phase 2.
+// hi_pr's highest-label discharge loop (push_relabel.cpp describes it),
+// shared by pr, which runs it alone, and ppr (parallel_push_relabel.cpp),
+// which runs it between global relabels when few vertices are active; and
+// hi_pr's global-update constants, which both use.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -17,18 +19,229 @@ constexpr double default_global_update_freq = 0.5;
 constexpr double global_update_alpha = 6.0;  ///< hi_pr's ALPHA
 constexpr std::int64_t relabel_work_beta = 12;  ///< hi_pr's BETA: fixed work per relabel
 
-/// Moves excess toward `target` until every vertex other than `target` and
-/// `origin` with excess > 0 has label n, i.e. cannot reach `target` in the
-/// residual graph.  `origin` is held at label n and never receives flow.
-/// Phase 1: target = sink, origin = source (a maximum preflow).  Phase 2:
-/// target = source, origin = sink (every remaining excess can reach the
-/// source, so this ends with a flow).  `freq` <= 0 means the default.
-/// `within`, when not null, confines the pass to vertices v with within[v]
-/// != 0 (the others keep label n): phase 2 passes the source side of the
-/// cut, since every residual path from an excess back to the source runs
-/// through vertices that cannot reach the sink.
-void highest_label_pass(residual_graph& g, std::vector<capacity_t>& excess, vertex_t target,
-                        vertex_t origin, double freq, const std::uint8_t* within,
-                        flow_stats* stats);
+inline constexpr vertex_t no_vertex = -1;
+
+/// Phase 1: moves excess toward `target` (the sink) until every vertex
+/// other than `target` and `origin` (the source, held at label n) with
+/// excess > 0 has label n, i.e. cannot reach the target: a maximum preflow.
+template <class Arc>
+class highest_label {
+ public:
+  highest_label(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t target,
+                vertex_t origin, double freq, flow_stats* stats)
+      : g_(g),
+        excess_(excess),
+        n_(g.n),
+        target_(target),
+        origin_(origin),
+        stats_(stats),
+        label_(std::size_t(g.n)),
+        current_(std::size_t(g.n)),
+        active_first_(std::size_t(g.n) + 1, no_vertex),
+        inactive_first_(std::size_t(g.n) + 1, no_vertex),
+        next_(std::size_t(g.n)),
+        prev_(std::size_t(g.n)),
+        queue_(std::size_t(g.n)) {
+    const double f = freq > 0 ? freq : default_global_update_freq;
+    update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
+  }
+
+  void run() {
+    global_update();
+    while (discharge_until_update()) global_update();
+  }
+
+  /// Discharges active vertices, highest label first, until the relabel
+  /// work calls for a global update (returns true) or no_vertex is left (false).
+  bool discharge_until_update() {
+    while (a_max_ >= a_min_) {
+      if (double(work_) > update_threshold_) return true;
+      const vertex_t v = active_first_[std::size_t(a_max_)];
+      if (v == no_vertex) {
+        --a_max_;
+        continue;
+      }
+      active_first_[std::size_t(a_max_)] = next_[std::size_t(v)];
+      discharge(v);
+    }
+    return false;
+  }
+
+  /// Takes exact labels computed elsewhere (ppr's parallel global relabel,
+  /// n for the vertices that cannot reach the target) in place of a global
+  /// update: fills the buckets and resets the current arcs.
+  void adopt_labels(const std::vector<vertex_t>& labels) {
+    reset_buckets();
+    for (vertex_t v = 0; v < n_; ++v) {
+      const vertex_t d = labels[std::size_t(v)];
+      label_[std::size_t(v)] = d;
+      if (d >= n_ || v == target_ || v == origin_) continue;
+      current_[std::size_t(v)] = g_.first[std::size_t(v)];
+      if (excess_[std::size_t(v)] > 0) {
+        add_active(v, d);
+      } else {
+        add_inactive(v, d);
+      }
+      d_max_ = std::max(d_max_, d);
+    }
+  }
+
+ private:
+  // ---- bucket lists ----
+  void add_active(vertex_t v, vertex_t d) {
+    next_[std::size_t(v)] = active_first_[std::size_t(d)];
+    active_first_[std::size_t(d)] = v;
+    a_max_ = std::max(a_max_, d);
+    a_min_ = std::min(a_min_, d);
+  }
+  void add_inactive(vertex_t v, vertex_t d) {
+    const vertex_t h = inactive_first_[std::size_t(d)];
+    next_[std::size_t(v)] = h;
+    prev_[std::size_t(v)] = no_vertex;
+    if (h != no_vertex) prev_[std::size_t(h)] = v;
+    inactive_first_[std::size_t(d)] = v;
+  }
+  void remove_inactive(vertex_t v, vertex_t d) {
+    const vertex_t nx = next_[std::size_t(v)], pv = prev_[std::size_t(v)];
+    if (pv == no_vertex) {
+      inactive_first_[std::size_t(d)] = nx;
+    } else {
+      next_[std::size_t(pv)] = nx;
+    }
+    if (nx != no_vertex) prev_[std::size_t(nx)] = pv;
+  }
+
+  void reset_buckets() {
+    work_ = 0;
+    std::fill(active_first_.begin(), active_first_.begin() + (d_max_ + 1), no_vertex);
+    std::fill(inactive_first_.begin(), inactive_first_.begin() + (d_max_ + 1), no_vertex);
+    a_max_ = d_max_ = 0;
+    a_min_ = n_;
+  }
+
+  /// Global relabeling: exact distances to the target by backward BFS; vertices
+  /// that cannot reach it (and the origin) get n and leave the buckets.
+  void global_update() {
+    ++stats_->global_relabels;
+    reset_buckets();
+    std::fill(label_.begin(), label_.end(), n_);
+    label_[std::size_t(target_)] = 0;
+    std::size_t tail = 0;
+    queue_[tail++] = target_;
+    for (std::size_t q = 0; q < tail; ++q) {
+      const vertex_t x = queue_[q];
+      const vertex_t dy = label_[std::size_t(x)] + 1;
+      for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
+        const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        const vertex_t y = arc.head;
+        if (label_[std::size_t(y)] != n_ || y == origin_) continue;
+        if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
+        label_[std::size_t(y)] = dy;
+        queue_[tail++] = y;
+        current_[std::size_t(y)] = g_.first[std::size_t(y)];
+        if (excess_[std::size_t(y)] > 0) {
+          add_active(y, dy);
+        } else {
+          add_inactive(y, dy);
+        }
+        d_max_ = dy;  // BFS order: labels never decrease
+      }
+    }
+  }
+
+  /// Pushes from v along arc k (to w, label d(v) - 1); activates w.
+  void push(vertex_t v, residual_arc<Arc>& arc, vertex_t w) {
+    const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
+    arc.rescap -= delta;
+    g_.arcs[std::size_t(arc.reverse)].rescap += delta;
+    excess_[std::size_t(v)] -= delta;
+    if (excess_[std::size_t(w)] == 0 && w != target_) {
+      const vertex_t dw = label_[std::size_t(w)];
+      remove_inactive(w, dw);
+      add_active(w, dw);
+    }
+    excess_[std::size_t(w)] += delta;
+    ++stats_->pushes;
+  }
+
+  /// New label: 1 + the least label over residual arcs, current arc there.
+  void relabel(vertex_t v) {
+    ++stats_->relabels;
+    const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
+    work_ += relabel_work_beta + (end - begin);
+    vertex_t best = n_;
+    Arc best_arc = begin;
+    for (Arc k = begin; k < end; ++k) {
+      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      if (arc.rescap == 0) continue;
+      const vertex_t d = label_[std::size_t(arc.head)];
+      if (d < best) {
+        best = d;
+        best_arc = k;
+      }
+    }
+    label_[std::size_t(v)] = std::min(best + 1, n_);
+    current_[std::size_t(v)] = best_arc;
+  }
+
+  /// Gap heuristic: no vertex is left at label d; everything above it is
+  /// cut off from the target.  Only inactive vertices live above d.
+  void gap(vertex_t d) {
+    ++stats_->gaps;
+    for (vertex_t l = d + 1; l <= d_max_; ++l) {
+      for (vertex_t u = inactive_first_[std::size_t(l)]; u != no_vertex; u = next_[std::size_t(u)]) {
+        label_[std::size_t(u)] = n_;
+      }
+      inactive_first_[std::size_t(l)] = no_vertex;
+    }
+    d_max_ = d - 1;
+    a_max_ = d - 1;
+  }
+
+  /// Pushes and relabels v until its excess is gone or its label reaches n.
+  void discharge(vertex_t v) {
+    const Arc end = g_.first[std::size_t(v) + 1];
+    for (;;) {
+      const vertex_t d = label_[std::size_t(v)];
+      Arc k = current_[std::size_t(v)];
+      for (; k < end; ++k) {
+        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        if (arc.rescap == 0) continue;
+        const vertex_t w = arc.head;
+        if (label_[std::size_t(w)] != d - 1) continue;
+        push(v, arc, w);
+        if (excess_[std::size_t(v)] == 0) break;
+      }
+      current_[std::size_t(v)] = k;
+      if (excess_[std::size_t(v)] == 0) {
+        add_inactive(v, d);
+        return;
+      }
+      if (active_first_[std::size_t(d)] == no_vertex && inactive_first_[std::size_t(d)] == no_vertex) {
+        gap(d);
+        label_[std::size_t(v)] = n_;
+        return;
+      }
+      relabel(v);
+      const vertex_t nd = label_[std::size_t(v)];
+      if (nd >= n_) return;
+      d_max_ = std::max(d_max_, nd);
+      a_max_ = std::max(a_max_, nd);
+    }
+  }
+
+  residual_graph<Arc>& g_;
+  std::vector<capacity_t>& excess_;
+  const vertex_t n_, target_, origin_;
+  flow_stats* stats_;
+  std::vector<vertex_t> label_;
+  std::vector<Arc> current_;
+  std::vector<vertex_t> active_first_, inactive_first_;  // per label
+  std::vector<vertex_t> next_, prev_;                    // list links per vertex
+  std::vector<vertex_t> queue_;                          // BFS scratch
+  vertex_t a_max_ = 0, a_min_ = 0, d_max_ = 0;
+  std::int64_t work_ = 0;
+  double update_threshold_ = 0;
+};
 
 }  // namespace matchflow::detail

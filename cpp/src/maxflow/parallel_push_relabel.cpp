@@ -19,8 +19,23 @@
 // - after the round, labels and excesses are committed and the next active
 //   set is the compaction of the per-thread discovered lists.
 // The vertex's scan has no current arc: a relabel rescans (as in the paper).
-// Rounds with few active vertices (below round_cutoff) and short loops run
-// on the calling thread: same algorithm, no team start or barriers.
+//
+// Epochs.  Between two global relabels the run is either parallel rounds
+// or, when the relabel finds few active vertices (below
+// parallel_min_active), hi_pr's sequential highest-label discharge
+// (highest_label.hpp) started from the relabel's exact labels and run until
+// its own work measure calls for the next global relabel.  A parallel epoch
+// also ends when a round leaves fewer than round_cutoff active vertices.
+// Where the global relabel's BFS is narrow too (levels of fewer than
+// bfs_cutoff vertices on average: grids, roads, GENRMF), it runs on one
+// thread anyway and costs more than hi_pr's, which also fills the buckets:
+// the rest of the run is then pr's (H100 host, 16 threads: ppr 1.10 s
+// against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
+// 1024 x 1024 grid, before this switch).
+// So the team works only on large active sets, and the long tails of few
+// active vertices (grids, roads, GENRMF) cost what they cost pr, except
+// that every global relabel is the parallel one.  With one thread the run
+// is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the
 // sink over reverse residual arcs, frontier arrays built per thread; a label
@@ -39,13 +54,12 @@
 // Values and cuts do not depend on timing; flows and counters may.
 //
 // No gap heuristic (optional in the paper).  Phase 2 (excess back to the
-// source) runs the same rounds with source and sink swapped, confined to the
-// source side of the cut, as pr's phase 2 does (highest_label.hpp).  On one
-// thread it is pr's sequential pass instead (twice as fast there: 0.04 s
-// against 0.09 s on a 10^6-arc layered graph); with a team, the sequential
-// pass, half of a one-thread phase 1 on that graph, would dominate the run.
+// source) is pr's: sequential flow decomposition (two_phase.hpp), linear
+// time, a small fraction of phase 1.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "../openmp.hpp"
@@ -65,10 +79,14 @@ void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 // Loops shorter than this run on the calling thread: a team's start and
 // barrier cost more than they save.
 constexpr std::int64_t parallel_cutoff = 4096;
-// Rounds with fewer active vertices than this run on the calling thread.
-// Long-path instances (grids) spend most rounds with a few hundred active
-// vertices, where a team's fork and barriers cost more than the round.
+// A round that leaves fewer active vertices than round_cutoff ends the
+// parallel epoch; a global relabel that finds fewer than parallel_min_active
+// starts a sequential one (hi_pr's discharge): long-path instances (grids,
+// roads, GENRMF) spend most of their time with a few hundred active
+// vertices, where a team's barriers cost more than the round's work and the
+// synchronous rule does more pushes than highest-label order.
 constexpr std::int64_t round_cutoff = 512;
+constexpr std::int64_t parallel_min_active = 4096;
 // BFS levels with a smaller frontier are expanded on the calling thread
 // (a grid's BFS has thousands of levels of a few hundred vertices each).
 constexpr std::int64_t bfs_cutoff = 1024;
@@ -81,20 +99,18 @@ struct alignas(64) thread_buffer {
   std::int64_t pushes = 0, relabels = 0, work = 0;
 };
 
+/// Phase 1: moves excess toward the sink `t` (label 0); the source `s` is
+/// held at label n.
+template <class Arc>
 class synchronous_push_relabel {
  public:
-  /// Moves excess toward `t` (label 0); `s` is held at label n.  Phase 1:
-  /// (source, sink).  Phase 2: (sink, source), confined by `within` to the
-  /// source side (see highest_label_pass).
-  synchronous_push_relabel(residual_graph& g, std::vector<capacity_t>& excess, vertex_t s,
-                           vertex_t t, const std::uint8_t* within, double freq, int team,
-                           flow_stats* stats)
+  synchronous_push_relabel(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t s,
+                           vertex_t t, double freq, int team, flow_stats* stats)
       : g_(g),
         excess_(excess),
         n_(g.n),
         s_(s),
         t_(t),
-        within_(within),
         team_(team),
         stats_(stats),
         label_(std::size_t(g.n)),
@@ -103,21 +119,37 @@ class synchronous_push_relabel {
         discovered_(std::size_t(g.n), 0),
         buffers_(std::size_t(team)) {
     const double f = freq > 0 ? freq : default_round_update_freq;
-    update_threshold_ = (global_update_alpha * double(n_) + double(g.head.size())) / f;
+    sequential_freq_ = freq;
+    update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
 
   void run() {
+    if (team_ == 1) {  // pr's run: every epoch would be sequential
+      highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
+      return;
+    }
     std::int64_t work = 0;
     bool labels_exact = false;
     for (;;) {
-      if (!labels_exact && (active_.empty() || double(work) > update_threshold_)) {
+      const bool few = std::int64_t(active_.size()) < round_cutoff;
+      if (!labels_exact && (few || double(work) > update_threshold_)) {
         global_relabel();
         collect_active();
         labels_exact = true;
         work = 0;
+        if (active_.empty()) return;
+        if (std::int64_t(active_.size()) < parallel_min_active) {
+          if (narrow_bfs_) {  // the parallel relabel does not pay: pr's run to the end
+            highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
+            return;
+          }
+          sequential_epoch();
+          active_.clear();  // labels and active set are stale: relabel next
+          labels_exact = false;
+          continue;
+        }
       }
-      if (active_.empty()) return;
       work += round();
       labels_exact = false;
       ++stats_->iterations;
@@ -125,6 +157,17 @@ class synchronous_push_relabel {
   }
 
  private:
+  /// hi_pr's sequential highest-label discharge from the exact labels just
+  /// computed, until its own relabel work calls for a global update.
+  void sequential_epoch() {
+    if (!sequential_) {
+      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, sequential_freq_,
+                                                         stats_);
+    }
+    sequential_->adopt_labels(label_);
+    sequential_->discharge_until_update();
+  }
+
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
     return dv == dw + 1 || dv < dw - 1 || (dv == dw && v < w);
   }
@@ -145,14 +188,15 @@ class synchronous_push_relabel {
     vertex_t d = dv;
     const capacity_t e0 = excess_[std::size_t(v)];
     capacity_t e = e0;
-    const offset_t begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
+    const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
     while (e > 0) {
       vertex_t next_label = n_;
       bool skipped = false;
-      for (offset_t k = begin; k < end && e > 0; ++k) {
-        capacity_t cap = load_cap(&g_.rescap[std::size_t(k)]);
+      for (Arc k = begin; k < end && e > 0; ++k) {
+        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        capacity_t cap = load_cap(&arc.rescap);
         if (cap == 0) continue;
-        const vertex_t w = g_.head[std::size_t(k)];
+        const vertex_t w = arc.head;
         const vertex_t dw = label_[std::size_t(w)];
         if (d == dw + 1) {
           if (w != t_ && excess_[std::size_t(w)] > 0 && !wins(v, dv, w, dw)) {
@@ -161,8 +205,8 @@ class synchronous_push_relabel {
           }
           const capacity_t delta = std::min(cap, e);
           cap -= delta;
-          store_cap(&g_.rescap[std::size_t(k)], cap);
-          capacity_t* back = &g_.rescap[std::size_t(g_.reverse[std::size_t(k)])];
+          store_cap(&arc.rescap, cap);
+          capacity_t* back = &g_.arcs[std::size_t(arc.reverse)].rescap;
           store_cap(back, load_cap(back) + delta);
           e -= delta;
           __atomic_fetch_add(&added_excess_[std::size_t(w)], delta, __ATOMIC_RELAXED);
@@ -196,18 +240,13 @@ class synchronous_push_relabel {
   std::int64_t round() {
     const std::int64_t count = std::int64_t(active_.size());
     for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = 0;
-    if (count <= round_cutoff || team_ == 1) {
-      for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], buffers_[0]);
-      for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
-    } else {
 #pragma omp parallel num_threads(team_)
-      {
-        thread_buffer& out = own_buffer();
+    {
+      thread_buffer& out = own_buffer();
 #pragma omp for schedule(dynamic, 32)
-        for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
+      for (std::int64_t i = 0; i < count; ++i) discharge(active_[std::size_t(i)], out);
 #pragma omp for schedule(static)
-        for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
-      }
+      for (std::int64_t i = 0; i < count; ++i) commit(active_[std::size_t(i)]);
     }
     excess_[std::size_t(t_)] += added_excess_[std::size_t(t_)];
     added_excess_[std::size_t(t_)] = 0;
@@ -287,7 +326,9 @@ class synchronous_push_relabel {
     for (vertex_t v = 0; v < n; ++v) label[v] = n;
     label[t_] = 0;
     std::vector<vertex_t> frontier{t_};
-    for (vertex_t level = 1; !frontier.empty(); ++level) {
+    std::int64_t reached = 1;
+    vertex_t level = 1;
+    for (; !frontier.empty(); ++level) {
       for (auto& b : buffers_) b.items.clear();
       const std::int64_t count = std::int64_t(frontier.size());
 #pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
@@ -296,11 +337,11 @@ class synchronous_push_relabel {
 #pragma omp for schedule(dynamic, 64)
         for (std::int64_t i = 0; i < count; ++i) {
           const vertex_t x = frontier[std::size_t(i)];
-          for (offset_t k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-            const vertex_t y = g_.head[std::size_t(k)];
+          for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
+            const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+            const vertex_t y = arc.head;
             if (y == s_ || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
-            if (within_ != nullptr && within_[y] == 0) continue;
-            if (g_.rescap[std::size_t(g_.reverse[std::size_t(k)])] == 0) continue;
+            if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
             vertex_t expected = n;
             if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
                                             __ATOMIC_RELAXED)) {
@@ -310,7 +351,9 @@ class synchronous_push_relabel {
         }
       }
       gather_items(frontier);
+      reached += std::int64_t(frontier.size());
     }
+    narrow_bfs_ = reached < bfs_cutoff * std::int64_t(level);
   }
 
   /// Active set from scratch: excess > 0 and label < n (source and sink excluded).
@@ -330,10 +373,9 @@ class synchronous_push_relabel {
     gather_items(active_);
   }
 
-  residual_graph& g_;
+  residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, s_, t_;
-  const std::uint8_t* within_;  // null: every vertex
   const int team_;
   flow_stats* stats_;
   std::vector<vertex_t> label_, new_label_;
@@ -342,6 +384,9 @@ class synchronous_push_relabel {
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
   double update_threshold_ = 0;
+  double sequential_freq_ = 0;  // the user's, else hi_pr's default there
+  bool narrow_bfs_ = false;     // the last global relabel's levels held < bfs_cutoff on average
+  std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
 };
 
 }  // namespace
@@ -349,21 +394,12 @@ class synchronous_push_relabel {
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
   const int team = team_size(options.threads);
-  const vertex_t s = net.source, t = net.sink;
-  const double freq = options.relabel_freq;
-  two_phase_flow(
-      net, options, result, stats,
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        synchronous_push_relabel(g, excess, s, t, nullptr, freq, team, stats).run();
-      },
-      [&](residual_graph& g, std::vector<capacity_t>& excess) {
-        if (!has_excess(g, excess, s, t)) return;  // nothing stranded at label n
-        if (team == 1) {
-          highest_label_pass(g, excess, s, t, freq, result->source_side, stats);
-        } else {
-          synchronous_push_relabel(g, excess, t, s, result->source_side, freq, team, stats).run();
-        }
-      });
+  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
+    using Arc = typename std::decay_t<decltype(g)>::arc_t;
+    synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq, team,
+                                  stats)
+        .run();
+  });
 }
 
 }  // namespace matchflow::detail

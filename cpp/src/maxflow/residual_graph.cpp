@@ -1,82 +1,146 @@
 // Residual graph construction, the initial preflow, flow read-back and the
 // minimum cut.
+//
+// The build is a counting transpose done by `team` threads, each owning a
+// range of vertices: every thread scans all arcs in input order and handles
+// those whose head lies in its range (both copies of the arc), and counts
+// the out-degrees of the tails in its range.  Two passes: degrees, then the
+// records.  No atomics, and each reverse list is filled in input-arc order
+// whatever the team, so the graph, and every run on it, is reproducible.
+// Each thread reads all heads, a streaming read that costs less than a
+// locked increment per arc (as flow_matrix.cpp's transpose).  The big arrays
+// are left uninitialised: every record is written once.
 #include "residual_graph.hpp"
 
 #include <algorithm>
+#include <limits>
+
+#include "../openmp.hpp"
 
 namespace matchflow::detail {
+namespace {
 
-residual_graph build_residual_graph(const flow_network& net) {
-  residual_graph g;
-  const vertex_t n = net.n;
-  g.n = n;
-  const offset_t m = net.n_arcs();
-  g.first.assign(std::size_t(n) + 1, 0);
-  // Degree of each vertex in the residual graph: out-arcs plus in-arcs.
-  for (vertex_t u = 0; u < n; ++u) {
+// Below this many input arcs the build runs on the calling thread.
+constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
+
+int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+/// Degrees: forward_first[u] = u's non-loop out-arcs, first[v + 1] = v's
+/// non-loop in-arcs, for the vertices in [lo, hi).
+template <class Arc>
+void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
+  for (vertex_t u = 0; u < net.n; ++u) {
+    const bool own_tail = u >= lo && u < hi;
+    Arc out = 0;
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) continue;
-      ++g.first[std::size_t(u) + 1];
-      ++g.first[std::size_t(v) + 1];
+      ++out;
+      if (v >= lo && v < hi) ++g.first[std::size_t(v) + 1];
     }
+    if (own_tail) g.forward_first[std::size_t(u)] = out;
   }
-  for (vertex_t u = 0; u < n; ++u) g.first[std::size_t(u) + 1] += g.first[std::size_t(u)];
-  const offset_t arcs = g.first[std::size_t(n)];
-  g.head.resize(std::size_t(arcs));
-  g.rescap.resize(std::size_t(arcs));
-  g.reverse.resize(std::size_t(arcs));
-  g.forward_of.resize(std::size_t(m));
-  std::vector<offset_t> fill(g.first.begin(), g.first.end() - 1);
-  for (vertex_t u = 0; u < n; ++u) {
+}
+
+/// Both copies of every arc whose head is in [lo, hi), and forward_of for
+/// the arcs and self-loops there.  A forward copy's index is its tail's
+/// first arc plus its rank among the tail's non-loop arcs, counted as the
+/// row is read; a reverse copy's is the next free slot of its head.
+template <class Arc>
+void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
+  std::vector<Arc> cursor(g.first.begin() + lo, g.first.begin() + hi);
+  for (vertex_t u = 0; u < net.n; ++u) {
+    Arc f = g.forward_first[std::size_t(u)];
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
+      const bool own = v >= lo && v < hi;
       if (v == u) {
-        g.forward_of[std::size_t(a)] = -1;
+        if (own) g.forward_of[std::size_t(a)] = -1;
         continue;
       }
-      const offset_t f = fill[std::size_t(u)]++;
-      const offset_t r = fill[std::size_t(v)]++;
-      g.head[std::size_t(f)] = v;
-      g.rescap[std::size_t(f)] = net.caps[a];
-      g.reverse[std::size_t(f)] = r;
-      g.head[std::size_t(r)] = u;
-      g.rescap[std::size_t(r)] = 0;
-      g.reverse[std::size_t(r)] = f;
-      g.forward_of[std::size_t(a)] = f;
+      if (own) {
+        const Arc r = cursor[std::size_t(v - lo)]++;
+        g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
+        g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
+        g.forward_of[std::size_t(a)] = f;
+      }
+      ++f;
     }
+  }
+}
+
+}  // namespace
+
+bool residual_fits_int32(const flow_network& net) {
+  return 2 * net.n_arcs() < offset_t(std::numeric_limits<std::int32_t>::max());
+}
+
+template <class Arc>
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
+  residual_graph<Arc> g;
+  const vertex_t n = net.n;
+  if (net.n_arcs() < parallel_min_arcs) team = 1;
+  g.n = n;
+  g.first.assign(std::size_t(n) + 1, 0);
+  g.forward_first.resize(std::size_t(n));
+  g.forward_of.reset(new Arc[std::size_t(net.n_arcs())]);
+  const auto range = [&](int c) { return vertex_t(std::int64_t(n) * c / team); };
+#pragma omp parallel num_threads(team)
+  {
+    const int c = thread_id();
+    const vertex_t lo = range(c), hi = range(c + 1);
+    count_degrees(net, lo, hi, g);
+#pragma omp barrier
+#pragma omp single
+    {
+      for (vertex_t u = 0; u < n; ++u) {  // first: in-arcs then out-arcs of each vertex
+        const Arc out = g.forward_first[std::size_t(u)];
+        const Arc in = g.first[std::size_t(u) + 1];
+        g.forward_first[std::size_t(u)] = g.first[std::size_t(u)] + in;
+        g.first[std::size_t(u) + 1] = g.first[std::size_t(u)] + out + in;
+      }
+      g.n_arcs = g.first[std::size_t(n)];
+      g.arcs.reset(new residual_arc<Arc>[std::size_t(g.n_arcs)]);
+    }  // implicit barrier
+    fill_arcs(net, lo, hi, g);
   }
   return g;
 }
 
-void saturate_source_arcs(residual_graph& g, vertex_t source, std::vector<capacity_t>& excess) {
-  for (offset_t k = g.first[std::size_t(source)]; k < g.first[std::size_t(source) + 1]; ++k) {
-    const capacity_t c = g.rescap[std::size_t(k)];
+template <class Arc>
+void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source,
+                          std::vector<capacity_t>& excess) {
+  for (Arc k = g.forward_first[std::size_t(source)]; k < g.first[std::size_t(source) + 1]; ++k) {
+    residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+    const capacity_t c = arc.rescap;
     if (c == 0) continue;
-    g.rescap[std::size_t(k)] = 0;
-    g.rescap[std::size_t(g.reverse[std::size_t(k)])] += c;
-    excess[std::size_t(g.head[std::size_t(k)])] += c;
+    arc.rescap = 0;
+    g.arcs[std::size_t(arc.reverse)].rescap += c;
+    excess[std::size_t(arc.head)] += c;
     excess[std::size_t(source)] -= c;
   }
 }
 
-bool has_excess(const residual_graph& g, const std::vector<capacity_t>& excess, vertex_t a,
-                vertex_t b) {
-  for (vertex_t v = 0; v < g.n; ++v) {
-    if (v != a && v != b && excess[std::size_t(v)] > 0) return true;
-  }
-  return false;
-}
-
-void write_arc_flow(const flow_network& net, const residual_graph& g, capacity_t* arc_flow) {
+template <class Arc>
+void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int team,
+                    capacity_t* arc_flow) {
   const offset_t m = net.n_arcs();
+  if (m < parallel_min_arcs) team = 1;
+#pragma omp parallel for num_threads(team) schedule(static)
   for (offset_t a = 0; a < m; ++a) {
-    const offset_t f = g.forward_of[std::size_t(a)];
-    arc_flow[a] = f < 0 ? 0 : net.caps[a] - g.rescap[std::size_t(f)];
+    const Arc f = g.forward_of[std::size_t(a)];
+    arc_flow[a] = f < 0 ? 0 : net.caps[a] - g.arcs[std::size_t(f)].rescap;
   }
 }
 
-void mark_source_side(const residual_graph& g, vertex_t sink, std::uint8_t* source_side) {
+template <class Arc>
+void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, std::uint8_t* source_side) {
   const vertex_t n = g.n;
   std::fill(source_side, source_side + n, std::uint8_t(1));
   std::vector<vertex_t> queue;
@@ -86,14 +150,26 @@ void mark_source_side(const residual_graph& g, vertex_t sink, std::uint8_t* sour
   for (std::size_t q = 0; q < queue.size(); ++q) {
     const vertex_t x = queue[q];
     // y reaches x when the arc y -> x, the reverse of x -> y, has capacity left.
-    for (offset_t k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
-      const vertex_t y = g.head[std::size_t(k)];
-      if (source_side[y] && g.rescap[std::size_t(g.reverse[std::size_t(k)])] > 0) {
+    for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
+      const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+      const vertex_t y = arc.head;
+      if (source_side[y] && g.arcs[std::size_t(arc.reverse)].rescap > 0) {
         source_side[y] = 0;
         queue.push_back(y);
       }
     }
   }
 }
+
+#define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                        \
+  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int);          \
+  template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                    \
+                                          std::vector<capacity_t>&);                         \
+  template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int,    \
+                                    capacity_t*);                                            \
+  template void mark_source_side<Arc>(const residual_graph<Arc>&, vertex_t, std::uint8_t*);
+MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)
+MATCHFLOW_RESIDUAL_GRAPH(std::int64_t)
+#undef MATCHFLOW_RESIDUAL_GRAPH
 
 }  // namespace matchflow::detail

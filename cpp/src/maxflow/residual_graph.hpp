@@ -2,52 +2,81 @@
 //
 // Every input arc a = (u, v), u != v, becomes a pair of residual arcs: the
 // forward copy in u's list (residual capacity caps[a]) and the reverse copy
-// in v's list (residual capacity 0), each holding the index of the other in
-// `reverse` (hi_pr's paired arcs, Cherkassky & Goldberg 1997).  Both copies live in one CSR, so a vertex's outgoing residual
-// arcs are one contiguous range; parallel input arcs stay separate pairs, so
-// each keeps its own flow.  Self-loops get no residual arcs: they carry no
-// flow.  flow(a) = caps[a] - rescap[forward_of[a]].
+// in v's list (residual capacity 0), each holding the index of the other
+// (hi_pr's paired arcs, Cherkassky & Goldberg 1997).  Both copies live in one
+// CSR, so a vertex's outgoing residual arcs are one contiguous range: first
+// its reverse copies ordered by input arc (a counting transpose, so the
+// layout is the same for every thread count), then its forward copies in
+// input order.  Reverse copies first, so that a scan for an admissible arc
+// cancels flow before it adds flow on an anti-parallel arc.  Measured
+// against forward copies first (H100 host, benchmarks/NOTES.md): pr's
+// pushes fell on a 1024 x 1024 grid (2.2M to 0.97M) and GENRMF long a32
+// (10.2M to 6.2M) and phase 2 met 15 flow cycles on that grid instead of
+// 370,000 (dev host), but pushes rose 3.5x on the road-like and Delaunay
+// graphs (whole pr call: 0.84x on GENRMF, 0.46x on the grid, 0.88x on
+// R-MAT, 1.8x on Delaunay, 2.4x on the road graph).  Parallel input arcs stay
+// separate pairs, so each keeps its own flow.  Self-loops get no residual
+// arcs: they carry no flow.
+// flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
-// Sizes: 4 + 8 + 8 bytes per residual arc, 2 per input arc.
+// Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
+// stream.  The arc index type is int32 while the residual arcs fit (16 bytes
+// a record, 2 per input arc), else int64 (24 bytes).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "matchflow/maxflow.hpp"
 
 namespace matchflow::detail {
 
-struct residual_graph {
-  vertex_t n = 0;
-  std::vector<offset_t> first;       ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<vertex_t> head;        ///< head of each residual arc
-  std::vector<capacity_t> rescap;    ///< residual capacity of each residual arc
-  std::vector<offset_t> reverse;     ///< index of the paired arc
-  std::vector<offset_t> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
+template <class Arc>
+struct residual_arc {  // no initialisers: the build writes every field
+  capacity_t rescap;   ///< residual capacity
+  vertex_t head;
+  Arc reverse;         ///< index of the paired arc
 };
 
-/// Builds the residual graph of `net` with zero flow.  Arcs of each vertex
-/// keep the input order (forward and reverse copies interleaved by tail).
-residual_graph build_residual_graph(const flow_network& net);
+template <class Arc>
+struct residual_graph {
+  using arc_t = Arc;
+  vertex_t n = 0;
+  Arc n_arcs = 0;
+  std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
+  std::vector<Arc> forward_first;  ///< length n: u's reverse copies are [first[u], forward_first[u]),
+                                   ///< its forward copies [forward_first[u], first[u+1])
+  std::unique_ptr<residual_arc<Arc>[]> arcs;  ///< n_arcs records
+  std::unique_ptr<Arc[]> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
+};
+
+/// True when `net`'s residual graph is indexed by int32.
+bool residual_fits_int32(const flow_network& net);
+
+/// Builds the residual graph of `net` with zero flow, with `team` OpenMP
+/// threads (each owns a range of heads for the transpose; the result does
+/// not depend on `team`).
+template <class Arc>
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team);
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
 /// every push-relabel method).  `excess` has g.n entries, all zero.
-void saturate_source_arcs(residual_graph& g, vertex_t source, std::vector<capacity_t>& excess);
-
-/// True iff a vertex other than `a` and `b` has positive excess (a preflow
-/// that is not yet a flow).
-bool has_excess(const residual_graph& g, const std::vector<capacity_t>& excess, vertex_t a,
-                vertex_t b);
+template <class Arc>
+void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source,
+                          std::vector<capacity_t>& excess);
 
 /// arc_flow[a] = caps[a] - residual capacity of a's forward copy (0 for self-loops).
-void write_arc_flow(const flow_network& net, const residual_graph& g, capacity_t* arc_flow);
+template <class Arc>
+void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int team,
+                    capacity_t* arc_flow);
 
 /// source_side[v] = 1 iff v cannot reach `sink` in the residual graph: a
 /// backward BFS from the sink over arcs with positive residual capacity.
 /// After a maximum preflow this is a minimum cut (its complement holds every
 /// vertex that can still send to the sink).
-void mark_source_side(const residual_graph& g, vertex_t sink, std::uint8_t* source_side);
+template <class Arc>
+void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, std::uint8_t* source_side);
 
 }  // namespace matchflow::detail

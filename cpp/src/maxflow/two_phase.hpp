@@ -4,30 +4,32 @@
 // to a maximum preflow: the sink's excess is then the flow value, and the
 // vertices that cannot reach the sink in the residual graph are a minimum
 // cut.  Phase 2, only when a flow is asked for, returns the excess stranded
-// at label n to the source, leaving a maximum flow (Cherkassky & Goldberg
-// 1997, the two-phase push-relabel; highest_label.hpp).  The codes differ
-// only in how each phase discharges; this frame builds, times and reads back.
+// at vertices that cannot reach the sink to the source by flow
+// decomposition (flow_decomposition.hpp), leaving a maximum flow (Cherkassky
+// & Goldberg 1997, hi_pr's two stages).  The codes differ only in phase 1;
+// this frame builds (with options.threads threads, whatever the code),
+// times and reads back.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
+#include "../openmp.hpp"
+#include "flow_decomposition.hpp"
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
 #include "timing.hpp"
 
 namespace matchflow::detail {
 
-/// Runs both phases on the residual graph of `net` and fills `result` and
-/// the stats' three timings.  phase1(g, excess) must leave a maximum
-/// preflow; phase2(g, excess), run after result->source_side holds the
-/// cut, must leave a flow.
-template <class Phase1, class Phase2>
-void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
-                    flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
+template <class Arc, class Phase1>
+void two_phase_flow_as(const flow_network& net, const flow_options& options,
+                       flow_result* result, flow_stats* stats, Phase1& phase1) {
   const auto t0 = std::chrono::steady_clock::now();
-  residual_graph g = build_residual_graph(net);
+  const int team = team_size(options.threads);
+  residual_graph<Arc> g = build_residual_graph<Arc>(net, team);
   std::vector<capacity_t> excess(std::size_t(net.n), 0);
   stats->seconds_setup = seconds_since(t0);
 
@@ -40,9 +42,23 @@ void two_phase_flow(const flow_network& net, const flow_options& options, flow_r
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    phase2(g, excess);
-    if (result->arc_flow != nullptr) write_arc_flow(net, g, result->arc_flow);
+    return_excess(g, excess, net.source, net.sink);
+    if (result->arc_flow != nullptr) write_arc_flow(net, g, team, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
+  }
+}
+
+/// Runs both phases on the residual graph of `net` (int32 arc indices when
+/// they fit) and fills `result` and the stats' three timings.
+/// phase1(g, excess), generic in the graph's arc type, must leave a maximum
+/// preflow.
+template <class Phase1>
+void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
+                    flow_stats* stats, Phase1&& phase1) {
+  if (residual_fits_int32(net)) {
+    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1);
+  } else {
+    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1);
   }
 }
 

@@ -1,0 +1,156 @@
+// Phase 2 by flow decomposition (hi_pr's second stage), in linear time apart
+// from cycle cancelling.  A residual graph's reverse copies at v, with
+// positive residual capacity, are exactly the input arcs carrying flow into
+// v (rescap of a reverse copy = flow on its input arc), so the search scans
+// only [first[v], forward_first[v]).
+#include "flow_decomposition.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace matchflow::detail {
+namespace {
+
+constexpr vertex_t none = -1;
+enum color : std::uint8_t { white, grey, black };
+
+template <class Arc>
+class excess_return {
+ public:
+  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess)
+      : g_(g),
+        excess_(excess),
+        color_(std::size_t(g.n), white),
+        depth_(std::size_t(g.n)),
+        current_(g.first.begin(), g.first.end() - 1) {
+    finished_.reserve(std::size_t(g.n));
+  }
+
+  /// Searches from every vertex with excess; the finishing order, reversed,
+  /// is topological along the flow (a vertex before those that send it flow).
+  void order(vertex_t source, vertex_t sink) {
+    for (vertex_t v = 0; v < g_.n; ++v) {
+      if (v != source && v != sink && excess_[std::size_t(v)] > 0 && color_[std::size_t(v)] == white)
+        search(v);
+    }
+    while (!pending_.empty()) {  // vertices with excess a cancelled cycle turned white
+      const vertex_t v = pending_.back();
+      pending_.pop_back();
+      if (color_[std::size_t(v)] == white) search(v);
+    }
+  }
+
+  /// Each vertex, in topological order, sends its excess back along its
+  /// incoming flow.  Excess never exceeds inflow (inflow - outflow >= it),
+  /// so the scan finds enough; what it sends lands on vertices later in the
+  /// order, and at the source.
+  void send_back(vertex_t source, vertex_t sink) {
+    for (auto it = finished_.rbegin(); it != finished_.rend(); ++it) {
+      const vertex_t v = *it;
+      if (v == source || v == sink) continue;
+      for (Arc k = g_.first[std::size_t(v)]; excess_[std::size_t(v)] > 0; ++k) {
+        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        if (arc.rescap == 0) continue;
+        const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
+        move(arc, delta);
+        excess_[std::size_t(v)] -= delta;
+        excess_[std::size_t(arc.head)] += delta;
+      }
+    }
+  }
+
+ private:
+  /// Takes delta units off the flow that `arc` (a reverse copy) carries back.
+  void move(residual_arc<Arc>& arc, capacity_t delta) {
+    arc.rescap -= delta;
+    g_.arcs[std::size_t(arc.reverse)].rescap += delta;
+  }
+
+  /// Iterative depth-first search backward along flow from `root`.  The grey
+  /// vertices form path_, each one's current arc leading to the next; an
+  /// arc to a grey vertex closes a flow cycle.
+  void search(vertex_t root) {
+    push_path(root);
+    while (!path_.empty()) {
+      const vertex_t v = path_.back();
+      const Arc end = g_.forward_first[std::size_t(v)];
+      Arc& k = current_[std::size_t(v)];
+      for (; k < end; ++k) {
+        const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        if (arc.rescap == 0) continue;
+        const std::uint8_t c = color_[std::size_t(arc.head)];
+        if (c == white) {
+          push_path(arc.head);
+          break;
+        }
+        if (c == grey) {
+          cancel_cycle(arc.head);
+          break;
+        }
+      }
+      if (k == end) {  // every flow into v comes from finished vertices
+        color_[std::size_t(v)] = black;
+        finished_.push_back(v);
+        path_.pop_back();
+      }
+    }
+  }
+
+  void push_path(vertex_t v) {
+    color_[std::size_t(v)] = grey;
+    depth_[std::size_t(v)] = vertex_t(path_.size());
+    path_.push_back(v);
+  }
+
+  /// The current arcs of path_ from grey w to its top, the last one back to
+  /// w, form a cycle of flow: cancels its least flow.  The search resumes at
+  /// the first vertex from w whose current arc lost all its flow; those
+  /// above it on the path go back to white (their path is broken).
+  void cancel_cycle(vertex_t w) {
+    const std::size_t from = std::size_t(depth_[std::size_t(w)]), top = path_.size();
+    capacity_t delta = -1;
+    std::size_t resume = from;
+    for (std::size_t i = from; i < top; ++i) {
+      const capacity_t c = g_.arcs[std::size_t(current_[std::size_t(path_[i])])].rescap;
+      if (delta < 0 || c < delta) delta = c, resume = i;
+    }
+    for (std::size_t i = from; i < top; ++i)
+      move(g_.arcs[std::size_t(current_[std::size_t(path_[i])])], delta);
+    for (std::size_t i = resume + 1; i < top; ++i) {
+      const vertex_t x = path_[i];
+      color_[std::size_t(x)] = white;
+      if (excess_[std::size_t(x)] > 0) pending_.push_back(x);  // it may not be met again
+    }
+    path_.resize(resume + 1);
+  }
+
+  residual_graph<Arc>& g_;
+  std::vector<capacity_t>& excess_;
+  std::vector<std::uint8_t> color_;
+  std::vector<vertex_t> depth_;      // a grey vertex's place on path_
+  std::vector<vertex_t> path_;       // the grey vertices, root first
+  std::vector<Arc> current_;         // next arc to scan: starts at the reverse copies
+  std::vector<vertex_t> finished_;   // vertices in finishing order
+  std::vector<vertex_t> pending_;    // searches still to start
+};
+
+}  // namespace
+
+template <class Arc>
+void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                   vertex_t sink) {
+  bool any = false;
+  for (vertex_t v = 0; v < g.n && !any; ++v)
+    any = v != source && v != sink && excess[std::size_t(v)] > 0;
+  if (!any) return;  // the preflow is already a flow: no allocations
+  excess_return<Arc> pass(g, excess);
+  pass.order(source, sink);
+  pass.send_back(source, sink);
+}
+
+template void return_excess<std::int32_t>(residual_graph<std::int32_t>&, std::vector<capacity_t>&,
+                                          vertex_t, vertex_t);
+template void return_excess<std::int64_t>(residual_graph<std::int64_t>&, std::vector<capacity_t>&,
+                                          vertex_t, vertex_t);
+
+}  // namespace matchflow::detail

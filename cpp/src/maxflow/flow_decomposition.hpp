@@ -1,0 +1,24 @@
+// Phase 2 of the CPU push-relabel codes: a maximum preflow made a flow.
+#pragma once
+
+#include <vector>
+
+#include "matchflow/maxflow.hpp"
+#include "residual_graph.hpp"
+
+namespace matchflow::detail {
+
+/// Returns every excess (vertices other than `source` and `sink`) to the
+/// source along the flow that brought it, as hi_pr's second stage does
+/// (Cherkassky & Goldberg 1997): a depth-first search backward
+/// along arcs that carry flow, from each vertex with excess, cancels the
+/// flow cycles it meets and orders the vertices it finishes topologically;
+/// then each vertex, in that order, sends its excess back along its
+/// incoming flow.  Every vertex with excess cannot reach the sink, nor can
+/// any vertex that sends it flow, so only flows among vertices that cannot
+/// reach the sink change: the minimum cut is unchanged.
+template <class Arc>
+void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                   vertex_t sink);
+
+}  // namespace matchflow::detail
