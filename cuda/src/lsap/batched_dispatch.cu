@@ -146,8 +146,9 @@ double seconds_since(wall_clock::time_point t0) {
   return std::chrono::duration<double>(wall_clock::now() - t0).count();
 }
 
-/// Stacks below this many bytes are copied in one piece (the threads and
-/// the chunking would cost more than they save).
+/// Stacks below this many bytes, and problems above max_chunk_bytes, are
+/// copied in one piece (the threads and the chunking would cost more than
+/// they save; the kept staging would be too large).
 constexpr std::size_t min_pipelined_bytes = std::size_t(2) << 20;
 constexpr std::size_t min_chunk_bytes = std::size_t(1) << 20;
 constexpr std::size_t max_chunk_bytes = std::size_t(32) << 20;
@@ -257,7 +258,9 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
   device_buffer<std::int64_t> d_rows(n_pairs), d_cols(n_pairs);
   device_buffer<int> d_status(static_cast<std::size_t>(batch));
 
-  if (options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes) {
+  const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
+  if (options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes &&
+      problem_bytes <= max_chunk_bytes) {  // the kept staging stays within 2 * max_chunk_bytes
     pipelined_solve(plan, cost, batch, d_cost.data(), d_scratch.data(), d_rows.data(),
                     d_cols.data(), d_status.data(), s, stats);
   } else {

@@ -8,6 +8,10 @@
 // tight on the pairs it assigns and leaves v = 0 on every column (so it is
 // valid for rectangular problems too, unlike Jonker-Volgenant's column
 // reduction), and spares the searches of most rows that are cheap anyway.
+// (Jonker-Volgenant's augmenting row reduction, two passes after it, was
+// counted in a NumPy model of these searches on uniform costs: it raised
+// the sequential arg-mins per problem, 219 -> 322 at 64 x 64 and 2400 ->
+// 2665 at 300 x 300, so the start stays this one.)
 // Each remaining free row then runs one Dijkstra search over reduced costs
 // c_ij - u_i - v_j, in which the block's threads relax the row just
 // reached over their columns and one block-wide arg-min picks the next
