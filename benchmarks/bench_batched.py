@@ -3,8 +3,10 @@
 Cases (seeded, uniform costs in [0, 1)): the issue's targets 208 x 300 x 300,
 1024 x 64 x 64 and 208 x 300 x 100 in float32, plus float64 and int64
 variants.  Columns:
-  gpu          matchflow gpu-sap, whole call from a NumPy stack (copies included)
-  gpu solve    the same call's kernel time, without the copies (what a
+  gpu          matchflow gpu-sap, whole call from a NumPy stack (copies included;
+               the upload pipelined with the solve)
+  gpu 1-piece  the same with pipeline=False: the whole upload, then the solve
+  gpu solve    the 1-piece call's kernel time, without the copies (what a
                device-array input would cost)
   cpu          matchflow omp-sap on all threads (--threads)
   scipy loop   scipy.optimize.linear_sum_assignment on each problem, in a loop
@@ -98,14 +100,19 @@ def run_case(name, args):
     if matchflow.cuda_available():
         solves = []
 
-        def gpu():
+        def gpu(pipeline):
             out = solve_batch(c, method="gpu-sap", device="cuda",
-                              block_threads=args.block_threads)
+                              block_threads=args.block_threads, pipeline=pipeline)
             solves.append(out[2]["seconds_solve"])
             return out
-        t, (rows, cols, info) = timed(gpu, args.repeat)
+        t, (rows, cols, info) = timed(lambda: gpu(True), args.repeat)
         check("gpu-sap", costs_of(c, rows, cols))
-        row.update(gpu_s=t, gpu_solve_s=float(np.median(solves[1:])),
+        # The kernel alone: uploaded in one piece first (pipelined, the
+        # kernels overlap the copies and seconds_solve is only their tail).
+        solves.clear()
+        t_whole, (rows, cols, _) = timed(lambda: gpu(False), args.repeat)
+        check("gpu-sap unpipelined", costs_of(c, rows, cols))
+        row.update(gpu_s=t, gpu_unpipelined_s=t_whole, gpu_solve_s=float(np.median(solves[1:])),
                    gpu_shared_costs=info["shared_costs"], gpu_block_threads=info["block_threads"])
     if torch_la is not None and torch.cuda.is_available() and n <= m and dtype != np.int64:
         tc = torch.from_numpy(c).cuda()
@@ -121,7 +128,8 @@ def run_case(name, args):
     return row
 
 
-COLUMNS = [("gpu_s", "gpu"), ("gpu_solve_s", "gpu solve"), ("cpu_s", "cpu"),
+COLUMNS = [("gpu_s", "gpu"), ("gpu_unpipelined_s", "gpu 1-piece"), ("gpu_solve_s", "gpu solve"),
+           ("cpu_s", "cpu"),
            ("scipy_loop_s", "scipy loop"), ("torch_la_s", "torch-la")]
 
 

@@ -435,7 +435,7 @@ ctypedef fused batched_cost:
 
 
 def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, int threads,
-                 int device, int block_threads):
+                 int device, int block_threads, bint pipeline=True):
     """A stack of problems (batch, n_rows, n_cols), any shape; returns
     (row_ind, col_ind, stats), both of shape (batch, min(n_rows, n_cols))."""
     cdef int64_t batch = cost.shape[0]
@@ -458,6 +458,7 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
     opt.threads = threads
     opt.device = device
     opt.block_threads = block_threads
+    opt.pipeline = pipeline
     cdef batched_lsap_stats stats
     cdef status st
     with nogil:

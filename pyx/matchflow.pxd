@@ -113,6 +113,7 @@ cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
         int threads
         int device
         int block_threads
+        int pipeline
     cdef cppclass batched_lsap_stats:
         double seconds_solve, seconds_transfer
         int64_t kernel_launches, failed_problem, shared_costs, block_threads

@@ -251,6 +251,52 @@ def test_gpu_block_sizes(block_threads):
         check_stack(random_stack(seed, batch=20), "gpu-sap", block_threads=block_threads)
 
 
+# Columns per thread (the kernel's register arrays: 1 to 16): a one-warp
+# block on ever wider problems, then one too narrow for its columns (the
+# solver widens it).
+@gpu
+@pytest.mark.parametrize("shape", [(10, 40), (20, 100), (200, 20), (12, 200), (8, 500),
+                                   (500, 8), (6, 700)])
+def test_gpu_columns_per_thread(shape):
+    for seed, dtype in ((0, np.float64), (1, np.float32), (2, np.int64)):
+        c = random_stack(seed, batch=6, shape=shape, dtype=dtype)
+        check_stack(c, "gpu-sap", maximize=seed == 1, block_threads=32)
+    rows, cols, info = solve_batch(np.zeros((1, *shape)), method="gpu-sap", block_threads=32)
+    assert info["block_threads"] * 16 >= max(shape) and info["block_threads"] % 32 == 0
+
+
+# The pipelined upload (stacks of 2 MiB and more, in chunks of whole
+# problems, each solved on its own stream): the same answers as the upload
+# in one piece, tall problems (transposed per chunk) included, and a failing
+# problem in a late chunk named by its index.
+PIPELINED = [
+    # (batch, shape, dtype): a few chunks, a problem that does not divide them
+    (700, (40, 40), np.float64),
+    (97, (300, 100), np.float64),
+    (45, (100, 300), np.float32),
+]
+
+
+@gpu
+@pytest.mark.parametrize("batch,shape,dtype", PIPELINED)
+def test_gpu_pipelined(batch, shape, dtype):
+    c = np.random.default_rng(batch).random((batch, *shape)).astype(dtype)
+    assert c.nbytes >= 2 << 20
+    for pipeline in (True, False):
+        rows, cols, info = solve_batch(c, method="gpu-sap", device="cuda", pipeline=pipeline)
+        assert_optimal(c, rows, cols)
+        if pipeline:
+            assert info["kernel_launches"] > 1  # more than one chunk
+    bad = c.copy()
+    bad[batch - 2, 1, :] = np.inf
+    bad[batch - 1, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=rf"infeasible \(batch index {batch - 2}\)"):
+        batch_linear_sum_assignment(bad, method="gpu-sap")
+    bad[batch - 5, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=rf"invalid numeric entries \(batch index {batch - 5}\)"):
+        batch_linear_sum_assignment(bad, method="gpu-sap")
+
+
 # Shapes past shared memory (costs read from global memory; tall ones
 # transposed first), and the sizes of the performance targets.
 GPU_FAMILIES = [

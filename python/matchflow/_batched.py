@@ -88,24 +88,27 @@ def _resolve(c: np.ndarray, method: str, device) -> tuple[str, str, int]:
     return method, backend, ordinal
 
 
-def _run(c, maximize, method, ordinal, threads, block_threads):
+def _run(c, maximize, method, ordinal, threads, block_threads, pipeline=True):
     try:
         return _core.lsap_batched(c, maximize, _METHOD_CODES[method], threads, ordinal,
-                                  block_threads)
+                                  block_threads, pipeline)
     except OverflowError:
         # omp-sap reads integers as float64 and refuses those it would round
         # (max(n, 8) * max|c| > 2**50): solve them in float64 as SciPy does.
         return _core.lsap_batched(c.astype(np.float64), maximize, _METHOD_CODES[method],
-                                  threads, ordinal, block_threads)
+                                  threads, ordinal, block_threads, pipeline)
 
 
 def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "auto",
-                threads: int | None = None, block_threads: int = 0):
+                threads: int | None = None, block_threads: int = 0, pipeline: bool = True):
     """`batch_linear_sum_assignment` with what the solve did:
     (row_ind, col_ind, info), info a dict (method, device, seconds_total,
     seconds_solve, seconds_transfer, kernel_launches, shared_costs,
     block_threads).  `block_threads`: gpu-sap's threads per block (a
-    multiple of 32 up to 512; 0 picks by size), for tuning."""
+    multiple of 32 up to 512; 0 picks by size; raised when too few for the
+    columns), for tuning.  `pipeline=False`: gpu-sap uploads the whole
+    stack before solving it, so that seconds_solve is the kernels' time
+    alone (pipelined, it is their tail past the last copy)."""
     start = time.perf_counter()
     n_threads = check_threads(threads)
     if (isinstance(block_threads, bool) or not isinstance(block_threads, (int, np.integer))
@@ -119,7 +122,7 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     method, backend, ordinal = _resolve(c, method, device)
     try:
         row_ind, col_ind, info = _run(c, bool(maximize), method, ordinal, n_threads,
-                                      int(block_threads))
+                                      int(block_threads), bool(pipeline))
     except (MemoryError, RuntimeError) as exc:
         if device != "auto" or backend != "cuda":
             raise

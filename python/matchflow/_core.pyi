@@ -22,7 +22,7 @@ def lsap_shortest_path(cost: np.ndarray, maximize: bool,
                        ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None: ...
 def lsap_batched(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.NDArray[np.int64]
                  | npt.NDArray[np.int32] | npt.NDArray[np.uint8], maximize: bool, method: int,
-                 threads: int, device: int, block_threads: int,
+                 threads: int, device: int, block_threads: int, pipeline: bool = ...,
                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[str, object]]: ...
 def maxflow(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
             caps: npt.NDArray[np.int64], source: int, sink: int, method: int, threads: int,

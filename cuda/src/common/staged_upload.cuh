@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/error.cuh"
@@ -48,26 +49,23 @@ class event {
   cudaEvent_t e_ = nullptr;
 };
 
-/// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
-/// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); large matrices are staged instead through two pinned chunks
-/// filled by a pool of host threads (one slice of every chunk each), each
-/// chunk's DMA overlapping the filling of the next.  `fill(buf, first,
-/// count)` writes items [first, first + count) into the pinned `buf`
-/// (out_size bytes each) and returns false to abandon the copy.  Only the
-/// calling thread calls CUDA; the workers wait for `allowed` to reach their
-/// chunk, which the caller raises once the DMA that last read that buffer is
-/// done.
-template <class Fill>
-inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
-                   cudaStream_t s) {
-  constexpr std::size_t max_chunk = std::size_t(16) << 20;
-  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
+/// Host -> device copy of `n_items` items (out_size bytes each) through the
+/// two pinned buffers `stage` (chunk_items items each), filled by a pool of
+/// host threads (one slice of every chunk each), each chunk's DMA on `s`
+/// overlapping the filling of the next.  `fill(buf, first, count)` writes
+/// items [first, first + count) into the pinned `buf` and returns false to
+/// abandon the copy; `after(first, count)` runs on the calling thread once
+/// the chunk's DMA is queued on `s` (to queue work that reads it, e.g. a
+/// kernel on another stream behind an event).  Only the calling thread
+/// calls CUDA; the workers wait for `allowed` to reach their chunk, which
+/// the caller raises once the DMA that last read that buffer is done.
+template <class Fill, class After>
+inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
+                        std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                        After&& after, cudaStream_t s) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   const unsigned hw = std::thread::hardware_concurrency();
   const unsigned workers = std::max(1u, std::min(8u, hw ? hw : 1u));
-  pinned_buffer stage[2] = {pinned_buffer(chunk_items * out_size),
-                            pinned_buffer(chunk_items * out_size)};
   event done[2];
   std::mutex m;
   std::condition_variable cv;
@@ -85,7 +83,7 @@ inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size
       const std::size_t count = std::min(chunk_items, n_items - first);
       const std::size_t part = (count + workers - 1) / workers;
       const std::size_t a = std::min(count, w * part), e = std::min(count, a + part);
-      const bool ok = a < e ? fill(stage[k & 1].data() + a * out_size, first + a, e - a) : true;
+      const bool ok = a < e ? fill(stage[k & 1] + a * out_size, first + a, e - a) : true;
       {
         std::lock_guard<std::mutex> lock(m);
         failed = failed || !ok;
@@ -117,9 +115,10 @@ inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size
       if (!ok) break;
       const std::size_t first = k * chunk_items;
       const std::size_t count = std::min(chunk_items, n_items - first);
-      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1].data(),
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1],
                                          count * out_size, cudaMemcpyHostToDevice, s));
       MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+      after(first, count);
       if (k + 2 < n_chunks) {
         MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
         {
@@ -136,6 +135,22 @@ inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size
   }
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   return ok;
+}
+
+/// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
+/// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
+/// H100 host); large matrices are staged instead (staged_copy) through two
+/// pinned chunks of at most 16 MiB allocated here.
+template <class Fill>
+inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
+                   cudaStream_t s) {
+  constexpr std::size_t max_chunk = std::size_t(16) << 20;
+  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
+  pinned_buffer buffers[2] = {pinned_buffer(chunk_items * out_size),
+                              pinned_buffer(chunk_items * out_size)};
+  char* const stage[2] = {buffers[0].data(), buffers[1].data()};
+  return staged_copy(d_dst, n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
+                     [](std::size_t, std::size_t) {}, s);
 }
 
 /// Costs copied as they are (any element type).

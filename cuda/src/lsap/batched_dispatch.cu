@@ -1,14 +1,26 @@
 // Host side of gpu-sap (device code and the algorithm: batched_kernels.cuh).
 //
-// One stream: upload the stack (common/staged_upload.cuh), transpose it
-// when the problems are tall and their costs stay in global memory, one
-// launch of sap_kernel (a block per problem, a grid-stride loop past the
-// grid's size), copy back the assignments and one status per problem.
+// plan_sap and launch_sap work on device memory and a stream
+// (batched_launch.cuh): transpose the stack when the problems are tall and
+// their costs stay in global memory, then one launch of sap_kernel (a block
+// per problem, a grid-stride loop past the grid's size).
+//
+// gpu_batched_sap, from host memory: small stacks are copied in one piece,
+// then solved.  Larger ones go in up to about eight chunks of whole
+// problems through pinned staging (common/staged_upload.cuh, host threads
+// filling one chunk while the previous one is on the bus), each chunk's
+// solve queued as soon as its copy is (on a stream of its own, so that a
+// chunk's kernel never waits for another's): the call then costs about the
+// upload plus one problem's solve, not the two in sequence.  The pinned
+// staging is kept between calls (pinned allocation costs milliseconds).
 // Every call and launch is checked; buffers are RAII; the memory need is
 // computed and checked before any allocation.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,22 +28,17 @@
 #include "common/error.cuh"
 #include "common/staged_upload.cuh"
 #include "lsap/batched_kernels.cuh"
+#include "lsap/batched_launch.cuh"
 #include "matchflow/cuda/entry.hpp"
 
 namespace matchflow::cuda {
+namespace batched {
 namespace {
-
-using namespace batched;
-using wall_clock = std::chrono::steady_clock;
-
-double seconds_since(wall_clock::time_point t0) {
-  return std::chrono::duration<double>(wall_clock::now() - t0).count();
-}
 
 /// Threads per block: about two columns per thread, from one warp to
 /// sixteen.  A search step costs one block-wide arg-min whatever the width,
-/// so narrow problems take few warps (cheap barriers) and wide ones enough
-/// to keep each thread's share of a row short.  Not tuned yet.
+/// so narrow problems take few warps (cheap barriers, none for one warp)
+/// and wide ones enough to keep each thread's share of a row short.
 int pick_block_threads(int n_cols) {
   const int warps = std::clamp((n_cols + 63) / 64, 1, max_warps);
   return 32 * warps;
@@ -43,78 +50,231 @@ dim3 transpose_grid(std::int64_t batch, int n_rows, int n_cols) {
               static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
 }
 
+template <class T, int K>
+void launch_k(const sap_plan& plan, const sap_params<T>& prm, unsigned grid, cudaStream_t s) {
+  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(plan.smem)));
+  sap_kernel<T, K><<<grid, plan.block, plan.smem, s>>>(prm);
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost_size,
+                bool maximize, const batched_lsap_options& options, sap_plan* plan) {
+  sap_plan p;
+  p.transposed = n_rows_in > n_cols_in;
+  p.n_rows = static_cast<int>(std::min(n_rows_in, n_cols_in));
+  p.n_cols = static_cast<int>(std::max(n_rows_in, n_cols_in));
+  p.maximize = maximize;
+  p.cost_size = cost_size;
+  constexpr int max_columns = max_block_threads * max_columns_per_thread;
+  if (std::max(n_rows_in, n_cols_in) > max_columns) {
+    return fail(status::invalid_input, "gpu-sap: problems wider than " +
+                                           std::to_string(max_columns) + " columns (use omp-sap)");
+  }
+  int max_smem = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                            options.device));
+  const smem_layout state_only(p.n_rows, p.n_cols, cost_size, false);
+  if (state_only.total_bytes > static_cast<std::size_t>(max_smem)) {
+    return fail(status::invalid_input,
+                "gpu-sap: problems of " + std::to_string(p.n_cols) + " columns need " +
+                    std::to_string(state_only.total_bytes) + " bytes of shared memory per block; "
+                    "the device has " + std::to_string(max_smem) + " (use omp-sap)");
+  }
+  const smem_layout with_costs(p.n_rows, p.n_cols, cost_size, true);
+  p.costs_shared = with_costs.total_bytes <= static_cast<std::size_t>(max_smem);
+  p.smem = p.costs_shared ? with_costs.total_bytes : state_only.total_bytes;
+  p.scratch = p.transposed && !p.costs_shared;
+  // The search keeps at most max_columns_per_thread columns per thread in
+  // registers: a block asked for fewer threads is widened.
+  const int needed = 32 * ((p.n_cols + 32 * max_columns_per_thread - 1) /
+                           (32 * max_columns_per_thread));
+  p.block = std::max(options.block_threads > 0 ? options.block_threads
+                                               : pick_block_threads(p.n_cols),
+                     needed);
+  p.columns_per_thread = 1;
+  while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
+  *plan = p;
+  return status::ok;
+}
+
+template <class T>
+int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t batch,
+               std::int64_t* d_rows, std::int64_t* d_cols, int* d_status, cudaStream_t s) {
+  if (batch <= 0) return 0;
+  int launches = 0;
+  if (plan.scratch) {
+    transpose_kernel<T><<<transpose_grid(batch, plan.n_cols, plan.n_rows), dim3(32, 8), 0, s>>>(
+        d_cost, d_scratch, batch, plan.n_cols, plan.n_rows);
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    ++launches;
+  }
+  sap_params<T> prm{};
+  prm.cost = plan.scratch ? d_scratch : d_cost;
+  prm.batch = batch;
+  prm.n_rows = plan.n_rows;
+  prm.n_cols = plan.n_cols;
+  prm.load_transposed = plan.transposed && plan.costs_shared;
+  prm.transposed = plan.transposed;
+  prm.costs_shared = plan.costs_shared;
+  prm.sign = plan.maximize ? -1.0 : 1.0;
+  prm.row_ind = d_rows;
+  prm.col_ind = d_cols;
+  prm.status = d_status;
+  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
+  switch (plan.columns_per_thread) {
+    case 1: launch_k<T, 1>(plan, prm, grid, s); break;
+    case 2: launch_k<T, 2>(plan, prm, grid, s); break;
+    case 4: launch_k<T, 4>(plan, prm, grid, s); break;
+    case 8: launch_k<T, 8>(plan, prm, grid, s); break;
+    default: launch_k<T, max_columns_per_thread>(plan, prm, grid, s); break;
+  }
+  return launches + 1;
+}
+
+}  // namespace batched
+
+namespace {
+
+using namespace batched;
+using wall_clock = std::chrono::steady_clock;
+
+double seconds_since(wall_clock::time_point t0) {
+  return std::chrono::duration<double>(wall_clock::now() - t0).count();
+}
+
+/// Stacks below this many bytes, and problems above max_chunk_bytes, are
+/// copied in one piece (the threads and the chunking would cost more than
+/// they save; the kept staging would be too large).
+constexpr std::size_t min_pipelined_bytes = std::size_t(2) << 20;
+constexpr std::size_t min_chunk_bytes = std::size_t(1) << 20;
+constexpr std::size_t max_chunk_bytes = std::size_t(32) << 20;
+constexpr int max_lanes = 16;  ///< streams of the chunks' solves
+
+/// Pinned staging kept for the process (never freed: pinned allocation is
+/// slow, and a static's destructor would run after the CUDA runtime's).
+/// One caller at a time; a concurrent one gets its own buffer.
+struct pinned_cache {
+  std::mutex m;
+  std::unique_ptr<pinned_buffer> buffer;
+  std::size_t bytes = 0;
+};
+pinned_cache& staging_cache() {
+  static auto* cache = new pinned_cache;
+  return *cache;
+}
+
+/// Problems per chunk: about an eighth of the stack, within
+/// [min_chunk_bytes, max_chunk_bytes], whole problems.
+std::int64_t chunk_problems(std::int64_t batch, std::size_t problem_bytes) {
+  const std::size_t total = problem_bytes * static_cast<std::size_t>(batch);
+  const std::size_t target = std::clamp(total / 8, min_chunk_bytes, max_chunk_bytes);
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(target / problem_bytes), 1, batch);
+}
+
+/// Uploads the stack in chunks and queues each chunk's solve behind its
+/// copy; returns once every solve is done.
+template <class T>
+void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T* d_cost,
+                     T* d_scratch, std::int64_t* d_rows, std::int64_t* d_cols, int* d_status,
+                     cudaStream_t copy, batched_lsap_stats* stats) {
+  const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;
+  const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
+  const std::int64_t per_chunk = chunk_problems(batch, problem_bytes);
+  const std::int64_t n_chunks = (batch + per_chunk - 1) / per_chunk;
+  const std::size_t stage_bytes = static_cast<std::size_t>(per_chunk) * problem_bytes;
+
+  pinned_cache& cache = staging_cache();
+  std::unique_lock<std::mutex> lock(cache.m, std::try_to_lock);
+  std::unique_ptr<pinned_buffer> own;
+  char* base = nullptr;
+  if (lock.owns_lock()) {
+    if (cache.bytes < 2 * stage_bytes) {
+      cache.buffer.reset();
+      cache.bytes = 0;
+      cache.buffer = std::make_unique<pinned_buffer>(2 * stage_bytes);
+      cache.bytes = 2 * stage_bytes;
+    }
+    base = cache.buffer->data();
+  } else {
+    own = std::make_unique<pinned_buffer>(2 * stage_bytes);
+    base = own->data();
+  }
+  char* const stage[2] = {base, base + stage_bytes};
+
+  const int n_lanes = static_cast<int>(std::min<std::int64_t>(n_chunks, max_lanes));
+  std::vector<std::unique_ptr<stream>> lanes;
+  for (int l = 0; l < n_lanes; ++l) lanes.push_back(std::make_unique<stream>());
+  event copied;
+  std::int64_t chunk = 0;
+  auto fill = [cost, problem_bytes](char* buf, std::size_t first, std::size_t count) {
+    std::memcpy(buf, reinterpret_cast<const char*>(cost) + first * problem_bytes,
+                count * problem_bytes);
+    return true;
+  };
+  auto solve_chunk = [&](std::size_t first_problem, std::size_t count) {
+    const auto first = static_cast<std::int64_t>(first_problem);
+    const cudaStream_t lane = lanes[static_cast<std::size_t>(chunk++ % n_lanes)]->get();
+    MATCHFLOW_CUDA_TRY(cudaEventRecord(copied.get(), copy));
+    MATCHFLOW_CUDA_TRY(cudaStreamWaitEvent(lane, copied.get(), 0));
+    stats->kernel_launches += launch_sap<T>(
+        plan, d_cost + first * entries, plan.scratch ? d_scratch + first * entries : nullptr,
+        static_cast<std::int64_t>(count), d_rows + first * plan.n_rows,
+        d_cols + first * plan.n_rows, d_status + first, lane);
+  };
+  auto t0 = wall_clock::now();
+  staged_copy(d_cost, static_cast<std::size_t>(batch), problem_bytes,
+              static_cast<std::size_t>(per_chunk), stage, fill, solve_chunk, copy);
+  stats->seconds_transfer = seconds_since(t0);
+  t0 = wall_clock::now();
+  for (auto& lane : lanes) lane->synchronize();
+  stats->seconds_solve = seconds_since(t0);  // the solves' tail past the last copy
+}
+
 template <class T>
 status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int64_t n_cols_in,
              bool maximize, const batched_lsap_options& options, std::int64_t* row_ind,
              std::int64_t* col_ind, batched_lsap_stats* stats) {
-  const bool transposed = n_rows_in > n_cols_in;
-  const int n_rows = static_cast<int>(std::min(n_rows_in, n_cols_in));
-  const int n_cols = static_cast<int>(std::max(n_rows_in, n_cols_in));
-  const std::int64_t entries = static_cast<std::int64_t>(n_rows) * n_cols;
-
   MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
-  int max_smem = 0;
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                            options.device));
-  const smem_layout state_only(n_rows, n_cols, sizeof(T), false);
-  if (state_only.total_bytes > static_cast<std::size_t>(max_smem)) {
-    return fail(status::invalid_input,
-                "gpu-sap: problems of " + std::to_string(n_cols) + " columns need " +
-                    std::to_string(state_only.total_bytes) + " bytes of shared memory per block; "
-                    "the device has " + std::to_string(max_smem) + " (use omp-sap)");
+  sap_plan plan;
+  if (const status st = plan_sap(n_rows_in, n_cols_in, sizeof(T), maximize, options, &plan);
+      st != status::ok) {
+    return st;
   }
-  const smem_layout with_costs(n_rows, n_cols, sizeof(T), true);
-  const bool costs_shared = with_costs.total_bytes <= static_cast<std::size_t>(max_smem);
-  const std::size_t smem = costs_shared ? with_costs.total_bytes : state_only.total_bytes;
-  const bool scratch = transposed && !costs_shared;
-  const int block = options.block_threads > 0 ? options.block_threads : pick_block_threads(n_cols);
-  stats->shared_costs = costs_shared;
-  stats->block_threads = block;
+  stats->shared_costs = plan.costs_shared;
+  stats->block_threads = plan.block;
+  const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;
 
   const auto n_entries = static_cast<std::size_t>(batch * entries);
-  const auto n_pairs = static_cast<std::size_t>(batch * n_rows);
-  use_device_with_memory(options.device, n_entries * sizeof(T) * (scratch ? 2 : 1) +
+  const auto n_pairs = static_cast<std::size_t>(batch * plan.n_rows);
+  use_device_with_memory(options.device, n_entries * sizeof(T) * (plan.scratch ? 2 : 1) +
                                              2 * n_pairs * sizeof(std::int64_t) +
                                              static_cast<std::size_t>(batch) * sizeof(int));
   stream s;
-  device_buffer<T> d_cost(n_entries), d_oriented(scratch ? n_entries : 0);
+  device_buffer<T> d_cost(n_entries), d_scratch(plan.scratch ? n_entries : 0);
   device_buffer<std::int64_t> d_rows(n_pairs), d_cols(n_pairs);
   device_buffer<int> d_status(static_cast<std::size_t>(batch));
 
-  auto t0 = wall_clock::now();
-  upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
-  stats->seconds_transfer = seconds_since(t0);
-
-  t0 = wall_clock::now();
-  if (scratch) {
-    transpose_kernel<T><<<transpose_grid(batch, n_cols, n_rows), dim3(32, 8), 0, s>>>(
-        d_cost.data(), d_oriented.data(), batch, n_cols, n_rows);
-    MATCHFLOW_CUDA_CHECK_LAUNCH();
-    ++stats->kernel_launches;
+  const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
+  if (options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes &&
+      problem_bytes <= max_chunk_bytes) {  // the kept staging stays within 2 * max_chunk_bytes
+    pipelined_solve(plan, cost, batch, d_cost.data(), d_scratch.data(), d_rows.data(),
+                    d_cols.data(), d_status.data(), s, stats);
+  } else {
+    auto t0 = wall_clock::now();
+    upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
+    stats->seconds_transfer = seconds_since(t0);
+    t0 = wall_clock::now();
+    stats->kernel_launches += launch_sap<T>(plan, d_cost.data(), d_scratch.data(), batch,
+                                            d_rows.data(), d_cols.data(), d_status.data(), s);
+    s.synchronize();
+    stats->seconds_solve = seconds_since(t0);
   }
-  sap_params<T> prm{};
-  prm.cost = scratch ? d_oriented.data() : d_cost.data();
-  prm.batch = batch;
-  prm.n_rows = n_rows;
-  prm.n_cols = n_cols;
-  prm.load_transposed = transposed && costs_shared;
-  prm.transposed = transposed;
-  prm.costs_shared = costs_shared;
-  prm.sign = maximize ? -1.0 : 1.0;
-  prm.row_ind = d_rows.data();
-  prm.col_ind = d_cols.data();
-  prm.status = d_status.data();
-  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(smem)));
-  const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
-  sap_kernel<T><<<grid, block, smem, s>>>(prm);
-  MATCHFLOW_CUDA_CHECK_LAUNCH();
-  ++stats->kernel_launches;
-  s.synchronize();
-  stats->seconds_solve = seconds_since(t0);
 
-  t0 = wall_clock::now();
+  auto t0 = wall_clock::now();
   std::vector<int> outcome(static_cast<std::size_t>(batch));
   d_rows.copy_to_host(row_ind, n_pairs, s);
   d_cols.copy_to_host(col_ind, n_pairs, s);
@@ -140,10 +300,12 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
   });
 }
 
-#define MATCHFLOW_GPU_BATCHED_SAP(T)                                                     \
-  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
-                                     bool, const batched_lsap_options&, std::int64_t*,   \
-                                     std::int64_t*, batched_lsap_stats*) noexcept;
+#define MATCHFLOW_GPU_BATCHED_SAP(T)                                                       \
+  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t,   \
+                                     bool, const batched_lsap_options&, std::int64_t*,     \
+                                     std::int64_t*, batched_lsap_stats*) noexcept;         \
+  template int batched::launch_sap<T>(const batched::sap_plan&, const T*, T*, std::int64_t, \
+                                      std::int64_t*, std::int64_t*, int*, cudaStream_t);
 MATCHFLOW_GPU_BATCHED_SAP(double)
 MATCHFLOW_GPU_BATCHED_SAP(float)
 MATCHFLOW_GPU_BATCHED_SAP(std::int64_t)
