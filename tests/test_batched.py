@@ -288,7 +288,8 @@ def test_gpu_pipelined(batch, shape, dtype):
         if pipeline:
             assert info["kernel_launches"] > 1  # more than one chunk
     bad = c.copy()
-    bad[batch - 2, 1, :] = np.inf
+    bad[batch - 2, 1, :] = np.inf  # row 1 and column 1 forbidden: infeasible, tall or wide
+    bad[batch - 2, :, 1] = np.inf
     bad[batch - 1, 0, 0] = np.nan
     with pytest.raises(ValueError, match=rf"infeasible \(batch index {batch - 2}\)"):
         batch_linear_sum_assignment(bad, method="gpu-sap")
