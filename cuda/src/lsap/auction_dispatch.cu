@@ -170,8 +170,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
     *stats = st;
     return status::ok;
   }
-  if (n_cols > std::numeric_limits<int>::max() - 1)
-    return fail(status::invalid_input, "gpu-auction: more than 2^31 - 2 columns");
+  if (n_cols > batched::column_mask)  // the searches' arg-min key holds a column in 30 bits
+    return fail(status::invalid_input, "gpu-auction: more than 2^30 - 1 columns");
   MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
   const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
   use_device_with_memory(options.device,

@@ -13,7 +13,7 @@
 // j at x_ij = c_ij - v_j, where v_j = -price_j <= 0.
 //
 // 1. Scale: C = the largest finite |c| (one pass, which also resets the state).
-// 2. Square problems: epsilon-scaling phases (Bertsekas 1988), eps from C/theta
+// 2. Square problems (0 < C < 2^900): epsilon-scaling phases (Bertsekas 1988), eps from C/theta
 //    down to the final eps, divided by theta each phase; each phase frees
 //    every row and runs Jacobi rounds until all are assigned (or a round cap).
 //    A round: every free row finds its best x (w1 at j1) and second best
@@ -168,7 +168,7 @@ __device__ inline unsigned long long bid_key(double new_v, int row) {
 }
 
 /// One warp per free row: find the best two columns and bid (step 2/4).
-/// `big` replaces w2 - w1 for a row with one allowed column.
+/// `big` (3 C) replaces w2 - w1 for a row with one allowed column.
 template <class S>
 __device__ void bid_step(const params<S>& p, const int* rows, int m, double eps, double big,
                          std::int64_t warp, std::int64_t n_warps, int lane) {
@@ -325,9 +325,10 @@ __global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
   }
   grid.sync();
   const double c_max = __longlong_as_double(static_cast<long long>(atomic_read(&ctl->max_abs_bits)));
-  const double big = 2 * c_max + 1;
+  // Capped so that the capped rounds' bids cannot overflow float64.
+  const double big = c_max > 0 ? fmin(3 * c_max, 0x1p1000) : 1.0;
   int slot = 0;
-  if (p.n_rows == p.n_cols && c_max > 0) {
+  if (p.n_rows == p.n_cols && c_max > 0 && c_max < 0x1p900) {
     const double n2 = static_cast<double>(p.n_cols) * p.n_cols;
     const double final_eps =
         p.integer ? 1.0 : fmax(c_max / (p.sched.final_divisor * n2), c_max * 0x1p-40);
