@@ -116,9 +116,9 @@ status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integ
                                                                    solve_threads, 0));
   if (!coop || occupancy < 1)
     return fail(status::cuda_error, "gpu-auction needs a device with cooperative launch");
-  // Two blocks per SM at most: grid.sync() costs grow with the blocks, and
-  // 2 x 16 warps per SM already exceed the rows of most rounds.
-  const int blocks = sms * std::min(occupancy, 2);
+  // One block per SM: grid.sync(), twice per round, costs more with more
+  // blocks, and 16 warps per SM already exceed the free rows of most rounds.
+  const int blocks = sms;
   params<S> p = b.view(d_cost, static_cast<int>(n_rows), static_cast<int>(n_cols), integer);
 
   auto t0 = wall_clock::now();

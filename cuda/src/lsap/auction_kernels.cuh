@@ -22,6 +22,9 @@
 //    the winner among near-equal bids, the winner writes its exact float64
 //    bid); the winner evicts the column's owner.  Integer costs use integer
 //    eps (final 1), so every value stays an exact integer in float64.
+//    Rounds with at most one bidder per warp of a block (most of them: the
+//    tail of a phase moves a few rows along eviction chains) run in block 0
+//    alone, with __syncthreads() instead of grid.sync().
 // 3. Exact duals: u_i = min_j x_ij (dual feasible whatever v is); rows whose
 //    assigned column is not exactly at that minimum are freed (so every
 //    assigned pair is tight).
@@ -79,6 +82,7 @@ struct control {
   int error;                        ///< 1: a row with no allowed column, or a search found none
   unsigned long long max_abs_bits;  ///< largest finite |c| (non-negative double's bits)
   long long phases, rounds, bids, searches;
+  int tail_slot, tail_round;        ///< where block 0's tail rounds stopped
 };
 
 /// Everything the kernels share (sizes: auction_dispatch.cu).
@@ -279,6 +283,35 @@ __device__ inline double next_eps(double eps, const schedule& s, bool integer) {
   return integer ? fmax(1.0, floor(e)) : e;
 }
 
+/// Tail rounds in one block (block 0), while at most one row per warp bids:
+/// most rounds of a phase move a handful of rows along an eviction chain,
+/// and there a grid.sync() would cost more than the round's work.  The
+/// same steps as in rounds(), with __syncthreads() between them.
+template <class S>
+__device__ void block_rounds(const params<S>& p, int slot, int r, int cap, double eps,
+                             double big) {
+  const int warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5, lane = threadIdx.x & 31;
+  control* ctl = p.ctl;
+  for (; r < cap; ++r, ++slot) {
+    const int cur = slot % 3, nxt = (slot + 1) % 3;
+    const int m = atomic_read(&ctl->count[cur]);
+    if (m == 0 || m > n_warps) break;
+    if (threadIdx.x == 0) {
+      ctl->count[(slot + 2) % 3] = 0;
+      ++ctl->rounds;
+      ctl->bids += m;
+    }
+    bid_step(p, p.list[cur], m, eps, big, warp, n_warps, lane);
+    __syncthreads();
+    resolve_step(p, p.list[cur], m, p.list[nxt], &ctl->count[nxt], threadIdx.x, blockDim.x);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    ctl->tail_slot = slot;
+    ctl->tail_round = r;
+  }
+}
+
 /// Jacobi rounds on list slot % 3 until it is empty or `cap` rounds ran.
 /// On entry ctl->count[(slot + 1) % 3] is 0; on exit the same holds for the
 /// returned slot, whose list holds the rows still free.
@@ -293,6 +326,14 @@ __device__ int rounds(const params<S>& p, cg::grid_group& grid, int slot, double
     const int cur = slot % 3, nxt = (slot + 1) % 3;
     const int m = atomic_read(&ctl->count[cur]);
     if (m == 0) break;
+    if (m <= static_cast<int>(blockDim.x >> 5)) {
+      grid.sync();  // every thread has read m before block 0 changes the counts
+      if (blockIdx.x == 0) block_rounds(p, slot, r, cap, eps, big);
+      grid.sync();
+      slot = atomic_read(&ctl->tail_slot);
+      r = atomic_read(&ctl->tail_round) - 1;  // the loop's ++r
+      continue;
+    }
     if (tid == 0) {
       ctl->count[(slot + 2) % 3] = 0;  // read last in the previous round
       ++ctl->rounds;
