@@ -4,6 +4,8 @@ Suites (all seeded):
   table1  n = 500 ... 5000, integer costs in [0, n]              (paper 001, Table 1)
   table3  n = 5000 ... 20000 x costs in [0, n/10], [0, n], [0, 10n] (paper 001, Table 3)
   float   uniform float64 costs in [0, 1)
+  floats  n = 1000, 2000, 5000, 10000, uniform costs in [0, 1) as float32 and as
+          float64 (gpu-auction's targets; pick columns with --configs)
   rect    n x 2n, integer costs in [0, n]
   ties    n = 500 ... 5000, integer costs in [0, kn] for k = 1, 10, ..., 10^4
   orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
@@ -26,7 +28,7 @@ objective must equal SciPy's (exactly for integers) and its duals must
 certify optimality (dual feasible, dual objective = cost).
 
     python benchmarks/bench_lsap.py --out DIR [--suites table1 table3 ...]
-           [--scipy-max-n 10000] [--t1-max-n 5000] [--repeat 3]
+           [--scipy-max-n 10000] [--t1-max-n 5000] [--repeat 3] [--configs LABEL ...]
 """
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ def instances(suites, data_dir):
     if "float" in suites:
         for n in (1000, 5000, 10000):
             yield f"float[0,1) n={n}", (lambda n=n: np.random.default_rng(n).random((n, n)))
+    if "floats" in suites:
+        for n in (1000, 2000, 5000, 10000):
+            for dtype in (np.float32, np.float64):
+                yield (f"{np.dtype(dtype).name}[0,1) n={n}",
+                       lambda n=n, d=dtype: np.random.default_rng(n).random((n, n)).astype(d))
     if "rect" in suites:
         for n in (1000, 5000):
             yield f"int[0,n] {n}x{2 * n}", ints(n, 2 * n, n, 7 * n)
@@ -293,6 +300,11 @@ def bench_instance(name, cost, args, configs):
         problem = certified(cost, r)
         if ref is not None and not np.isclose(float(r.cost), float(ref), rtol=1e-12, atol=0):
             problem = problem or f"cost {r.cost} != scipy {ref}"
+        if r.stats.auction_rounds:
+            row.setdefault("auction", {})[label] = {
+                "seconds_auction": r.stats.seconds_init, "seconds_searches": r.stats.seconds_solve,
+                "phases": r.stats.auction_phases, "rounds": r.stats.auction_rounds,
+                "bids": r.stats.auction_bids, "searches": r.stats.iterations}
         row["runs"][label] = {"seconds": t, "solve": r.stats.seconds_solve + r.stats.seconds_init,
                               "transfer": r.stats.seconds_transfer,
                               "method": r.method, "device": r.device,
@@ -316,6 +328,11 @@ def markdown(rows, labels) -> str:
                 cell += f" ({base / m['seconds']:.1f}x)"
             if label.startswith("gpu"):
                 cell += f" [solve {m['solve'] * 1e3:.1f} ms, copy {m['transfer'] * 1e3:.1f} ms]"
+            a = row.get("auction", {}).get(label)
+            if a:
+                cell += (f" [auction {a['seconds_auction'] * 1e3:.1f} ms: {a['phases']} phases,"
+                         f" {a['rounds']} rounds; {a['searches']} searches"
+                         f" {a['seconds_searches'] * 1e3:.1f} ms]")
             if label == "auto":
                 cell += f" {m['method']}@{m['device']}"
             return cell
@@ -337,6 +354,9 @@ def main(argv=None) -> int:
     p.add_argument("--max-n", type=int, default=20000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--configs", nargs="+", default=None, metavar="LABEL",
+                   help="run only these columns (e.g. gpu-auction gpu-tree omp-tree/t16 auto); "
+                   "SciPy always runs up to --scipy-max-n")
     p.add_argument("--time-budget", type=float, default=float("inf"))
     p.add_argument("--only", nargs="+", default=None, metavar="TEXT",
                    help="run only the instances whose name contains one of these (not tiny)")
@@ -346,6 +366,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     configs = configurations(args.threads)
+    if args.configs:
+        configs = [c for c in configs if c[0] in args.configs]
     labels = ["scipy"] + [c[0] for c in configs] + (["lapx"] if lapx is not None else [])
     header = {"machine": machine_info(args), "git": git_sha(args), "command": " ".join(sys.argv),
               "lapx": getattr(lapx, "__version__", None) if lapx is not None else None}

@@ -43,6 +43,12 @@ def costs():
     yield "int-wide", wide
     yield "wide-float", rng.random((30, 70))
     yield "ties", np.ones((25, 25))
+    yield "float32", rng.random((80, 80)).astype(np.float32)  # gpu-auction's phases
+    yield "int32", rng.integers(0, 1000, (50, 50), dtype=np.int32)  # read as it is
+    forbidden = rng.random((40, 40))
+    forbidden[rng.random((40, 40)) < 0.6] = np.inf
+    forbidden[np.arange(40), rng.permutation(40)] = 0.5
+    yield "forbidden", forbidden
 
 
 def networks():
@@ -94,7 +100,7 @@ def main() -> int:
     if hasattr(matchflow, "solve_assignment"):
         for name, c in costs():
             ri, ci = scipy_lsa(c)
-            for method in ("gpu-tree", "gpu-classic"):
+            for method in ("gpu-tree", "gpu-classic", "gpu-auction"):
                 r = matchflow.solve_assignment(c, method=method, device="cuda")
                 ok = (np.isclose(r.cost, c[ri, ci].sum())
                       and len(r.stats.paths_per_iteration) == r.stats.iterations

@@ -300,12 +300,14 @@ ctypedef fused lsap_value:
     double
     float
     int64_t
+    int32_t
 
 
 def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int device):
     """Dense LSAP, n_rows <= n_cols; returns (col4row, u, v, stats).
 
-    u and v have the cost's dtype (one of float64, float32, int64).
+    u and v have the solve's dtype: float64, float32, or int64 for integer
+    costs (int64 or int32, which is passed on as it is).
     """
     cdef int64_t n_rows = cost.shape[0]
     cdef int64_t n_cols = cost.shape[1]
@@ -319,12 +321,26 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     u = np.empty(n_rows, dtype=dtype)
     v = np.empty(n_cols, dtype=dtype)
     cdef int64_t[::1] c4r_view = col4row
-    cdef lsap_value[::1] u_view = u
-    cdef lsap_value[::1] v_view = v
+    cdef lsap_value[::1] u_view
+    cdef lsap_value[::1] v_view
+    cdef int64_t[::1] u_wide
+    cdef int64_t[::1] v_wide
     cdef const lsap_value* c = &cost[0, 0] if n_rows > 0 and n_cols > 0 else NULL
     cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
-    cdef lsap_value* pu = &u_view[0] if n_rows > 0 else NULL
-    cdef lsap_value* pv = &v_view[0] if n_cols > 0 else NULL
+    cdef lsap_value* pu = NULL
+    cdef lsap_value* pv = NULL
+    cdef int64_t* pu_wide = NULL
+    cdef int64_t* pv_wide = NULL
+    if lsap_value is int32_t:
+        u_wide = u
+        v_wide = v
+        pu_wide = &u_wide[0] if n_rows > 0 else NULL
+        pv_wide = &v_wide[0] if n_cols > 0 else NULL
+    else:
+        u_view = u
+        v_view = v
+        pu = &u_view[0] if n_rows > 0 else NULL
+        pv = &v_view[0] if n_cols > 0 else NULL
     cdef lsap_options opt
     opt.threads = threads
     opt.device = device
@@ -333,9 +349,14 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     cdef lsap_stats stats
     stats.paths_per_iteration = &paths_view[0] if n_rows > 0 else NULL
     cdef status st
-    with nogil:
-        st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu, pv,
-                              &stats)
+    if lsap_value is int32_t:
+        with nogil:
+            st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu_wide,
+                                  pv_wide, &stats)
+    else:
+        with nogil:
+            st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu, pv,
+                                  &stats)
     _check(st)
     return col4row, u, v, {
         "paths_per_iteration": paths[:stats.iterations],
@@ -347,6 +368,9 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
         "augmenting_paths": stats.augmenting_paths,
         "dual_updates": stats.dual_updates,
         "kernel_launches": stats.kernel_launches,
+        "auction_phases": stats.auction_phases,
+        "auction_rounds": stats.auction_rounds,
+        "auction_bids": stats.auction_bids,
     }
 
 

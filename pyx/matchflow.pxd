@@ -80,6 +80,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
         int64_t iterations, augmenting_paths, dual_updates, kernel_launches
         int64_t* paths_per_iteration
         int64_t narrow_costs
+        int64_t auction_phases, auction_rounds, auction_bids
     status solve_lsap_dense(const double* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, double* u, double* v, lsap_stats* stats)
@@ -87,6 +88,9 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, float* u, float* v, lsap_stats* stats)
     status solve_lsap_dense(const int64_t* cost, int64_t n_rows, int64_t n_cols,
+                            lsap_method method, const lsap_options& options,
+                            int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
+    status solve_lsap_dense(const int32_t* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
     status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,

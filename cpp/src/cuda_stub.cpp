@@ -40,6 +40,27 @@ template status gpu_hungarian<std::int64_t>(const std::int64_t*, std::int64_t, s
                                             bool, const lsap_options&, std::int64_t*,
                                             std::int64_t*, std::int64_t*, lsap_stats*) noexcept;
 
+status gpu_hungarian_int32(const std::int32_t*, std::int64_t, std::int64_t, bool,
+                           const lsap_options&, std::int64_t*, std::int64_t*, std::int64_t*,
+                           lsap_stats*) noexcept {
+  return unavailable();
+}
+
+template <class In, class U>
+status gpu_auction(const In*, std::int64_t, std::int64_t, const lsap_options&, std::int64_t*,
+                   U*, U*, lsap_stats*) noexcept {
+  return unavailable();
+}
+#define MATCHFLOW_GPU_AUCTION(In, U)                                                      \
+  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
+                                     const lsap_options&, std::int64_t*, U*, U*,         \
+                                     lsap_stats*) noexcept;
+MATCHFLOW_GPU_AUCTION(double, double)
+MATCHFLOW_GPU_AUCTION(float, float)
+MATCHFLOW_GPU_AUCTION(std::int64_t, std::int64_t)
+MATCHFLOW_GPU_AUCTION(std::int32_t, std::int64_t)
+#undef MATCHFLOW_GPU_AUCTION
+
 template <class T>
 status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
                        const batched_lsap_options&, std::int64_t*, std::int64_t*,

@@ -1,8 +1,9 @@
 """Linear sum assignment: the SciPy drop-in and the rich entry point.
 
 Validation and conversion happen here, once; the C++ core (omp-tree) and
-the CUDA kernels (gpu-tree, gpu-classic) assume a valid, C-contiguous,
-n_rows <= n_cols matrix of float64, float32 or int64 to be minimised, whose
+the CUDA kernels (gpu-tree, gpu-classic, gpu-auction) assume a valid,
+C-contiguous, n_rows <= n_cols matrix of float64, float32, int64 or int32
+(passed on as they are: the GPU reads them without a host pass) to be minimised, whose
 +inf entries (forbidden pairs) still leave a full assignment.  The one
 exception is the small-matrix route of `linear_sum_assignment`: its solver
 (SciPy's algorithm) checks its input in its first pass and declines what it
@@ -27,9 +28,9 @@ _AUTO = "auto"
 _shortest_path = _core.lsap_shortest_path
 
 # Method name -> the C++ enum value (cpp/include/matchflow/lsap.hpp).
-_METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2}
+_METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2, "gpu-auction": 3}
 CPU_METHODS = ("omp-tree",)
-GPU_METHODS = ("gpu-tree", "gpu-classic")
+GPU_METHODS = ("gpu-tree", "gpu-classic", "gpu-auction")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
@@ -97,6 +98,12 @@ class AssignmentStats:
     paths_per_iteration: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
     narrow_costs: bool = False      #: GPU: integer costs uploaded as int32 (they fit)
+    #: gpu-auction: epsilon-scaling phases, Jacobi bidding rounds (with the
+    #: augmenting row reduction's) and bids before the exact searches, which
+    #: are its `iterations` (one path each)
+    auction_phases: int = 0
+    auction_rounds: int = 0
+    auction_bids: int = 0
 
 
 @dataclass(frozen=True)
@@ -178,9 +185,11 @@ def _readable_copy(c: np.ndarray) -> np.ndarray | None:
 
 
 def _as_cost_array(cost_matrix) -> np.ndarray:
-    """The cost matrix in the dtype we solve in: int64 for bool and integer
-    input, float32 for float16/float32, float64 for everything else SciPy
-    accepts; SciPy's exception for everything it rejects."""
+    """The cost matrix in the dtype the core reads: int32 for int32 (as it
+    is), bool and the narrower integers, int64 for the wider ones, float32
+    for float16/float32, float64 for everything else SciPy accepts; SciPy's
+    exception for everything it rejects.  The core solves every integer
+    input exactly in int64."""
     if isinstance(cost_matrix, np.ndarray):
         arr = np.asarray(cost_matrix)  # matrix, masked arrays: their data, as SciPy
     else:
@@ -200,8 +209,8 @@ def _as_cost_array(cost_matrix) -> np.ndarray:
         # before any pass over its entries.
         check_array_copy(arr.shape, np.float32 if arr.dtype.itemsize <= 4 and kind == "f"
                          else np.int64 if kind in "biu" else np.float64)
-    if kind == "b":
-        return arr.astype(np.int64)
+    if kind == "b" or (kind in "iu" and arr.dtype.itemsize < 4) or arr.dtype == np.int32:
+        return arr.astype(np.int32, copy=False)
     if kind in "iu":
         if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
             return arr.astype(np.float64)  # as SciPy: rounded to float64
@@ -281,10 +290,11 @@ def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
     """An empty dimension: nothing to assign (nothing is run)."""
     empty = np.empty(0, dtype=np.int64)
     zero = 0 if c.dtype.kind == "i" else 0.0
+    dual = np.int64 if c.dtype.kind == "i" else c.dtype
     name = _device.device_name(backend, ordinal)
     return AssignmentResult(
         row_ind=empty, col_ind=empty.copy(), cost=zero,
-        u=np.zeros(c.shape[0], dtype=c.dtype), v=np.zeros(c.shape[1], dtype=c.dtype),
+        u=np.zeros(c.shape[0], dtype=dual), v=np.zeros(c.shape[1], dtype=dual),
         method=method, device=name,
         stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
 
@@ -304,7 +314,8 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
                     device, n_threads: int):
     """Negate, check forbidden entries, transpose and run; (row_ind, col_ind,
     u, v, stats, method, backend, ordinal) in the caller's orientation."""
-    work = -c if maximize else c
+    # int32 is negated into int64: -(-2**31) does not fit.
+    work = (np.negative(c, dtype=np.int64) if c.dtype == np.int32 else -c) if maximize else c
     if _has_forbidden(work):
         _check_feasible(work)
     transposed = work.shape[0] > work.shape[1]
@@ -376,11 +387,15 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         (``-inf`` when maximising); NaN is invalid.
     maximize : bool
         Maximise the total instead of minimising it.
-    method : {"auto", "omp-tree", "gpu-tree", "gpu-classic"}
+    method : {"auto", "omp-tree", "gpu-tree", "gpu-classic", "gpu-auction"}
         "omp-tree": Date & Nagi's alternating-tree Hungarian algorithm on
         the CPU with OpenMP; "gpu-tree" / "gpu-classic": their GPU
-        alternating-tree and classical variants (paper 001).  "auto" picks
-        by device.
+        alternating-tree and classical variants (paper 001); "gpu-auction":
+        Bertsekas' epsilon-scaling auction on the GPU (square problems),
+        Jonker-Volgenant's augmenting row reduction, then exact shortest
+        augmenting paths, in float64 (integers exactly while
+        ``max(n_rows, n_cols, 8) * max|c| <= 2**50``; larger ones go to
+        gpu-tree's int64 solve).  "auto" picks by device.
     device : {"auto", "cpu", "cuda", "cuda:N"}
         "auto" uses a GPU when one is usable and the matrix is large enough
         to gain from it.  Asking for a GPU that is not there raises

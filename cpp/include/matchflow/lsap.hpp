@@ -3,7 +3,8 @@
 // Minimise sum_i cost[i][col4row[i]] over injective maps rows -> columns, for
 // a dense row-major cost matrix with n_rows <= n_cols (the Python layer
 // transposes tall matrices and negates for `maximize`).  Costs are float64,
-// float32 or int64 (integers are solved exactly, with 64-bit sums).  An
+// float32, int64 or int32 (integers are solved exactly, with 64-bit sums and
+// int64 duals).  An
 // entry equal to +infinity (floating types) is forbidden; the Python layer
 // has already proved that an assignment avoiding all of them exists.
 // Integer costs must satisfy max(n_rows, n_cols, 8) * max|c| <= 2^62 (so that
@@ -22,6 +23,7 @@ enum class lsap_method : int {
   omp_tree = 0,     ///< Date & Nagi's alternating-tree Hungarian, OpenMP (paper 001)
   gpu_tree = 1,     ///< CU-TREE (paper 001)
   gpu_classic = 2,  ///< CU-CLASS with zero-slack CSR compression (paper 001)
+  gpu_auction = 3,  ///< epsilon-scaling auction (Bertsekas), exact shortest-path finish
 };
 
 struct lsap_options {
@@ -46,6 +48,12 @@ struct lsap_stats {
   /// GPU: 1 when integer costs were uploaded (and read) as int32 because
   /// they fit; duals and sums stay int64.
   std::int64_t narrow_costs = 0;
+  /// gpu-auction: epsilon-scaling phases, Jacobi rounds (with those of the
+  /// augmenting row reduction) and bids before the searches; its iterations
+  /// are the searches that follow (one path each).
+  std::int64_t auction_phases = 0;
+  std::int64_t auction_rounds = 0;
+  std::int64_t auction_bids = 0;
 };
 
 namespace detail {
@@ -107,6 +115,11 @@ status solve_lsap_dense(const float* cost, std::int64_t n_rows, std::int64_t n_c
                         lsap_method method, const lsap_options& options, std::int64_t* col4row,
                         float* u, float* v, lsap_stats* stats) noexcept;
 status solve_lsap_dense(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept;
+/// int32 costs, int64 duals: the GPU methods read them as they are (no
+/// host pass); omp-tree solves a widened int64 copy.
+status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
                         lsap_method method, const lsap_options& options, std::int64_t* col4row,
                         std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept;
 

@@ -1,7 +1,10 @@
 // solve_lsap_dense: routes a method to the CPU (omp-tree) or the GPU
-// (CU-TREE / CU-CLASS); solve_lsap_sparse: the sparse shortest augmenting
+// (CU-TREE / CU-CLASS, gpu-auction); solve_lsap_sparse: the sparse shortest augmenting
 // path solver.  The only LSAP code that calls into cuda/.
 #include <chrono>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "lsap_cpu.hpp"
 #include "matchflow/cuda/entry.hpp"
@@ -12,9 +15,47 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-template <class T>
+/// The method's own status; T: the caller's cost type, U: the duals' type.
+template <class T, class U>
+status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_method method,
+                  const lsap_options& options, std::int64_t* col4row, U* u, U* v,
+                  lsap_stats* stats) {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    switch (method) {
+      case lsap_method::omp_tree: {
+        // The CPU solver reads int64: widen here (the GPU methods need no copy).
+        const std::vector<std::int64_t> wide(cost, cost + n_rows * n_cols);
+        return detail::hungarian_omp(wide.data(), n_rows, n_cols, options.threads, col4row, u,
+                                     v, stats);
+      }
+      case lsap_method::gpu_tree:
+      case lsap_method::gpu_classic:
+        return cuda::gpu_hungarian_int32(cost, n_rows, n_cols, method == lsap_method::gpu_tree,
+                                         options, col4row, u, v, stats);
+      case lsap_method::gpu_auction:
+        return cuda::gpu_auction(cost, n_rows, n_cols, options, col4row, u, v, stats);
+      default:
+        return fail(status::invalid_input, "unknown LSAP method");
+    }
+  } else {
+    switch (method) {
+      case lsap_method::omp_tree:
+        return detail::hungarian_omp(cost, n_rows, n_cols, options.threads, col4row, u, v, stats);
+      case lsap_method::gpu_tree:
+      case lsap_method::gpu_classic:
+        return cuda::gpu_hungarian(cost, n_rows, n_cols, method == lsap_method::gpu_tree,
+                                   options, col4row, u, v, stats);
+      case lsap_method::gpu_auction:
+        return cuda::gpu_auction(cost, n_rows, n_cols, options, col4row, u, v, stats);
+      default:
+        return fail(status::invalid_input, "unknown LSAP method");
+    }
+  }
+}
+
+template <class T, class U>
 status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_method method,
-             const lsap_options& options, std::int64_t* col4row, T* u, T* v,
+             const lsap_options& options, std::int64_t* col4row, U* u, U* v,
              lsap_stats* stats) noexcept {
   return guarded([&] {
     std::int64_t* const record = stats->paths_per_iteration;  // the caller's buffer survives
@@ -24,20 +65,7 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_metho
       return fail(status::invalid_input, "solve_lsap_dense needs n_rows <= n_cols");
     }
     const auto start = clock_type::now();
-    status st;
-    switch (method) {
-      case lsap_method::omp_tree:
-        st = detail::hungarian_omp(cost, n_rows, n_cols, options.threads, col4row, u, v,
-                                   stats);
-        break;
-      case lsap_method::gpu_tree:
-      case lsap_method::gpu_classic:
-        st = cuda::gpu_hungarian(cost, n_rows, n_cols, method == lsap_method::gpu_tree,
-                                 options, col4row, u, v, stats);
-        break;
-      default:
-        return fail(status::invalid_input, "unknown LSAP method");
-    }
+    const status st = run_method(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
     if (st == status::ok && stats->seconds_solve == 0) {
       // A backend that did not time its phases: everything counts as solve.
       stats->seconds_solve = std::chrono::duration<double>(clock_type::now() - start).count() -
@@ -76,6 +104,12 @@ status solve_lsap_dense(const float* cost, std::int64_t n_rows, std::int64_t n_c
 }
 
 status solve_lsap_dense(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        lsap_method method, const lsap_options& options, std::int64_t* col4row,
+                        std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept {
+  return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
+}
+
+status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
                         lsap_method method, const lsap_options& options, std::int64_t* col4row,
                         std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept {
   return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);

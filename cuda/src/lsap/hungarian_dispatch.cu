@@ -46,6 +46,7 @@
 #include "common/error.cuh"
 #include "common/launch.cuh"
 #include "common/staged_upload.cuh"
+#include "lsap/cost_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
 #include "matchflow/cuda/entry.hpp"
 
@@ -351,83 +352,10 @@ T host_tolerance(key_t max_abs_key) {
   }
 }
 
-/// Integer costs: as int32 into the first half of d_dst when every value
-/// fits (returns true), else as int64; *max_abs receives max |c| either way.
-bool upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
-                      std::uint64_t* max_abs, cudaStream_t s) {
-  if (n_items * sizeof(std::int64_t) < (std::size_t(32) << 20)) {
-    // Small: narrow (or not) on this thread, then one pageable copy; pinned
-    // staging costs more than it saves here.
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max();
-    std::int64_t hi = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t k = 0; k < n_items; ++k) {
-      lo = h_src[k] < lo ? h_src[k] : lo;
-      hi = h_src[k] > hi ? h_src[k] : hi;
-    }
-    *max_abs = std::max(matchflow::detail::magnitude(lo), matchflow::detail::magnitude(hi));
-    const bool narrow = lo >= std::numeric_limits<std::int32_t>::min() &&
-                        hi <= std::numeric_limits<std::int32_t>::max();
-    if (narrow) {
-      std::vector<std::int32_t> small(h_src, h_src + n_items);
-      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, small.data(), n_items * sizeof(std::int32_t),
-                                         cudaMemcpyHostToDevice, s));
-      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // `small` is read by the copy
-    } else {
-      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, n_items * sizeof(std::int64_t),
-                                         cudaMemcpyHostToDevice, s));
-      MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-    }
-    return narrow;
-  }
-  std::mutex m;
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
-  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
-  auto merge = [&](std::int64_t a, std::int64_t b) {
-    std::lock_guard<std::mutex> g(m);
-    lo = std::min(lo, a);
-    hi = std::max(hi, b);
-  };
-  const bool narrow = staged_upload(
-      d_dst, n_items, sizeof(std::int32_t),
-      [&](char* buf, std::size_t first, std::size_t count) {
-        auto* out = reinterpret_cast<std::int32_t*>(buf);
-        const std::int64_t* in = h_src + first;
-        std::int64_t a = std::numeric_limits<std::int64_t>::max();
-        std::int64_t b = std::numeric_limits<std::int64_t>::min();
-        for (std::size_t k = 0; k < count; ++k) {
-          const std::int64_t x = in[k];
-          a = x < a ? x : a;
-          b = x > b ? x : b;
-          out[k] = static_cast<std::int32_t>(x);
-        }
-        merge(a, b);
-        return a >= std::numeric_limits<std::int32_t>::min() &&
-               b <= std::numeric_limits<std::int32_t>::max();
-      },
-      s);
-  if (!narrow) {
-    staged_upload(
-        d_dst, n_items, sizeof(std::int64_t),
-        [&](char* buf, std::size_t first, std::size_t count) {
-          const std::int64_t* in = h_src + first;
-          std::memcpy(buf, in, count * sizeof(std::int64_t));
-          std::int64_t a = std::numeric_limits<std::int64_t>::max();
-          std::int64_t b = std::numeric_limits<std::int64_t>::min();
-          for (std::size_t k = 0; k < count; ++k) {
-            a = in[k] < a ? in[k] : a;
-            b = in[k] > b ? in[k] : b;
-          }
-          merge(a, b);
-          return true;
-        },
-        s);
-  }
-  *max_abs = std::max(matchflow::detail::magnitude(lo), matchflow::detail::magnitude(hi));
-  return narrow;
-}
-
-template <class T>
-status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
+/// T: the solve's (and the duals') type; In: the caller's cost type (T, or
+/// int32 for T = int64).
+template <class T, class In>
+status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
              const lsap_options& options, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
   lsap_stats st{};
   std::int64_t* const record = stats ? stats->paths_per_iteration : nullptr;
@@ -461,7 +389,13 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
 
   auto t0 = wall_clock::now();
   const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
-  if constexpr (std::is_same_v<T, std::int64_t>) {
+  if constexpr (std::is_same_v<In, std::int32_t>) {
+    // Uploaded as they are and read as int32: no pass on the host.  |c| <=
+    // 2^31 with fewer than 2^31 columns always meets the exact-int64 bound.
+    upload_costs(reinterpret_cast<std::int32_t*>(b.cost.data()), cost, n_items, strm);
+    s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
+    st.narrow_costs = 1;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
     std::uint64_t max_abs = 0;
     if (upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm)) {
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
@@ -537,6 +471,12 @@ template <class T>
 status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
                      const lsap_options& options, std::int64_t* col4row, T* u, T* v,
                      lsap_stats* stats) noexcept {
+  return cuda_guarded([&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
+}
+
+status gpu_hungarian_int32(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                           bool tree, const lsap_options& options, std::int64_t* col4row,
+                           std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept {
   return cuda_guarded([&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
 }
 

@@ -41,6 +41,21 @@ status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bo
                      const lsap_options& options, std::int64_t* col4row, T* u, T* v,
                      lsap_stats* stats) noexcept;
 
+/// CU-TREE / CU-CLASS on int32 costs, uploaded and read as they are (no
+/// host pass); duals int64.
+status gpu_hungarian_int32(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                           bool tree, const lsap_options& options, std::int64_t* col4row,
+                           std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept;
+
+/// gpu-auction (cuda/src/lsap/auction_kernels.cuh): epsilon-scaling auction
+/// and exact shortest-path finish; same contract as
+/// matchflow::solve_lsap_dense.  In: double, float, int64 or int32; U: the
+/// duals' type (In for floats, int64 for integers).
+template <class In, class U>
+status gpu_auction(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
+                   const lsap_options& options, std::int64_t* col4row, U* u, U* v,
+                   lsap_stats* stats) noexcept;
+
 /// gpu-sap: one thread block per problem (cuda/src/lsap/batched_kernels.cuh);
 /// same contract as matchflow::solve_batched_lsap, except that a failing
 /// problem's status comes back with its index in stats->failed_problem and

@@ -1,0 +1,242 @@
+// Host side of gpu-auction (device code and the algorithm:
+// auction_kernels.cuh).
+//
+// One stream: upload the costs in the caller's type (int64 as int32 when
+// they fit: lsap/cost_upload.cuh), one cooperative launch for the auction
+// and the augmenting row reduction, one single-block launch for the
+// searches of the rows left, then copy back the assignment and the float64
+// duals, converted to the caller's dual type.  Every call and launch is
+// checked; buffers are RAII; the memory need is checked before any
+// allocation.
+//
+// Schedule (theta, final eps, round caps): the defaults below, not tuned on
+// a GPU yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_rounds,arr_rounds"
+// overrides them, for benchmarking the schedule only.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "common/buffer.cuh"
+#include "common/error.cuh"
+#include "common/staged_upload.cuh"
+#include "lsap/auction_kernels.cuh"
+#include "lsap/cost_upload.cuh"
+#include "matchflow/cuda/entry.hpp"
+
+namespace matchflow::cuda {
+namespace {
+
+using namespace auction;
+using wall_clock = std::chrono::steady_clock;
+
+double seconds_since(wall_clock::time_point t0) {
+  return std::chrono::duration<double>(wall_clock::now() - t0).count();
+}
+
+/// Integers are exact in float64 while every dual and path sum stays below
+/// 2^53: max(n_rows, n_cols, 8) * max|c| <= 2^50, as in the CPU shortest path.
+bool exact_in_float64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n_cols) {
+  const auto n = static_cast<std::uint64_t>(std::max<std::int64_t>({n_rows, n_cols, 8}));
+  return max_abs <= (std::uint64_t{1} << 50) / n;
+}
+
+schedule default_schedule() {
+  // theta = 8: Bertsekas reports 4-10 as good for dense problems; final eps
+  // C / n^2; caps: a phase rarely needs more than a few hundred rounds, and
+  // eps = 0 rounds only help while they make progress.
+  schedule s{8.0, 1.0, 4096, 64};
+  if (const char* env = std::getenv("MATCHFLOW_GPU_AUCTION")) {
+    schedule t = s;
+    if (std::sscanf(env, "%lf,%lf,%d,%d", &t.theta, &t.final_divisor, &t.phase_rounds,
+                    &t.arr_rounds) == 4 &&
+        t.theta > 1 && t.final_divisor > 0 && t.phase_rounds > 0 && t.arr_rounds >= 0)
+      s = t;
+  }
+  return s;
+}
+
+/// Device arrays of one solve.
+template <class S>
+struct buffers {
+  device_buffer<double> u, v, bid_v, dist;
+  device_buffer<int> col4row, row4col, bid_col, lists, path;
+  device_buffer<unsigned long long> key;
+  device_buffer<unsigned char> scanned;
+  device_buffer<control> ctl;
+
+  buffers(std::int64_t n_rows, std::int64_t n_cols)
+      : u(n_rows), v(n_cols), bid_v(n_rows), dist(n_cols), col4row(n_rows), row4col(n_cols),
+        bid_col(n_rows), lists(3 * n_rows), path(n_cols), key(n_cols), scanned(n_cols), ctl(1) {}
+
+  static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols) {
+    return static_cast<std::size_t>(n_rows) * (2 * sizeof(double) + 5 * sizeof(int)) +
+           static_cast<std::size_t>(n_cols) *
+               (2 * sizeof(double) + 2 * sizeof(int) + sizeof(unsigned long long) + 1) +
+           sizeof(control);
+  }
+
+  params<S> view(const S* cost, int n_rows, int n_cols, bool integer) {
+    params<S> p{};
+    p.cost = cost;
+    p.n_rows = n_rows;
+    p.n_cols = n_cols;
+    p.integer = integer;
+    p.sched = default_schedule();
+    p.u = u.data();
+    p.v = v.data();
+    p.col4row = col4row.data();
+    p.row4col = row4col.data();
+    p.bid_col = bid_col.data();
+    p.bid_v = bid_v.data();
+    p.key = key.data();
+    for (int k = 0; k < 3; ++k) p.list[k] = lists.data() + static_cast<std::int64_t>(k) * n_rows;
+    p.dist = dist.data();
+    p.path = path.data();
+    p.scanned = scanned.data();
+    p.ctl = ctl.data();
+    return p;
+  }
+};
+
+/// Runs both kernels on costs already on the device (stored type S) and
+/// copies the results back; float64 duals into du, dv.
+template <class S>
+status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integer, int device,
+           buffers<S>& b, cudaStream_t strm, std::int64_t* col4row, std::vector<double>& du,
+           std::vector<double>& dv, lsap_stats& st) {
+  int sms = 0, occupancy = 0, coop = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, auction_kernel<S>,
+                                                                   solve_threads, 0));
+  if (!coop || occupancy < 1)
+    return fail(status::cuda_error, "gpu-auction needs a device with cooperative launch");
+  // One block per SM: grid.sync(), twice per round, costs more with more
+  // blocks, and 16 warps per SM already exceed the free rows of most rounds.
+  const int blocks = sms;
+  params<S> p = b.view(d_cost, static_cast<int>(n_rows), static_cast<int>(n_cols), integer);
+
+  auto t0 = wall_clock::now();
+  b.ctl.fill_bytes(0, strm);
+  void* args[] = {&p};
+  MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(auction_kernel<S>),
+                                                 blocks, solve_threads, args, 0, strm));
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
+  st.seconds_init = seconds_since(t0);
+
+  t0 = wall_clock::now();
+  finish_kernel<S><<<1, finish_threads, 0, strm>>>(p);
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  control c{};
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&c, p.ctl, sizeof(c), cudaMemcpyDeviceToHost, strm));
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
+  st.seconds_solve = seconds_since(t0);
+  st.kernel_launches = 2;
+  if (c.error) return fail(status::infeasible, "cost matrix is infeasible");
+  st.iterations = st.augmenting_paths = c.searches;
+  st.auction_phases = c.phases;
+  st.auction_rounds = c.rounds;
+  st.auction_bids = c.bids;
+
+  t0 = wall_clock::now();
+  std::vector<int> assigned(static_cast<std::size_t>(n_rows));
+  du.resize(static_cast<std::size_t>(n_rows));
+  dv.resize(static_cast<std::size_t>(n_cols));
+  b.col4row.copy_to_host(assigned.data(), assigned.size(), strm);
+  b.u.copy_to_host(du.data(), du.size(), strm);
+  b.v.copy_to_host(dv.data(), dv.size(), strm);
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
+  st.seconds_transfer += seconds_since(t0);
+  for (std::int64_t i = 0; i < n_rows; ++i) col4row[i] = assigned[static_cast<std::size_t>(i)];
+  if (st.paths_per_iteration) std::fill_n(st.paths_per_iteration, st.iterations, std::int64_t{1});
+  return status::ok;
+}
+
+/// In: the caller's cost type; U: the duals' type (In for floats, int64 for integers).
+template <class In, class U>
+status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
+             const lsap_options& options, std::int64_t* col4row, U* u, U* v, lsap_stats* stats) {
+  constexpr bool integer = std::is_integral_v<In>;
+  lsap_stats st{};
+  st.paths_per_iteration = stats->paths_per_iteration;
+  if (n_rows == 0) {
+    std::fill_n(v, n_cols, U{0});
+    *stats = st;
+    return status::ok;
+  }
+  if (n_cols > batched::column_mask)  // the searches' arg-min key holds a column in 30 bits
+    return fail(status::invalid_input, "gpu-auction: more than 2^30 - 1 columns");
+  MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
+  const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
+  use_device_with_memory(options.device,
+                         n_items * sizeof(In) + buffers<In>::bytes(n_rows, n_cols));
+  stream strm;
+  device_buffer<In> d_cost(n_items);
+
+  auto t0 = wall_clock::now();
+  bool narrow = false;
+  if constexpr (std::is_same_v<In, std::int64_t>) {
+    std::uint64_t max_abs = 0;
+    narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm);
+    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
+      return fail(status::overflow, matchflow::detail::int_overflow_message);
+    if (!exact_in_float64(max_abs, n_rows, n_cols)) {
+      // Exact in int64 but not in float64: the tree Hungarian solves these in int64.
+      d_cost = device_buffer<In>();
+      return gpu_hungarian(cost, n_rows, n_cols, true, options, col4row, u, v, stats);
+    }
+  } else {
+    upload_costs(d_cost.data(), cost, n_items, strm);
+    if constexpr (std::is_same_v<In, std::int32_t>) {
+      if (!exact_in_float64(std::uint64_t{1} << 31, n_rows, n_cols))
+        return fail(status::invalid_input, "gpu-auction: int32 costs with more than 2^19 columns");
+    }
+  }
+  st.seconds_transfer = seconds_since(t0);
+  st.narrow_costs = narrow || std::is_same_v<In, std::int32_t>;
+
+  std::vector<double> du, dv;
+  status result;
+  if (narrow) {
+    buffers<std::int32_t> b(n_rows, n_cols);
+    result = run(reinterpret_cast<const std::int32_t*>(d_cost.data()), n_rows, n_cols, true,
+                 options.device, b, strm, col4row, du, dv, st);
+  } else {
+    buffers<In> b(n_rows, n_cols);
+    result = run(d_cost.data(), n_rows, n_cols, integer, options.device, b, strm, col4row, du,
+                 dv, st);
+  }
+  if (result != status::ok) return result;
+  // Integers: every value is an exact integer in float64.
+  for (std::int64_t i = 0; i < n_rows; ++i) u[i] = static_cast<U>(du[static_cast<std::size_t>(i)]);
+  for (std::int64_t j = 0; j < n_cols; ++j) v[j] = static_cast<U>(dv[static_cast<std::size_t>(j)]);
+  *stats = st;
+  return status::ok;
+}
+
+}  // namespace
+
+template <class In, class U>
+status gpu_auction(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
+                   const lsap_options& options, std::int64_t* col4row, U* u, U* v,
+                   lsap_stats* stats) noexcept {
+  return cuda_guarded([&] { return solve(cost, n_rows, n_cols, options, col4row, u, v, stats); });
+}
+
+#define MATCHFLOW_GPU_AUCTION(In, U)                                                      \
+  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
+                                     const lsap_options&, std::int64_t*, U*, U*,         \
+                                     lsap_stats*) noexcept;
+MATCHFLOW_GPU_AUCTION(double, double)
+MATCHFLOW_GPU_AUCTION(float, float)
+MATCHFLOW_GPU_AUCTION(std::int64_t, std::int64_t)
+MATCHFLOW_GPU_AUCTION(std::int32_t, std::int64_t)
+#undef MATCHFLOW_GPU_AUCTION
+
+}  // namespace matchflow::cuda

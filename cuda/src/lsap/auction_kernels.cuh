@@ -1,0 +1,431 @@
+// Device code of gpu-auction: dense assignment by an epsilon-scaling auction
+// (Bertsekas), finished exactly by shortest augmenting paths (host side:
+// auction_dispatch.cu).
+//
+// Why: the GPU tree Hungarian (hungarian_kernels.cuh) augments about one
+// path per iteration on floating costs (few ties).  An auction moves every
+// free row at once (Jacobi bidding: one warp per free row, one 64-bit
+// atomicMax per bid), and its prices are near-optimal column duals; the few
+// rows the auction leaves are then assigned by exact Dijkstra searches.
+//
+// Minimisation form, everything in float64 (float32 and integer costs are
+// converted as they are read, never widened in memory): row i values column
+// j at x_ij = c_ij - v_j, where v_j = -price_j <= 0.
+//
+// 1. Scale: C = the largest finite |c| (one pass, which also resets the state).
+// 2. Square problems (0 < C < 2^900): epsilon-scaling phases (Bertsekas 1988), eps from C/theta
+//    down to the final eps, divided by theta each phase; each phase frees
+//    every row and runs Jacobi rounds until all are assigned (or a round cap).
+//    A round: every free row finds its best x (w1 at j1) and second best
+//    (w2) and bids v_j1 - (w2 - w1) - eps; per column the lowest bid wins
+//    (atomicMax on (float32 price, row + 1): the float32 rounding only picks
+//    the winner among near-equal bids, the winner writes its exact float64
+//    bid); the winner evicts the column's owner.  Integer costs use integer
+//    eps (final 1), so every value stays an exact integer in float64.
+//    Rounds with at most one bidder per warp of a block (most of them: the
+//    tail of a phase moves a few rows along eviction chains) run in block 0
+//    alone, with __syncthreads() instead of grid.sync().
+// 3. Exact duals: u_i = min_j x_ij (dual feasible whatever v is); rows whose
+//    assigned column is not exactly at that minimum are freed (so every
+//    assigned pair is tight).
+// 4. Augmenting row reduction (Jonker & Volgenant 1987), in parallel: the
+//    same Jacobi rounds with eps = 0, the winner taking u_i = c_ij1 - v_j1
+//    (= w2): prices only rise, so every assigned row stays tight and every
+//    row stays feasible (its u_i <= x_ik for all k).  On a tie (w1 = w2) a
+//    row takes its second column instead of evicting j1's owner (JV's rule).
+//    Capped: eps = 0 need not terminate.  Rectangular problems start here
+//    from v = 0 (no auction: unassigned columns must end with v = 0, which
+//    this keeps, a column once assigned stays assigned).
+// 5. The rows still free: one Dijkstra search each, in one block
+//    (batched_kernels.cuh's shortest_path and augment: Crouse's
+//    shortest augmenting path), which keeps the duals exact, so the result
+//    is optimal with the certificate u_i + v_j <= c_ij (equality on
+//    assigned pairs), v <= 0, v = 0 on unassigned columns.
+//
+// Races: bids of one round race only through atomicMax on key[j]; the
+// winner of column j is the one thread whose row id is in key[j]'s low
+// word, and only it writes v[j], row4col[j], col4row of the evicted row and
+// resets key[j] (a loser reading the reset key sees 0: still a loser).
+// Every other array is written by one thread per step, steps separated by
+// grid.sync().
+#pragma once
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/atomics.cuh"
+#include "lsap/batched_kernels.cuh"
+
+namespace matchflow::cuda::auction {
+
+namespace cg = cooperative_groups;
+
+constexpr int solve_threads = 512;                          ///< cooperative kernel block size
+constexpr int finish_threads = batched::max_block_threads;  ///< the search block
+
+/// Tunables of the schedule (defaults in auction_dispatch.cu).
+struct schedule {
+  double theta;          ///< eps divisor between phases
+  double final_divisor;  ///< floats: final eps = C / (final_divisor * n^2) (clamped)
+  int phase_rounds;      ///< round cap of one auction phase
+  int arr_rounds;        ///< round cap of the augmenting row reduction
+};
+
+/// Scalars shared between steps and with the host.
+struct control {
+  int count[3];                     ///< sizes of list[3], used round robin
+  int final_list;                   ///< the list holding the rows left to the searches
+  int error;                        ///< 1: a row with no allowed column, or a search found none
+  unsigned long long max_abs_bits;  ///< largest finite |c| (non-negative double's bits)
+  long long phases, rounds, bids, searches;
+  int tail_slot, tail_round;        ///< where block 0's tail rounds stopped
+};
+
+/// Everything the kernels share (sizes: auction_dispatch.cu).
+template <class S>
+struct params {
+  const S* cost;  ///< n_rows x n_cols, row-major, in the stored type
+  int n_rows, n_cols;
+  bool integer;   ///< integer costs: integer eps
+  schedule sched;
+  double *u, *v;
+  int *col4row, *row4col;
+  int* bid_col;   ///< per row: the column it bid on this round (-1: none)
+  double* bid_v;  ///< per row: its bid (the new v of bid_col)
+  unsigned long long* key;  ///< per column: this round's best (price, row + 1); 0 = none
+  int* list[3];             ///< free rows, round robin
+  double* dist;             ///< search state (finish)
+  int* path;
+  unsigned char* scanned;
+  control* ctl;
+};
+
+template <class S>
+__device__ inline double cost_at(const params<S>& p, int i, int j) {
+  return static_cast<double>(p.cost[static_cast<std::int64_t>(i) * p.n_cols + j]);
+}
+
+// ------------------------------------------------------------ the bid
+
+/// Tie order of columns for row i: rotated by i, so that rows with equal
+/// values spread their bids instead of all bidding on the lowest column.
+__device__ inline int tie_rank(int j, int offset, int n) {
+  return j < 0 ? INT_MAX : (j >= offset ? j - offset : j + n - offset);
+}
+
+/// (value, column) of the best and second best, lexicographic by tie rank.
+struct top2 {
+  double w1, w2;
+  int j1, j2;
+};
+
+__device__ inline bool before(double x, int j, double y, int k, int offset, int n) {
+  return x < y || (x == y && tie_rank(j, offset, n) < tie_rank(k, offset, n));
+}
+
+__device__ inline void insert(top2& t, double x, int j, int offset, int n) {
+  if (before(x, j, t.w1, t.j1, offset, n)) {
+    t.w2 = t.w1;
+    t.j2 = t.j1;
+    t.w1 = x;
+    t.j1 = j;
+  } else if (before(x, j, t.w2, t.j2, offset, n)) {
+    t.w2 = x;
+    t.j2 = j;
+  }
+}
+
+/// Best two over the warp (every lane gets them).
+__device__ inline void warp_top2(top2& t, int offset, int n) {
+  for (int d = 16; d > 0; d >>= 1) {
+    const double b1 = __shfl_xor_sync(batched::full_mask, t.w1, d);
+    const double b2 = __shfl_xor_sync(batched::full_mask, t.w2, d);
+    const int k1 = __shfl_xor_sync(batched::full_mask, t.j1, d);
+    const int k2 = __shfl_xor_sync(batched::full_mask, t.j2, d);
+    if (before(b1, k1, t.w1, t.j1, offset, n)) {
+      if (!before(t.w1, t.j1, b2, k2, offset, n)) {
+        t.w2 = b2;
+        t.j2 = k2;
+      } else {
+        t.w2 = t.w1;
+        t.j2 = t.j1;
+      }
+      t.w1 = b1;
+      t.j1 = k1;
+    } else if (before(b1, k1, t.w2, t.j2, offset, n)) {
+      t.w2 = b1;
+      t.j2 = k1;
+    }
+  }
+}
+
+/// Packs a bid for atomicMax: float32 price (>= 0, so its bits order as
+/// unsigned) over row + 1 (so that 0 means "no bid").
+__device__ inline unsigned long long bid_key(double new_v, int row) {
+  const double price = new_v < 0 ? -new_v : 0.0;
+  const unsigned hi = __float_as_uint(__double2float_rn(price));
+  return (static_cast<unsigned long long>(hi) << 32) | static_cast<unsigned>(row + 1);
+}
+
+/// One warp per free row: find the best two columns and bid (step 2/4).
+/// `big` (3 C) replaces w2 - w1 for a row with one allowed column.
+template <class S>
+__device__ void bid_step(const params<S>& p, const int* rows, int m, double eps, double big,
+                         std::int64_t warp, std::int64_t n_warps, int lane) {
+  const int n = p.n_cols;
+  for (std::int64_t k = warp; k < m; k += n_warps) {
+    const int i = rows[k];
+    const int offset = i % n;
+    const S* row = p.cost + static_cast<std::int64_t>(i) * n;
+    top2 t{INFINITY, INFINITY, -1, -1};
+    for (int j = lane; j < n; j += 32) insert(t, static_cast<double>(row[j]) - p.v[j], j, offset, n);
+    warp_top2(t, offset, n);
+    if (lane != 0) continue;
+    if (!(t.w1 < INFINITY)) {  // no allowed column: infeasible (Python checks it first)
+      p.bid_col[i] = -1;
+      atomicExch(&p.ctl->error, 1);
+      continue;
+    }
+    int j = t.j1;
+    double inc = t.w2 < INFINITY ? t.w2 - t.w1 : big;
+    if (inc == 0 && eps == 0 && p.row4col[j] >= 0) j = t.j2;  // JV's tie rule
+    const double new_v = p.v[j] - inc - eps;
+    p.bid_col[i] = j;
+    p.bid_v[i] = new_v;
+    atomicMax(&p.key[j], bid_key(new_v, i));
+  }
+}
+
+/// One thread per bidder: the winner of each column takes it (step 2/4);
+/// losers and evicted owners form the next list.
+template <class S>
+__device__ void resolve_step(const params<S>& p, const int* rows, int m, int* next,
+                             int* next_count, std::int64_t tid, std::int64_t n_threads) {
+  for (std::int64_t k = tid; k < m; k += n_threads) {
+    const int i = rows[k];
+    const int j = p.bid_col[i];
+    const bool won = j >= 0 && static_cast<unsigned>(atomic_read(&p.key[j])) ==
+                                   static_cast<unsigned>(i + 1);
+    if (!won) {
+      push(next, next_count, i);
+      continue;
+    }
+    const int owner = p.row4col[j];
+    p.row4col[j] = i;
+    p.col4row[i] = j;
+    p.v[j] = p.bid_v[i];
+    p.u[i] = cost_at(p, i, j) - p.bid_v[i];  // tight (exactly so once eps = 0)
+    atomic_write(&p.key[j], 0ull);
+    if (owner >= 0) {
+      p.col4row[owner] = -1;
+      push(next, next_count, owner);
+    }
+  }
+}
+
+// ------------------------------------------------------------ steps
+
+/// Step 1: reset the state, all rows into list 0, C into ctl->max_abs_bits.
+template <class S>
+__device__ void scale_step(const params<S>& p, std::int64_t tid, std::int64_t n_threads,
+                           std::int64_t warp, std::int64_t n_warps, int lane) {
+  for (std::int64_t j = tid; j < p.n_cols; j += n_threads) {
+    p.v[j] = 0;
+    p.row4col[j] = -1;
+    p.key[j] = 0;
+  }
+  for (std::int64_t i = tid; i < p.n_rows; i += n_threads) {
+    p.u[i] = 0;
+    p.col4row[i] = -1;
+    p.list[0][i] = static_cast<int>(i);
+  }
+  for (std::int64_t i = warp; i < p.n_rows; i += n_warps) {
+    const S* row = p.cost + i * p.n_cols;
+    double a = 0;
+    for (int j = lane; j < p.n_cols; j += 32) {
+      const double x = fabs(static_cast<double>(row[j]));
+      if (x < INFINITY && x > a) a = x;
+    }
+    for (int d = 16; d > 0; d >>= 1) a = fmax(a, __shfl_xor_sync(batched::full_mask, a, d));
+    if (lane == 0) atomicMax(&p.ctl->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(a)));
+  }
+}
+
+/// Step 3: u_i = min_j x_ij; a row whose column is not at that minimum is
+/// freed; the free rows are appended to `out`.
+template <class S>
+__device__ void exact_duals_step(const params<S>& p, int* out, int* out_count,
+                                 std::int64_t warp, std::int64_t n_warps, int lane) {
+  for (std::int64_t i = warp; i < p.n_rows; i += n_warps) {
+    const S* row = p.cost + i * p.n_cols;
+    double w = INFINITY;
+    for (int j = lane; j < p.n_cols; j += 32) w = fmin(w, static_cast<double>(row[j]) - p.v[j]);
+    for (int d = 16; d > 0; d >>= 1) w = fmin(w, __shfl_xor_sync(batched::full_mask, w, d));
+    if (lane != 0) continue;
+    p.u[i] = w;
+    int j = p.col4row[i];
+    if (j >= 0 && static_cast<double>(row[j]) - p.v[j] != w) {
+      p.col4row[i] = -1;
+      p.row4col[j] = -1;
+      j = -1;
+    }
+    if (j < 0) push(out, out_count, static_cast<int>(i));
+  }
+}
+
+/// The next eps of the schedule (integers: integer eps down to 1).
+__device__ inline double next_eps(double eps, const schedule& s, bool integer) {
+  const double e = eps / s.theta;
+  return integer ? fmax(1.0, floor(e)) : e;
+}
+
+/// Tail rounds in one block (block 0), while at most one row per warp bids:
+/// most rounds of a phase move a handful of rows along an eviction chain,
+/// and there a grid.sync() would cost more than the round's work.  The
+/// same steps as in rounds(), with __syncthreads() between them.
+template <class S>
+__device__ void block_rounds(const params<S>& p, int slot, int r, int cap, double eps,
+                             double big) {
+  const int warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5, lane = threadIdx.x & 31;
+  control* ctl = p.ctl;
+  for (; r < cap; ++r, ++slot) {
+    const int cur = slot % 3, nxt = (slot + 1) % 3;
+    const int m = atomic_read(&ctl->count[cur]);
+    if (m == 0 || m > n_warps) break;
+    if (threadIdx.x == 0) {
+      ctl->count[(slot + 2) % 3] = 0;
+      ++ctl->rounds;
+      ctl->bids += m;
+    }
+    bid_step(p, p.list[cur], m, eps, big, warp, n_warps, lane);
+    __syncthreads();
+    resolve_step(p, p.list[cur], m, p.list[nxt], &ctl->count[nxt], threadIdx.x, blockDim.x);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    ctl->tail_slot = slot;
+    ctl->tail_round = r;
+  }
+}
+
+/// Jacobi rounds on list slot % 3 until it is empty or `cap` rounds ran.
+/// On entry ctl->count[(slot + 1) % 3] is 0; on exit the same holds for the
+/// returned slot, whose list holds the rows still free.
+template <class S>
+__device__ int rounds(const params<S>& p, cg::grid_group& grid, int slot, double eps,
+                      double big, int cap) {
+  const std::int64_t tid = grid.thread_rank(), n_threads = grid.size();
+  const std::int64_t warp = tid / 32, n_warps = n_threads / 32;
+  const int lane = threadIdx.x & 31;
+  control* ctl = p.ctl;
+  for (int r = 0; r < cap; ++r) {
+    const int cur = slot % 3, nxt = (slot + 1) % 3;
+    const int m = atomic_read(&ctl->count[cur]);
+    if (m == 0) break;
+    if (m <= static_cast<int>(blockDim.x >> 5)) {
+      grid.sync();  // every thread has read m before block 0 changes the counts
+      if (blockIdx.x == 0) block_rounds(p, slot, r, cap, eps, big);
+      grid.sync();
+      slot = atomic_read(&ctl->tail_slot);
+      r = atomic_read(&ctl->tail_round) - 1;  // the loop's ++r
+      continue;
+    }
+    if (tid == 0) {
+      ctl->count[(slot + 2) % 3] = 0;  // read last in the previous round
+      ++ctl->rounds;
+      ctl->bids += m;
+    }
+    bid_step(p, p.list[cur], m, eps, big, warp, n_warps, lane);
+    grid.sync();
+    resolve_step(p, p.list[cur], m, p.list[nxt], &ctl->count[nxt], tid, n_threads);
+    grid.sync();
+    ++slot;
+  }
+  grid.sync();  // every thread has read count[slot % 3] before anyone changes it
+  return slot;
+}
+
+/// Steps 1-4 in one cooperative launch; the searches (step 5) follow in
+/// finish_kernel.  Every thread runs the same control flow; decisions read
+/// values written before the last grid.sync().
+template <class S>
+__global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
+  cg::grid_group grid = cg::this_grid();
+  const std::int64_t tid = grid.thread_rank(), n_threads = grid.size();
+  const std::int64_t warp = tid / 32, n_warps = n_threads / 32;
+  const int lane = threadIdx.x & 31;
+  control* ctl = p.ctl;
+  scale_step(p, tid, n_threads, warp, n_warps, lane);
+  if (tid == 0) {
+    ctl->count[0] = p.n_rows;
+    ctl->count[1] = ctl->count[2] = 0;
+  }
+  grid.sync();
+  const double c_max = __longlong_as_double(static_cast<long long>(atomic_read(&ctl->max_abs_bits)));
+  // Capped so that the capped rounds' bids cannot overflow float64.
+  const double big = c_max > 0 ? fmin(3 * c_max, 0x1p1000) : 1.0;
+  int slot = 0;
+  if (p.n_rows == p.n_cols && c_max > 0 && c_max < 0x1p900) {
+    const double n2 = static_cast<double>(p.n_cols) * p.n_cols;
+    const double final_eps =
+        p.integer ? 1.0 : fmax(c_max / (p.sched.final_divisor * n2), c_max * 0x1p-40);
+    double eps = p.integer ? fmax(1.0, floor(c_max / p.sched.theta)) : c_max / p.sched.theta;
+    for (bool first = true;; first = false) {
+      if (!first) {  // a new phase: every row free again, the prices kept
+        for (std::int64_t j = tid; j < p.n_cols; j += n_threads) p.row4col[j] = -1;
+        for (std::int64_t i = tid; i < p.n_rows; i += n_threads) {
+          p.col4row[i] = -1;
+          p.list[slot % 3][i] = static_cast<int>(i);
+        }
+        if (tid == 0) {
+          ctl->count[slot % 3] = p.n_rows;
+          ctl->count[(slot + 1) % 3] = 0;
+        }
+        grid.sync();
+      }
+      if (tid == 0) ++ctl->phases;
+      slot = rounds(p, grid, slot, eps, big, p.sched.phase_rounds);
+      if (eps <= final_eps) break;
+      eps = fmax(next_eps(eps, p.sched, p.integer), final_eps);
+    }
+    // Step 3 into list (slot + 1) % 3; its rows still free stay free.
+    const int out = (slot + 1) % 3;
+    if (tid == 0) ctl->count[(slot + 2) % 3] = 0;
+    exact_duals_step(p, p.list[out], &ctl->count[out], warp, n_warps, lane);
+    grid.sync();
+    slot = out;
+  }
+  slot = rounds(p, grid, slot, 0.0, big, p.sched.arr_rounds);
+  if (tid == 0) ctl->final_list = slot % 3;
+}
+
+/// Step 5: one Dijkstra search per row left, one block.
+template <class S>
+__global__ __launch_bounds__(finish_threads) void finish_kernel(params<S> p) {
+  __shared__ double slot_val[2 * batched::max_warps];
+  __shared__ int slot_key[2 * batched::max_warps];
+  int parity = 0;
+  const int which = p.ctl->final_list;
+  const int m = p.ctl->count[which];
+  const int* roots = p.list[which];
+  for (int k = 0; k < m; ++k) {
+    const int root = roots[k];
+    double reached = 0;
+    const int sink = batched::shortest_path(p.cost, p.n_cols, 1.0, root, p.u, p.v, p.dist,
+                                            p.path, p.row4col, p.scanned, slot_val, slot_key,
+                                            parity, &reached);
+    if (sink < 0) {  // uniform over the block
+      if (threadIdx.x == 0) p.ctl->error = 1;
+      return;
+    }
+    batched::augment(root, sink, reached, p.u, p.v, p.dist, p.path, p.row4col, p.col4row,
+                     p.scanned, p.n_cols);
+  }
+  if (threadIdx.x == 0) p.ctl->searches = m;
+}
+
+}  // namespace matchflow::cuda::auction
