@@ -14,7 +14,8 @@
 // "augmentation"), run on the sparse rows as in their LAPJVsp, with the
 // dual update of D. F. Crouse, IEEE TAES 52(4), 2016, pages 1685-1686.
 //   (1) Initial assignment: for square matrices, column duals from the
-//       auction algorithm with epsilon-scaling (sparse_auction.cpp), each
+//       auction algorithm with epsilon-scaling (sparse_auction.cpp, on
+//       OpenMP threads, the same duals for any number), each
 //       row taking its least reduced weight; where the auction gives up, JV's
 //       column reduction with reduction transfer (section 4).  For
 //       rectangular ones a row reduction with greedy assignment.  Then
@@ -186,6 +187,7 @@ struct sparse_sap {
   const std::int32_t* idx;
   const T* w;
   std::int64_t n_rows, n_cols;
+  int threads;            // the auction's
   std::int64_t* col4row;  // the caller's
   T *u, *v;               // the caller's
   std::vector<std::int64_t> row4col;
@@ -227,7 +229,7 @@ struct sparse_sap {
   /// reduction then starts instead.
   bool auction_start(std::vector<std::int64_t>& free_rows) {
     std::vector<double> dv(n_cols);
-    if (!sparse_auction(ptr, idx, w, n_rows, dv.data(), stats)) return false;
+    if (!sparse_auction(ptr, idx, w, n_rows, threads, dv.data(), stats)) return false;
     if constexpr (std::is_integral_v<T>) {
       std::uint64_t max_abs = 0;
       for (std::int64_t k = 0; k < ptr[n_rows]; ++k) max_abs = std::max(max_abs, magnitude(w[k]));
@@ -581,24 +583,25 @@ struct sparse_sap {
 template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                             const T* weight, std::int64_t n_rows, std::int64_t n_cols,
-                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats) {
+                            int threads, std::int64_t* col4row, T* u, T* v,
+                            sparse_lsap_stats* stats) {
   if constexpr (std::is_integral_v<T>) {
     if (!int_weights_fit(weight, row_ptr[n_rows], n_rows, n_cols)) {
       return fail(status::overflow, sparse_int_overflow_message);
     }
   }
-  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, col4row, u, v,
+  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads, col4row, u, v,
                   {}, {}, {}, {}, {}, {}, {}, column_heap<T>(n_cols), stats};
   return s.solve();
 }
 
 template status sparse_shortest_path<double>(const std::int64_t*, const std::int32_t*,
-                                             const double*, std::int64_t, std::int64_t,
+                                             const double*, std::int64_t, std::int64_t, int,
                                              std::int64_t*, double*, double*,
                                              sparse_lsap_stats*);
 template status sparse_shortest_path<std::int64_t>(const std::int64_t*, const std::int32_t*,
                                                    const std::int64_t*, std::int64_t,
-                                                   std::int64_t, std::int64_t*, std::int64_t*,
+                                                   std::int64_t, int, std::int64_t*, std::int64_t*,
                                                    std::int64_t*, sparse_lsap_stats*);
 
 }  // namespace matchflow::detail
