@@ -438,6 +438,26 @@ def test_weighted_transversal_wide_scalings():
     assert_scaled(A, t, tol=1e-9)
 
 
+def test_weighted_transversal_large_against_scipy():
+    """Past the auction's Jacobi rounds: the product and sum objectives
+    reach SciPy's optimum on the log and plain magnitudes, the scalings hold,
+    and 1 and 2 threads give the same permutation and scalings."""
+    rng = np.random.default_rng(47)
+    A = permutation_graph(rng, 4000, 6)
+    A.data = rng.lognormal(0, 4, A.nnz)
+    n = A.shape[0]
+    for objective, w in (("product", np.log(A.data)), ("sum", A.data)):
+        W = sp.csr_array((w - w.min() + 1, A.indices, A.indptr), shape=A.shape)
+        want = W[scipy_mwfbm(W, maximize=True)].sum()
+        runs = [weighted_transversal(A, objective, threads=t) for t in (1, 2)]
+        np.testing.assert_array_equal(runs[0].q, runs[1].q)
+        assert np.isclose(W[np.arange(n), runs[0].q].sum(), want, rtol=1e-12)
+    t1, t2 = (weighted_transversal(A, threads=t) for t in (1, 2))
+    np.testing.assert_array_equal(t1.row_scale, t2.row_scale)
+    np.testing.assert_array_equal(t1.col_scale, t2.col_scale)
+    assert_scaled(A, t1)
+
+
 def test_weighted_transversal_inputs():
     """Dense and complex input: magnitudes count; the same answer as sparse."""
     dense = np.array([[1e-3, 4.0, 0.0], [2.0, 0.5, 1.0], [0.0, 3.0, 1e-2]])
