@@ -78,9 +78,12 @@ constexpr std::int64_t bids_per_row = 400;
 /// a round would bid a handful of rows between two barriers.
 constexpr std::int64_t jacobi_min_free = 256;
 
-/// Rounds with fewer free rows than this run on one thread (each bid reads
-/// ~10 entries: a smaller round costs less than waking the team).
-constexpr std::int64_t parallel_min_free = 1024;
+/// Rounds with fewer free rows than this run on one thread: each bid reads
+/// ~10 entries, and a smaller round costs less than the team's barriers.
+/// With 1024, on the shared 2-core dev host (load ~8), 2 threads took 136 ms
+/// on Pd (8,081 rows; 2.5 ms on 1 thread) and 0.53 s on bayer10 (13,436 rows;
+/// 43 ms): a barrier waits for a thread the kernel has descheduled.
+constexpr std::int64_t parallel_min_free = 8192;
 
 /// Rows per dynamic chunk of a round's bids.
 constexpr int bid_chunk = 256;

@@ -54,6 +54,10 @@ std::vector<double> log_column_max(const std::int64_t* ptr, const std::int32_t* 
   return top;
 }
 
+/// Entries below which the weights are computed on one thread (waking a
+/// team costs more than a few thousand logarithms).
+constexpr std::int64_t parallel_min_entries = 1 << 16;
+
 /// The weights c_ij the objective minimises.
 std::vector<double> weights(const std::int64_t* ptr, const std::int32_t* idx, const double* a,
                             std::int64_t n, transversal_objective objective,
@@ -61,10 +65,12 @@ std::vector<double> weights(const std::int64_t* ptr, const std::int32_t* idx, co
   const std::int64_t nnz = ptr[n];
   std::vector<double> c(nnz);
   if (objective == transversal_objective::sum) {
-#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static)
+#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static) \
+    if (nnz >= parallel_min_entries)
     for (std::int64_t k = 0; k < nnz; ++k) c[k] = -a[k];
   } else {
-#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static)
+#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static) \
+    if (nnz >= parallel_min_entries)
     for (std::int64_t k = 0; k < nnz; ++k) c[k] = log_max[idx[k]] - std::log(a[k]);
   }
   return c;
