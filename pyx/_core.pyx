@@ -547,3 +547,30 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
         "seconds_scc": stats.seconds_scc,
         "seconds_fine": stats.seconds_fine,
     })
+
+
+def transversal(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
+                const double[::1] magnitude, int objective, bint scale, int threads):
+    """Weighted transversal of a square CSR matrix of magnitudes (objective 0:
+    product, 1: sum); returns (col4row, row_scale, col_scale), the scalings
+    None unless product with scale."""
+    cdef int64_t n = row_ptr.shape[0] - 1
+    col4row = np.empty(n, dtype=np.int64)
+    cdef bint with_scales = objective == 0 and scale
+    row_scale = np.empty(n if with_scales else 0, dtype=np.float64)
+    col_scale = np.empty(n if with_scales else 0, dtype=np.float64)
+    cdef int64_t[::1] c4r_view = col4row
+    cdef double[::1] r_view = row_scale
+    cdef double[::1] s_view = col_scale
+    cdef int64_t* c4r = &c4r_view[0] if n > 0 else NULL
+    cdef double* pr = &r_view[0] if r_view.shape[0] > 0 else NULL
+    cdef double* ps = &s_view[0] if s_view.shape[0] > 0 else NULL
+    cdef const double* a = &magnitude[0] if magnitude.shape[0] > 0 else NULL
+    cdef sparse_lsap_stats stats
+    cdef status st
+    with nogil:
+        st = weighted_transversal(_p64(row_ptr), _p32(col_idx), a, n,
+                                  <transversal_objective>objective, with_scales, threads, c4r,
+                                  pr, ps, &stats)
+    _check(st)
+    return col4row, (row_scale if with_scales else None), (col_scale if with_scales else None)

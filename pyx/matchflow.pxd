@@ -176,3 +176,10 @@ cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:
     status dulmage_mendelsohn(const bipartite_view& g, const int32_t* col4row,
                               const int32_t* row4col, int threads, dm_result* out,
                               dm_stats* stats)
+    enum class transversal_objective(int):
+        pass
+    status weighted_transversal(const int64_t* row_ptr, const int32_t* col_idx,
+                                const double* magnitude, int64_t n,
+                                transversal_objective objective, bint scale, int threads,
+                                int64_t* col4row, double* row_scale, double* col_scale,
+                                sparse_lsap_stats* stats)

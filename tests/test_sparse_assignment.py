@@ -216,6 +216,70 @@ def test_auction_start_against_scipy(block):
     assert ran > 20
 
 
+def square_case(rng, n):
+    """n x n, 1-8 entries per row, a full matching most of the time; float
+    weights, integers with many ties, or integers of a wide range."""
+    cols = rng.integers(0, n, (n, int(rng.integers(1, 9))))
+    if rng.random() < 0.9:
+        cols[:, 0] = rng.permutation(n)
+    kind = int(rng.integers(0, 3))
+    data = (rng.random(cols.size) if kind == 0 else
+            rng.integers(1, 4, cols.size) if kind == 1 else
+            rng.integers(-10**12, 10**12, cols.size))
+    graph = sp.csr_array((data, (np.repeat(np.arange(n), cols.shape[1]), cols.ravel())),
+                         shape=(n, n))
+    graph.sum_duplicates()
+    graph.eliminate_zeros()
+    return graph
+
+
+def assert_as_scipy(graph, threads=None):
+    """Both raise, or the same cost, with matchflow's dual certificate."""
+    expected = outcome(scipy_mwfbm, graph, False)
+    if isinstance(expected, str):
+        with pytest.raises(ValueError, match="no full matching exists"):
+            solve_sparse_assignment(graph, threads=threads)
+        return
+    result = solve_sparse_assignment(graph, threads=threads)
+    assert np.isclose(result.cost, graph[expected].sum(), rtol=1e-12)
+    dense = graph.toarray()
+    assert_certificate(graph, dense != 0, dense, result, False)
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_many_square_cases_against_scipy(block):
+    """3000 seeded square cases of 1-40 rows (the auction's Gauss-Seidel
+    form, single entries, ties) and 40 of 256-2000 rows (its Jacobi rounds,
+    parallel from 1024 free rows), each against SciPy with its duals."""
+    rng = np.random.default_rng(5200 + block)
+    for _ in range(750):
+        assert_as_scipy(square_case(rng, int(rng.integers(1, 41))))
+    for _ in range(10):
+        assert_as_scipy(square_case(rng, int(rng.integers(256, 2001))), threads=2)
+
+
+def test_same_answer_for_any_thread_count():
+    """The auction's Jacobi rounds resolve every column by the lowest bid and
+    then the lowest row, so the duals, and the whole solve, do not depend on
+    the thread count: the same assignment and duals on 1, 2 and 3 threads."""
+    rng = np.random.default_rng(77)
+    cases = [permutation_graph(rng, 20000, 5), permutation_graph(rng, 20000, 8, "int")]
+    cases += [square_case(rng, 5000) for _ in range(4)]
+    for graph in cases:
+        try:
+            runs = [solve_sparse_assignment(graph, threads=t) for t in (1, 2, 3)]
+        except ValueError:
+            continue
+        for r in runs[1:]:
+            assert r.cost == runs[0].cost
+            np.testing.assert_array_equal(r.col_ind, runs[0].col_ind)
+            np.testing.assert_array_equal(r.u, runs[0].u)
+            np.testing.assert_array_equal(r.v, runs[0].v)
+        if graph.shape[0] <= 5000:  # dense enough to check densely
+            dense = graph.toarray()
+            assert_certificate(graph, dense != 0, dense, runs[0], False)
+
+
 def test_integer_weights_exact():
     """Weights float64 cannot tell apart: the int64 solve still can."""
     big = 2 ** 53
@@ -372,6 +436,26 @@ def test_weighted_transversal_wide_scalings():
     assert t.q.tolist() == list(range(n))
     assert np.log(t.row_scale).max() - np.log(t.row_scale).min() > 900
     assert_scaled(A, t, tol=1e-9)
+
+
+def test_weighted_transversal_large_against_scipy():
+    """Past the auction's Jacobi rounds: the product and sum objectives
+    reach SciPy's optimum on the log and plain magnitudes, the scalings hold,
+    and 1 and 2 threads give the same permutation and scalings."""
+    rng = np.random.default_rng(47)
+    A = permutation_graph(rng, 4000, 6)
+    A.data = rng.lognormal(0, 4, A.nnz)
+    n = A.shape[0]
+    for objective, w in (("product", np.log(A.data)), ("sum", A.data)):
+        W = sp.csr_array((w - w.min() + 1, A.indices, A.indptr), shape=A.shape)
+        want = W[scipy_mwfbm(W, maximize=True)].sum()
+        runs = [weighted_transversal(A, objective, threads=t) for t in (1, 2)]
+        np.testing.assert_array_equal(runs[0].q, runs[1].q)
+        assert np.isclose(W[np.arange(n), runs[0].q].sum(), want, rtol=1e-12)
+    t1, t2 = (weighted_transversal(A, threads=t) for t in (1, 2))
+    np.testing.assert_array_equal(t1.row_scale, t2.row_scale)
+    np.testing.assert_array_equal(t1.col_scale, t2.col_scale)
+    assert_scaled(A, t1)
 
 
 def test_weighted_transversal_inputs():

@@ -44,3 +44,7 @@ def dmperm(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
            ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32],
                       npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32],
                       dict[str, float]]: ...
+def transversal(row_ptr: npt.NDArray[np.int64], col_idx: npt.NDArray[np.int32],
+                magnitude: npt.NDArray[np.float64], objective: int, scale: bool, threads: int,
+                ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64] | None,
+                           npt.NDArray[np.float64] | None]: ...

@@ -157,7 +157,9 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
         The solver runs on the CPU; asking for a GPU raises ValueError
         (RuntimeError where matchflow has no CUDA).
     threads : int, optional
-        Accepted for symmetry with `solve_assignment`; the solver is sequential.
+        OpenMP threads of the auction start (square problems; default: all,
+        or ``OMP_NUM_THREADS``).  The answer is the same for every count;
+        the searches after it are sequential.
 
     Returns
     -------

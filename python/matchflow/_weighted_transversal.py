@@ -4,23 +4,17 @@ they factorise (HSL MC64; SuperLU's ``LargeDiag_MC64`` option).
 I. S. Duff and J. Koster, "On algorithms for permuting large entries to the
 diagonal of a sparse matrix", SIAM J. Matrix Anal. Appl. 22(4), 2001,
 pages 973-996:
-  - "product" (MC64 job 5, their section 4): maximise prod_i |a_{i,q_i}|.
-    With a_j = max_i |a_ij| the largest magnitude in column j, the weights
-    c_ij = log a_j - log |a_ij| >= 0 turn it into a minimum weight full
-    matching (the log of a product is a sum; a_j only shifts column j's
-    weights, so the optimal q is unchanged).  The duals of that assignment,
-    u_i + v_j <= c_ij with equality on the matched pairs, give the scalings
-    r_i = exp(u_i), s_j = exp(v_j) / a_j: then
-    |r_i a_ij s_j| = exp(u_i + v_j - c_ij) <= 1, with equality where matched
-    (their section 4, the scaling of Olschowka & Neumaier).  Of the optimal
-    duals, the ones with the greatest v <= 0 are used (see _tightest_duals).
+  - "product" (MC64 job 5, their section 4): maximise prod_i |a_{i,q_i}|,
+    a minimum weight full matching on c_ij = log max_i |a_ij| - log |a_ij|,
+    whose duals give the scalings (Olschowka & Neumaier).
   - "bottleneck" (MC64 jobs 2-3, section 3): maximise min_i |a_{i,q_i}|, by a
     binary search over the sorted distinct magnitudes for the largest
     threshold t whose pattern {|a_ij| >= t} still has a perfect matching
     (each test is matchflow's maximum_matching).
   - "sum" (MC64 job 4): maximise sum_i |a_{i,q_i}|, the assignment on |a_ij|.
-The assignments run on the sparse shortest augmenting path solver
-(cpp/src/lsap/sparse_shortest_path.cpp).
+Product and sum run in the core (cpp/src/preprocess/weighted_transversal.cpp:
+the weights, the sparse assignment, the tightest duals and the scalings);
+this module validates, takes magnitudes, and runs the bottleneck search.
 """
 from __future__ import annotations
 
@@ -30,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core
-from ._validation import check_choice
+from ._validation import check_choice, check_threads
 
 OBJECTIVES = ("product", "bottleneck", "sum")
 
@@ -75,50 +69,16 @@ def _magnitudes(A) -> sp.csr_array:
     return m
 
 
-def _assign(m: sp.csr_array, weights: np.ndarray):
-    """Minimum weight full matching of m's pattern under `weights`;
-    (col4row, u, v), or the structural-singularity ValueError."""
+def _transversal(m: sp.csr_array, objective: str, scale: bool, threads: int):
+    """The core's product or sum transversal: (q, row_scale, col_scale), or
+    the structural-singularity ValueError."""
     try:
-        return _core.lsap_sparse(np.asarray(m.indptr, dtype=np.int64),
+        return _core.transversal(np.asarray(m.indptr, dtype=np.int64),
                                  np.asarray(m.indices, dtype=np.int32),
-                                 np.ascontiguousarray(weights, dtype=np.float64),
-                                 m.shape[1], 0, 0)[:3]
+                                 np.ascontiguousarray(m.data, dtype=np.float64),
+                                 0 if objective == "product" else 1, scale, threads)
     except ValueError:
         raise ValueError(_SINGULAR) from None
-
-
-def _tightest_duals(m: sp.csr_array, weights: np.ndarray, col4row: np.ndarray,
-                    v: np.ndarray):
-    """The optimal duals with the largest v (all <= 0) for the assignment
-    col4row: the ones whose exponentials are the scalings.
-
-    Any optimal (u, v) scales A, but the solver's drift between phases (a
-    row left free gains every phase's step) can leave u_i and -v_j past
-    exp's range (709) even where u_i + v_j - c_ij is small.  With
-    u_i = c_{i,q_i} - v_{q_i}, dual feasibility is the system of difference
-    constraints v_j <= v_{q_i} + (c_ij - c_{i,q_i}) over the entries; its
-    greatest solution below 0 is v_j = (shortest path from a source joined
-    to every column at length 0), which exists since the assignment is
-    optimal (no negative cycle).  One Dijkstra computes it, with the
-    solver's duals as potentials (Johnson): the reduced lengths are the
-    reduced weights c_ij - u_i - v_j >= 0, and max(v) - v_j on the source's
-    edges.  Returns (u, v)."""
-    from scipy.sparse.csgraph import dijkstra
-
-    n = m.shape[0]
-    rows = np.repeat(np.arange(n), np.diff(m.indptr))
-    matched = m.indices == col4row[rows]
-    c_matched = np.zeros(n)
-    c_matched[rows[matched]] = weights[matched]
-    u = c_matched - v[col4row]
-    reduced = np.maximum(weights - u[rows] - v[m.indices], 0.0)  # >= 0 up to rounding
-    top = v.max()
-    # Nodes: the columns, then the source n; edge q_i -> j for each entry (i, j).
-    graph = sp.csr_array((np.concatenate([reduced, top - v]),
-                          (np.concatenate([col4row[rows], np.full(n, n)]),
-                           np.concatenate([m.indices, np.arange(n)]))), shape=(n + 1, n + 1))
-    v_tight = np.minimum(dijkstra(graph, indices=n)[:n] - top + v, 0.0)
-    return c_matched - v_tight[col4row], v_tight
 
 
 def _bottleneck(m: sp.csr_array) -> np.ndarray:
@@ -169,8 +129,8 @@ def _bottleneck(m: sp.csr_array) -> np.ndarray:
     return np.asarray(best, dtype=np.int64)
 
 
-def weighted_transversal(A, objective: str = "product", scale: bool = True
-                         ) -> WeightedTransversal:
+def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
+                         threads: int | None = None) -> WeightedTransversal:
     """A column permutation putting large entries on the diagonal of a square
     matrix, with MC64's row and column scalings.
 
@@ -187,6 +147,10 @@ def weighted_transversal(A, objective: str = "product", scale: bool = True
         With "product", also return the scalings from the assignment's
         duals.  Only the product objective defines scalings: for the others
         (and with ``scale=False``) `row_scale` and `col_scale` are None.
+    threads : int, optional
+        OpenMP threads for product and sum (the weights and the assignment's
+        auction start; default: all, or ``OMP_NUM_THREADS``); the answer is
+        the same for every count.
 
     Returns
     -------
@@ -212,28 +176,8 @@ def weighted_transversal(A, objective: str = "product", scale: bool = True
     True
     """
     check_choice(objective, "objective", OBJECTIVES)
+    n_threads = check_threads(threads)
     m = _magnitudes(A)
-    n = m.shape[0]
     if objective == "bottleneck":
         return WeightedTransversal(_bottleneck(m), None, None)
-    if objective == "sum":
-        col4row, _, _ = _assign(m, -m.data)
-        return WeightedTransversal(col4row, None, None)
-    # Column maxima a_j; an empty column leaves a_j = 0, and the solve then
-    # reports the singularity.
-    col_max = np.zeros(n)
-    np.maximum.at(col_max, m.indices, m.data)
-    log_max = np.log(np.where(col_max > 0, col_max, 1.0))
-    weights = log_max[m.indices] - np.log(m.data)  # c_ij >= 0
-    col4row, u, v = _assign(m, weights)
-    if not scale:
-        return WeightedTransversal(col4row, None, None)
-    u, v = _tightest_duals(m, weights, col4row, v)
-    # (u - t, v + t) is as optimal: centre the logs of both scalings on 0, so
-    # that spreads up to twice exp's range still fit (the greatest v above
-    # reached -773 on an R-MAT matrix of 90,000 rows with random magnitudes).
-    log_row, log_col = u, v - log_max
-    if n:
-        t = (max(log_row.max(), -log_col.min()) + min(log_row.min(), -log_col.max())) / 2
-        log_row, log_col = log_row - t, log_col + t
-    return WeightedTransversal(col4row, np.exp(log_row), np.exp(log_col))
+    return WeightedTransversal(*_transversal(m, objective, bool(scale), n_threads))

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "matchflow/graph.hpp"
+#include "matchflow/lsap.hpp"
 #include "matchflow/status.hpp"
 
 namespace matchflow {
@@ -81,5 +82,32 @@ struct dm_stats {
 status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
                           const vertex_t* row4col, int threads, dm_result* out,
                           dm_stats* stats) noexcept;
+
+/// The objectives of MC64 (Duff & Koster 2001) solved as an assignment.
+enum class transversal_objective : int {
+  product = 0,  ///< maximise prod_i |a_{i,q_i}| (MC64 job 5), with scalings
+  sum = 1,      ///< maximise sum_i |a_{i,q_i}| (MC64 job 4)
+};
+
+/// A weighted transversal of a square matrix given by the magnitudes of its
+/// entries: the column q[i] of each row maximising the objective, by one
+/// sparse assignment ("sparse-sap") on weights log(max_i |a_ij|) - log|a_ij|
+/// (product) or -|a_ij| (sum); with `scale` (product only), the scalings from
+/// the greatest optimal column duals (one Dijkstra):
+/// |row_scale[i] a_ij col_scale[j]| <= 1, equality on the matched entries.
+/// (cpp/src/preprocess/weighted_transversal.cpp)
+///
+/// @param[in]  row_ptr, col_idx  n x n CSR pattern, no duplicates
+/// @param[in]  magnitude  |a_ij| per entry: finite and > 0
+/// @param[in]  threads    OpenMP threads (the weights, the auction); 0 = default
+/// @param[out] col4row    length n
+/// @param[out] row_scale, col_scale  length n; written only for product with scale
+/// @param[out] stats      the assignment's
+/// @return infeasible when the matrix is structurally singular.
+status weighted_transversal(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                            const double* magnitude, std::int64_t n,
+                            transversal_objective objective, bool scale, int threads,
+                            std::int64_t* col4row, double* row_scale, double* col_scale,
+                            sparse_lsap_stats* stats) noexcept;
 
 }  // namespace matchflow

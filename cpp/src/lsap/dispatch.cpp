@@ -77,15 +77,15 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_metho
 
 template <class T>
 status solve_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
-                    std::int64_t n_rows, std::int64_t n_cols, std::int64_t* col4row, T* u,
-                    T* v, sparse_lsap_stats* stats) noexcept {
+                    std::int64_t n_rows, std::int64_t n_cols, int threads,
+                    std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats) noexcept {
   return guarded([&] {
     *stats = sparse_lsap_stats{};
     if (n_rows > n_cols) {
       return fail(status::invalid_input, "solve_lsap_sparse needs n_rows <= n_cols");
     }
-    return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols, col4row, u,
-                                        v, stats);
+    return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols, threads,
+                                        col4row, u, v, stats);
   });
 }
 
@@ -115,20 +115,22 @@ status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int6
   return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
 }
 
-// The sparse solver is sequential: options.threads and options.device are
-// accepted for a parallel or GPU variant behind the same entry point.
+// The sparse solver's auction start runs on options.threads; options.device is
+// accepted for a GPU variant behind the same entry point.
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const double* weight, std::int64_t n_rows, std::int64_t n_cols,
-                         const lsap_options& /*options*/, std::int64_t* col4row, double* u,
+                         const lsap_options& options, std::int64_t* col4row, double* u,
                          double* v, sparse_lsap_stats* stats) noexcept {
-  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, col4row, u, v, stats);
+  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options.threads, col4row, u, v,
+                      stats);
 }
 
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const std::int64_t* weight, std::int64_t n_rows, std::int64_t n_cols,
-                         const lsap_options& /*options*/, std::int64_t* col4row, std::int64_t* u,
+                         const lsap_options& options, std::int64_t* col4row, std::int64_t* u,
                          std::int64_t* v, sparse_lsap_stats* stats) noexcept {
-  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, col4row, u, v, stats);
+  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options.threads, col4row, u, v,
+                      stats);
 }
 
 }  // namespace matchflow

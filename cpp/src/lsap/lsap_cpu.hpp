@@ -21,14 +21,16 @@ status hungarian_omp(const T* cost, std::int64_t n_rows, std::int64_t n_cols, in
 template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                             const T* weight, std::int64_t n_rows, std::int64_t n_cols,
-                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats);
+                            int threads, std::int64_t* col4row, T* u, T* v,
+                            sparse_lsap_stats* stats);
 
 /// The start of "sparse-sap" on square problems (n x n): column duals v from
-/// the auction algorithm with epsilon-scaling; false when it stopped early
+/// the auction algorithm with epsilon-scaling, on `threads` OpenMP threads
+/// (0: the default), the same for every count; false when it stopped early
 /// (its bid budget, an empty row), v then being whatever it reached.
 /// Counts stats->auction_phases and auction_bids.  (sparse_auction.cpp)
 template <class T>
 bool sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
-                    std::int64_t n, double* v, sparse_lsap_stats* stats);
+                    std::int64_t n, int threads, double* v, sparse_lsap_stats* stats);
 
 }  // namespace matchflow::detail

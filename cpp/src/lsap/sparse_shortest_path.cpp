@@ -14,7 +14,8 @@
 // "augmentation"), run on the sparse rows as in their LAPJVsp, with the
 // dual update of D. F. Crouse, IEEE TAES 52(4), 2016, pages 1685-1686.
 //   (1) Initial assignment: for square matrices, column duals from the
-//       auction algorithm with epsilon-scaling (sparse_auction.cpp), each
+//       auction algorithm with epsilon-scaling (sparse_auction.cpp, on
+//       OpenMP threads, the same duals for any number), each
 //       row taking its least reduced weight; where the auction gives up, JV's
 //       column reduction with reduction transfer (section 4).  For
 //       rectangular ones a row reduction with greedy assignment.  Then
@@ -74,6 +75,7 @@
 #include <utility>
 #include <vector>
 
+#include "column_heap.hpp"
 #include "lsap_cpu.hpp"
 #include "timing.hpp"
 
@@ -113,71 +115,6 @@ constexpr std::int64_t arr_steps_per_row = 100;
 /// (past n/8 columns), 1.2 s at 2, 1.3 s at 4, 2.4 s never stopping early.
 constexpr std::int64_t phase_growth = 2;
 
-/// An indexed 4-ary min-heap of columns keyed by their tentative distance,
-/// with decrease-key, so that it never holds more than one entry per column
-/// (a lazy heap held one per decrease: several times more, and slower).
-/// pos[j]: column j's slot, or `absent`, or `finalised` once popped.
-template <class T>
-struct column_heap {
-  static constexpr std::int32_t absent = -1;
-  static constexpr std::int32_t finalised = -2;
-  struct item {
-    T key;
-    std::int32_t col;
-  };
-  std::vector<item> items;
-  std::vector<std::int32_t> pos;
-
-  explicit column_heap(std::int64_t n_cols) : pos(n_cols, absent) {}
-
-  void place(std::size_t k, const item& it) {
-    items[k] = it;
-    pos[it.col] = static_cast<std::int32_t>(k);
-  }
-  void sift_up(std::size_t k, item it) {
-    while (k > 0) {
-      const std::size_t parent = (k - 1) / 4;
-      if (!(it.key < items[parent].key)) break;
-      place(k, items[parent]);
-      k = parent;
-    }
-    place(k, it);
-  }
-  /// Inserts column j at key d, or lowers its key to d.
-  void push_or_decrease(std::int32_t j, T d) {
-    if (pos[j] == absent) {
-      items.push_back({d, j});
-      sift_up(items.size() - 1, {d, j});
-    } else {
-      sift_up(static_cast<std::size_t>(pos[j]), {d, j});
-    }
-  }
-  item pop() {
-    const item top = items.front();
-    pos[top.col] = finalised;
-    const item last = items.back();
-    items.pop_back();
-    const std::size_t n = items.size();
-    if (n > 0) {
-      std::size_t k = 0;
-      for (;;) {
-        const std::size_t first = 4 * k + 1;
-        if (first >= n) break;
-        std::size_t best = first;
-        const std::size_t end = std::min(first + 4, n);
-        for (std::size_t c = first + 1; c < end; ++c) {
-          if (items[c].key < items[best].key) best = c;
-        }
-        if (!(items[best].key < last.key)) break;
-        place(k, items[best]);
-        k = best;
-      }
-      place(k, last);
-    }
-    return top;
-  }
-};
-
 /// The solver's arrays: the problem, the assignment, the duals, and the
 /// search state (by column: tentative distance, predecessor row, finalised).
 template <class T>
@@ -186,6 +123,7 @@ struct sparse_sap {
   const std::int32_t* idx;
   const T* w;
   std::int64_t n_rows, n_cols;
+  int threads;            // the auction's
   std::int64_t* col4row;  // the caller's
   T *u, *v;               // the caller's
   std::vector<std::int64_t> row4col;
@@ -227,7 +165,7 @@ struct sparse_sap {
   /// reduction then starts instead.
   bool auction_start(std::vector<std::int64_t>& free_rows) {
     std::vector<double> dv(n_cols);
-    if (!sparse_auction(ptr, idx, w, n_rows, dv.data(), stats)) return false;
+    if (!sparse_auction(ptr, idx, w, n_rows, threads, dv.data(), stats)) return false;
     if constexpr (std::is_integral_v<T>) {
       std::uint64_t max_abs = 0;
       for (std::int64_t k = 0; k < ptr[n_rows]; ++k) max_abs = std::max(max_abs, magnitude(w[k]));
@@ -581,24 +519,25 @@ struct sparse_sap {
 template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                             const T* weight, std::int64_t n_rows, std::int64_t n_cols,
-                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats) {
+                            int threads, std::int64_t* col4row, T* u, T* v,
+                            sparse_lsap_stats* stats) {
   if constexpr (std::is_integral_v<T>) {
     if (!int_weights_fit(weight, row_ptr[n_rows], n_rows, n_cols)) {
       return fail(status::overflow, sparse_int_overflow_message);
     }
   }
-  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, col4row, u, v,
+  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads, col4row, u, v,
                   {}, {}, {}, {}, {}, {}, {}, column_heap<T>(n_cols), stats};
   return s.solve();
 }
 
 template status sparse_shortest_path<double>(const std::int64_t*, const std::int32_t*,
-                                             const double*, std::int64_t, std::int64_t,
+                                             const double*, std::int64_t, std::int64_t, int,
                                              std::int64_t*, double*, double*,
                                              sparse_lsap_stats*);
 template status sparse_shortest_path<std::int64_t>(const std::int64_t*, const std::int32_t*,
                                                    const std::int64_t*, std::int64_t,
-                                                   std::int64_t, std::int64_t*, std::int64_t*,
+                                                   std::int64_t, int, std::int64_t*, std::int64_t*,
                                                    std::int64_t*, sparse_lsap_stats*);
 
 }  // namespace matchflow::detail
