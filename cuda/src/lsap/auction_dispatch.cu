@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -63,15 +64,14 @@ schedule default_schedule() {
 /// Device arrays of one solve.
 template <class S>
 struct buffers {
-  device_buffer<double> u, v, bid_v, dist;
+  device_buffer<double> u, v, bid_v;
   device_buffer<int> col4row, row4col, bid_col, lists, path;
   device_buffer<unsigned long long> key;
-  device_buffer<unsigned char> scanned;
   device_buffer<control> ctl;
 
   buffers(std::int64_t n_rows, std::int64_t n_cols)
-      : u(n_rows), v(n_cols), bid_v(n_rows), dist(n_cols), col4row(n_rows), row4col(n_cols),
-        bid_col(n_rows), lists(3 * n_rows), path(n_cols), key(n_cols), scanned(n_cols), ctl(1) {}
+      : u(n_rows), v(n_cols), bid_v(n_rows), col4row(n_rows), row4col(n_cols),
+        bid_col(n_rows), lists(3 * n_rows), path(n_cols), key(n_cols), ctl(1) {}
 
   static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols) {
     return static_cast<std::size_t>(n_rows) * (2 * sizeof(double) + 5 * sizeof(int)) +
@@ -95,9 +95,7 @@ struct buffers {
     p.bid_v = bid_v.data();
     p.key = key.data();
     for (int k = 0; k < 3; ++k) p.list[k] = lists.data() + static_cast<std::int64_t>(k) * n_rows;
-    p.dist = dist.data();
     p.path = path.data();
-    p.scanned = scanned.data();
     p.ctl = ctl.data();
     return p;
   }
@@ -105,6 +103,28 @@ struct buffers {
 
 /// Runs both kernels on costs already on the device (stored type S) and
 /// copies the results back; float64 duals into du, dv.
+/// The final searches' block holds at most this many columns in registers.
+constexpr std::int64_t max_finish_columns =
+    std::int64_t(finish_threads) * batched::max_columns_per_thread;
+
+/// finish_kernel with the fewest columns per thread that covers n_cols.
+template <class S>
+void launch_finish(const params<S>& p, cudaStream_t s) {
+  const int per_thread = (p.n_cols + finish_threads - 1) / finish_threads;
+  if (per_thread <= 1) {
+    finish_kernel<S, 1><<<1, finish_threads, 0, s>>>(p);
+  } else if (per_thread <= 2) {
+    finish_kernel<S, 2><<<1, finish_threads, 0, s>>>(p);
+  } else if (per_thread <= 4) {
+    finish_kernel<S, 4><<<1, finish_threads, 0, s>>>(p);
+  } else if (per_thread <= 8) {
+    finish_kernel<S, 8><<<1, finish_threads, 0, s>>>(p);
+  } else {
+    finish_kernel<S, batched::max_columns_per_thread><<<1, finish_threads, 0, s>>>(p);
+  }
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+}
+
 template <class S>
 status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integer, int device,
            buffers<S>& b, cudaStream_t strm, std::int64_t* col4row, std::vector<double>& du,
@@ -131,8 +151,7 @@ status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integ
   st.seconds_init = seconds_since(t0);
 
   t0 = wall_clock::now();
-  finish_kernel<S><<<1, finish_threads, 0, strm>>>(p);
-  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  launch_finish(p, strm);
   control c{};
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&c, p.ctl, sizeof(c), cudaMemcpyDeviceToHost, strm));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
@@ -170,8 +189,11 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
     *stats = st;
     return status::ok;
   }
-  if (n_cols > batched::column_mask)  // the searches' arg-min key holds a column in 30 bits
-    return fail(status::invalid_input, "gpu-auction: more than 2^30 - 1 columns");
+  if (n_cols > max_finish_columns) {  // the final searches hold columns in registers
+    return fail(status::invalid_input, "gpu-auction: more than " +
+                                           std::to_string(max_finish_columns) +
+                                           " columns (use gpu-tree)");
+  }
   MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
   const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
   use_device_with_memory(options.device,

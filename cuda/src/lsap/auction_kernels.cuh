@@ -98,9 +98,7 @@ struct params {
   double* bid_v;  ///< per row: its bid (the new v of bid_col)
   unsigned long long* key;  ///< per column: this round's best (price, row + 1); 0 = none
   int* list[3];             ///< free rows, round robin
-  double* dist;             ///< search state (finish)
-  int* path;
-  unsigned char* scanned;
+  int* path;                ///< search state (finish)
   control* ctl;
 };
 
@@ -403,27 +401,38 @@ __global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
   if (tid == 0) ctl->final_list = slot % 3;
 }
 
-/// Step 5: one Dijkstra search per row left, one block.
-template <class S>
+/// Step 5: one Dijkstra search per row left, one block; each thread holds
+/// K columns' duals and search state in registers (batched::owned_columns).
+template <class S, int K>
 __global__ __launch_bounds__(finish_threads) void finish_kernel(params<S> p) {
-  __shared__ double slot_val[2 * batched::max_warps];
-  __shared__ int slot_key[2 * batched::max_warps];
+  __shared__ unsigned long long slot_val[2 * batched::max_warps];
+  __shared__ unsigned slot_key[2 * batched::max_warps];
   int parity = 0;
   const int which = p.ctl->final_list;
   const int m = p.ctl->count[which];
   const int* roots = p.list[which];
+  batched::owned_columns<K> own;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = own.column(k);
+    own.v[k] = j < p.n_cols ? p.v[j] : 0.0;
+  }
   for (int k = 0; k < m; ++k) {
     const int root = roots[k];
     double reached = 0;
-    const int sink = batched::shortest_path(p.cost, p.n_cols, 1.0, root, p.u, p.v, p.dist,
-                                            p.path, p.row4col, p.scanned, slot_val, slot_key,
-                                            parity, &reached);
+    const int sink = batched::shortest_path<S, K>(p.cost, p.n_cols, 1.0, root, p.u, own, p.path,
+                                                  p.row4col, slot_val, slot_key, parity,
+                                                  &reached);
     if (sink < 0) {  // uniform over the block
       if (threadIdx.x == 0) p.ctl->error = 1;
       return;
     }
-    batched::augment(root, sink, reached, p.u, p.v, p.dist, p.path, p.row4col, p.col4row,
-                     p.scanned, p.n_cols);
+    batched::augment<K>(root, sink, reached, p.u, own, p.path, p.row4col, p.col4row, p.n_cols);
+  }
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int j = own.column(k);
+    if (j < p.n_cols) p.v[j] = own.v[k];
   }
   if (threadIdx.x == 0) p.ctl->searches = m;
 }
