@@ -30,8 +30,8 @@ class excess_return {
   /// is topological along the flow (a vertex before those that send it flow).
   void order(vertex_t source, vertex_t sink) {
     for (vertex_t v = 0; v < g_.n; ++v) {
-      if (v != source && v != sink && excess_[std::size_t(v)] > 0 && color_[std::size_t(v)] == white)
-        search(v);
+      const bool start = v != source && v != sink && excess_[std::size_t(v)] > 0;
+      if (start && color_[std::size_t(v)] == white) search(v);
     }
     while (!pending_.empty()) {  // vertices with excess a cancelled cycle turned white
       const vertex_t v = pending_.back();

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "../openmp.hpp"
 
@@ -23,11 +24,13 @@ namespace {
 // Below this many input arcs the build runs on the calling thread.
 constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
 
-int thread_id() {
+/// This thread's place in the team and the team's size (OpenMP may give
+/// fewer threads than asked for).
+std::pair<int, int> thread_in_team() {
 #ifdef _OPENMP
-  return omp_get_thread_num();
+  return {omp_get_thread_num(), omp_get_num_threads()};
 #else
-  return 0;
+  return {0, 1};
 #endif
 }
 
@@ -90,11 +93,11 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
   g.forward_of.reset(new Arc[std::size_t(net.n_arcs())]);
-  const auto range = [&](int c) { return vertex_t(std::int64_t(n) * c / team); };
 #pragma omp parallel num_threads(team)
   {
-    const int c = thread_id();
-    const vertex_t lo = range(c), hi = range(c + 1);
+    const auto [c, size] = thread_in_team();
+    const vertex_t lo = vertex_t(std::int64_t(n) * c / size);
+    const vertex_t hi = vertex_t(std::int64_t(n) * (c + 1) / size);
     count_degrees(net, lo, hi, g);
 #pragma omp barrier
 #pragma omp single

@@ -10,10 +10,11 @@
 // count).  Reverse copies first was measured too (H100 host, 16 threads,
 // benchmarks/NOTES.md): fewer pushes on a 1024 x 1024 grid and GENRMF long,
 // far fewer flow cycles for phase 2 on grids and R-MAT (a scan cancels flow
-// before it adds anti-parallel flow), but 3.5x the pushes on the road-like
+// before it adds anti-parallel flow), but 3.6x the pushes on the road-like
 // and Delaunay graphs, slower there than before this layout; forward copies
 // first was faster than the previous interleaved layout on every instance.
-// Parallel input arcs stay separate pairs, so each keeps its own flow.  Self-loops get no residual arcs: they carry no flow.
+// Parallel input arcs stay separate pairs, so each keeps its own flow.
+// Self-loops get no residual arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
 // Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
@@ -42,7 +43,8 @@ struct residual_graph {
   vertex_t n = 0;
   Arc n_arcs = 0;
   std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<Arc> reverse_first;  ///< length n: u's reverse copies are [reverse_first[u], first[u+1])
+  std::vector<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
+                                   ///< its reverse copies [reverse_first[u], first[u+1])
   std::unique_ptr<residual_arc<Arc>[]> arcs;  ///< n_arcs records
   std::unique_ptr<Arc[]> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
 };
