@@ -2,7 +2,7 @@
 // from cycle cancelling.  A residual graph's reverse copies at v, with
 // positive residual capacity, are exactly the input arcs carrying flow into
 // v (rescap of a reverse copy = flow on its input arc), so the search scans
-// only [first[v], forward_first[v]).
+// only [reverse_first[v], first[v + 1]).
 #include "flow_decomposition.hpp"
 
 #include <algorithm>
@@ -22,7 +22,7 @@ class excess_return {
         excess_(excess),
         color_(std::size_t(g.n), white),
         depth_(std::size_t(g.n)),
-        current_(g.first.begin(), g.first.end() - 1) {
+        current_(g.reverse_first) {
     finished_.reserve(std::size_t(g.n));
   }
 
@@ -30,8 +30,8 @@ class excess_return {
   /// is topological along the flow (a vertex before those that send it flow).
   void order(vertex_t source, vertex_t sink) {
     for (vertex_t v = 0; v < g_.n; ++v) {
-      if (v != source && v != sink && excess_[std::size_t(v)] > 0 && color_[std::size_t(v)] == white)
-        search(v);
+      const bool start = v != source && v != sink && excess_[std::size_t(v)] > 0;
+      if (start && color_[std::size_t(v)] == white) search(v);
     }
     while (!pending_.empty()) {  // vertices with excess a cancelled cycle turned white
       const vertex_t v = pending_.back();
@@ -48,7 +48,7 @@ class excess_return {
     for (auto it = finished_.rbegin(); it != finished_.rend(); ++it) {
       const vertex_t v = *it;
       if (v == source || v == sink) continue;
-      for (Arc k = g_.first[std::size_t(v)]; excess_[std::size_t(v)] > 0; ++k) {
+      for (Arc k = g_.reverse_first[std::size_t(v)]; excess_[std::size_t(v)] > 0; ++k) {
         residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
         if (arc.rescap == 0) continue;
         const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
@@ -73,7 +73,7 @@ class excess_return {
     push_path(root);
     while (!path_.empty()) {
       const vertex_t v = path_.back();
-      const Arc end = g_.forward_first[std::size_t(v)];
+      const Arc end = g_.first[std::size_t(v) + 1];
       Arc& k = current_[std::size_t(v)];
       for (; k < end; ++k) {
         const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];

@@ -52,7 +52,7 @@ class highest_label {
   }
 
   /// Discharges active vertices, highest label first, until the relabel
-  /// work calls for a global update (returns true) or no_vertex is left (false).
+  /// work calls for a global update (returns true) or none is left (false).
   bool discharge_until_update() {
     while (a_max_ >= a_min_) {
       if (double(work_) > update_threshold_) return true;
@@ -189,7 +189,8 @@ class highest_label {
   void gap(vertex_t d) {
     ++stats_->gaps;
     for (vertex_t l = d + 1; l <= d_max_; ++l) {
-      for (vertex_t u = inactive_first_[std::size_t(l)]; u != no_vertex; u = next_[std::size_t(u)]) {
+      for (vertex_t u = inactive_first_[std::size_t(l)]; u != no_vertex;
+           u = next_[std::size_t(u)]) {
         label_[std::size_t(u)] = n_;
       }
       inactive_first_[std::size_t(l)] = no_vertex;
@@ -217,7 +218,8 @@ class highest_label {
         add_inactive(v, d);
         return;
       }
-      if (active_first_[std::size_t(d)] == no_vertex && inactive_first_[std::size_t(d)] == no_vertex) {
+      if (active_first_[std::size_t(d)] == no_vertex &&
+          inactive_first_[std::size_t(d)] == no_vertex) {
         gap(d);
         label_[std::size_t(v)] = n_;
         return;

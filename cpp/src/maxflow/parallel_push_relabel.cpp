@@ -29,9 +29,10 @@
 // Where the global relabel's BFS is narrow too (levels of fewer than
 // bfs_cutoff vertices on average: grids, roads, GENRMF), it runs on one
 // thread anyway and costs more than hi_pr's, which also fills the buckets:
-// the rest of the run is then pr's (H100 host, 16 threads: ppr 1.10 s
-// against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
-// 1024 x 1024 grid, before this switch).
+// the rest of the run is then pr's (H100 host, 16 threads, before this
+// switch: ppr 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against
+// 0.37 s on a 1024 x 1024 grid, with the reverse-copies-first layout that
+// residual_graph.hpp describes).
 // So the team works only on large active sets, and the long tails of few
 // active vertices (grids, roads, GENRMF) cost what they cost pr, except
 // that every global relabel is the parallel one.  With one thread the run

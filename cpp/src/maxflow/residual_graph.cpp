@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "../openmp.hpp"
 
@@ -23,15 +24,17 @@ namespace {
 // Below this many input arcs the build runs on the calling thread.
 constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
 
-int thread_id() {
+/// This thread's place in the team and the team's size (OpenMP may give
+/// fewer threads than asked for).
+std::pair<int, int> thread_in_team() {
 #ifdef _OPENMP
-  return omp_get_thread_num();
+  return {omp_get_thread_num(), omp_get_num_threads()};
 #else
-  return 0;
+  return {0, 1};
 #endif
 }
 
-/// Degrees: forward_first[u] = u's non-loop out-arcs, first[v + 1] = v's
+/// Degrees: reverse_first[u] = u's non-loop out-arcs, first[v + 1] = v's
 /// non-loop in-arcs, for the vertices in [lo, hi).
 template <class Arc>
 void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
@@ -44,7 +47,7 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
       ++out;
       if (v >= lo && v < hi) ++g.first[std::size_t(v) + 1];
     }
-    if (own_tail) g.forward_first[std::size_t(u)] = out;
+    if (own_tail) g.reverse_first[std::size_t(u)] = out;
   }
 }
 
@@ -54,9 +57,9 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
 /// row is read; a reverse copy's is the next free slot of its head.
 template <class Arc>
 void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
-  std::vector<Arc> cursor(g.first.begin() + lo, g.first.begin() + hi);
+  std::vector<Arc> cursor(g.reverse_first.begin() + lo, g.reverse_first.begin() + hi);
   for (vertex_t u = 0; u < net.n; ++u) {
-    Arc f = g.forward_first[std::size_t(u)];
+    Arc f = g.first[std::size_t(u)];
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       const bool own = v >= lo && v < hi;
@@ -88,21 +91,21 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
   if (net.n_arcs() < parallel_min_arcs) team = 1;
   g.n = n;
   g.first.assign(std::size_t(n) + 1, 0);
-  g.forward_first.resize(std::size_t(n));
+  g.reverse_first.resize(std::size_t(n));
   g.forward_of.reset(new Arc[std::size_t(net.n_arcs())]);
-  const auto range = [&](int c) { return vertex_t(std::int64_t(n) * c / team); };
 #pragma omp parallel num_threads(team)
   {
-    const int c = thread_id();
-    const vertex_t lo = range(c), hi = range(c + 1);
+    const auto [c, size] = thread_in_team();
+    const vertex_t lo = vertex_t(std::int64_t(n) * c / size);
+    const vertex_t hi = vertex_t(std::int64_t(n) * (c + 1) / size);
     count_degrees(net, lo, hi, g);
 #pragma omp barrier
 #pragma omp single
     {
-      for (vertex_t u = 0; u < n; ++u) {  // first: in-arcs then out-arcs of each vertex
-        const Arc out = g.forward_first[std::size_t(u)];
+      for (vertex_t u = 0; u < n; ++u) {  // first: out-arcs then in-arcs of each vertex
+        const Arc out = g.reverse_first[std::size_t(u)];
         const Arc in = g.first[std::size_t(u) + 1];
-        g.forward_first[std::size_t(u)] = g.first[std::size_t(u)] + in;
+        g.reverse_first[std::size_t(u)] = g.first[std::size_t(u)] + out;
         g.first[std::size_t(u) + 1] = g.first[std::size_t(u)] + out + in;
       }
       g.n_arcs = g.first[std::size_t(n)];
@@ -116,7 +119,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
 template <class Arc>
 void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source,
                           std::vector<capacity_t>& excess) {
-  for (Arc k = g.forward_first[std::size_t(source)]; k < g.first[std::size_t(source) + 1]; ++k) {
+  for (Arc k = g.first[std::size_t(source)]; k < g.reverse_first[std::size_t(source)]; ++k) {
     residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
     const capacity_t c = arc.rescap;
     if (c == 0) continue;

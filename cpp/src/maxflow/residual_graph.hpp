@@ -5,18 +5,16 @@
 // in v's list (residual capacity 0), each holding the index of the other
 // (hi_pr's paired arcs, Cherkassky & Goldberg 1997).  Both copies live in one
 // CSR, so a vertex's outgoing residual arcs are one contiguous range: first
-// its reverse copies ordered by input arc (a counting transpose, so the
-// layout is the same for every thread count), then its forward copies in
-// input order.  Reverse copies first, so that a scan for an admissible arc
-// cancels flow before it adds flow on an anti-parallel arc.  Measured
-// against forward copies first (H100 host, benchmarks/NOTES.md): pr's
-// pushes fell on a 1024 x 1024 grid (2.2M to 0.97M) and GENRMF long a32
-// (10.2M to 6.2M) and phase 2 met 15 flow cycles on that grid instead of
-// 370,000 (dev host), but pushes rose 3.5x on the road-like and Delaunay
-// graphs (whole pr call: 0.84x on GENRMF, 0.46x on the grid, 0.88x on
-// R-MAT, 1.8x on Delaunay, 2.4x on the road graph).  Parallel input arcs stay
-// separate pairs, so each keeps its own flow.  Self-loops get no residual
-// arcs: they carry no flow.
+// its forward copies in input order, then its reverse copies ordered by input
+// arc (a counting transpose, so the layout is the same for every thread
+// count).  Reverse copies first was measured too (H100 host, 16 threads,
+// benchmarks/NOTES.md): fewer pushes on a 1024 x 1024 grid and GENRMF long,
+// far fewer flow cycles for phase 2 on grids and R-MAT (a scan cancels flow
+// before it adds anti-parallel flow), but 3.6x the pushes on the road-like
+// and Delaunay graphs, slower there than before this layout; forward copies
+// first was faster than the previous interleaved layout on every instance.
+// Parallel input arcs stay separate pairs, so each keeps its own flow.
+// Self-loops get no residual arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
 // Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
@@ -45,8 +43,8 @@ struct residual_graph {
   vertex_t n = 0;
   Arc n_arcs = 0;
   std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<Arc> forward_first;  ///< length n: u's reverse copies are [first[u], forward_first[u]),
-                                   ///< its forward copies [forward_first[u], first[u+1])
+  std::vector<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
+                                   ///< its reverse copies [reverse_first[u], first[u+1])
   std::unique_ptr<residual_arc<Arc>[]> arcs;  ///< n_arcs records
   std::unique_ptr<Arc[]> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
 };

@@ -1,0 +1,91 @@
+"""Per-phase seconds of solve_flow ("pr", "ppr@THREADS") on the flow suite's generators, and
+the solve alone of SciPy and OR-Tools (when importable), min of --repeat runs after a warm-up.
+
+    python benchmarks/flow_phases.py --instances ac gl seg del rmat grid road \\
+        --methods pr ppr@16 ortools --repeat 2
+
+Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
+DAG n 1000, gl = GENRMF long a32, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
+R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup
+and both phases: validation, the flow matrix, Python.
+"""
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import matchflow
+from matchflow.generators import flow as gen
+
+INSTANCES = {
+    "ac": lambda: [gen.acyclic_dense(1000, seed=0)],
+    "gl": lambda: [gen.genrmf_long(32, seed=0)],
+    "seg": lambda: [gen.segmentation_grid(1024, 1024, seed=0)],
+    "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),
+    "rmat": lambda: gen.rmat_flow(18, k=1, seed=0),
+    "grid": lambda: gen.grid_flow(1024, 1024, k=1, seed=0),
+    "road": lambda: gen.road_flow(1024, 1024, p_delete=0.35, k=1, seed=0),
+}
+
+
+def best(fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def peer(method, g, s, t, repeat):
+    if method == "scipy":
+        from scipy.sparse.csgraph import maximum_flow
+        g32 = sp.csr_array((g.data.astype(np.int32), g.indices.astype(np.int32),
+                            g.indptr.astype(np.int32)), shape=g.shape)
+        return best(lambda: maximum_flow(g32, s, t).flow_value, repeat)
+    from ortools.graph.python import max_flow
+    coo = g.tocoo()
+
+    def solve():
+        mf = max_flow.SimpleMaxFlow()
+        mf.add_arcs_with_capacity(coo.row.astype(np.int32), coo.col.astype(np.int32),
+                                  coo.data.astype(np.int64))
+        start = time.perf_counter()
+        mf.solve(s, t)
+        return mf.optimal_flow(), time.perf_counter() - start  # the solve alone
+
+    runs = [solve() for _ in range(repeat + 1)][1:]
+    return min(r[1] for r in runs), runs[0][0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=list(INSTANCES))
+    ap.add_argument("--methods", nargs="+", default=["pr", "ppr"])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    for key in args.instances:
+        for inst in INSTANCES[key]():
+            g, s, t = inst.graph, int(inst.source), int(inst.sink)
+            for method in args.methods:
+                head = f"{inst.name[:34]:34s} {g.nnz:9d} {method:8s}"
+                if method in ("scipy", "ortools"):
+                    sec, value = peer(method, g, s, t, args.repeat)
+                    print(f"{head} total {sec:.4f} value {value}", flush=True)
+                    continue
+                name, _, threads = method.partition("@")
+                runs = [matchflow.solve_flow(g, s, t, method=name, device="cpu",
+                                             threads=int(threads) if threads else None)
+                        for _ in range(args.repeat + 1)][1:]
+                st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
+                other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
+                print(f"{head} total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
+                      f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
+                      f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
+                      f"rounds {st.iterations}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
