@@ -51,15 +51,7 @@ status gpu_auction(const In*, std::int64_t, std::int64_t, const lsap_options&, s
                    U*, U*, lsap_stats*) noexcept {
   return unavailable();
 }
-#define MATCHFLOW_GPU_AUCTION(In, U)                                                      \
-  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
-                                     const lsap_options&, std::int64_t*, U*, U*,         \
-                                     lsap_stats*) noexcept;
-MATCHFLOW_GPU_AUCTION(double, double)
-MATCHFLOW_GPU_AUCTION(float, float)
-MATCHFLOW_GPU_AUCTION(std::int64_t, std::int64_t)
-MATCHFLOW_GPU_AUCTION(std::int32_t, std::int64_t)
-#undef MATCHFLOW_GPU_AUCTION
+MATCHFLOW_GPU_AUCTION_TYPES(MATCHFLOW_INSTANTIATE_GPU_AUCTION)
 
 template <class T>
 status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
@@ -67,15 +59,6 @@ status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
                        batched_lsap_stats*) noexcept {
   return unavailable();
 }
-#define MATCHFLOW_GPU_BATCHED_SAP(T)                                                     \
-  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
-                                     bool, const batched_lsap_options&, std::int64_t*,   \
-                                     std::int64_t*, batched_lsap_stats*) noexcept;
-MATCHFLOW_GPU_BATCHED_SAP(double)
-MATCHFLOW_GPU_BATCHED_SAP(float)
-MATCHFLOW_GPU_BATCHED_SAP(std::int64_t)
-MATCHFLOW_GPU_BATCHED_SAP(std::int32_t)
-MATCHFLOW_GPU_BATCHED_SAP(std::uint8_t)
-#undef MATCHFLOW_GPU_BATCHED_SAP
+MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP)
 
 }  // namespace matchflow::cuda

@@ -15,7 +15,7 @@
 #include "matchflow/batched_lsap.hpp"
 #include "matchflow/cuda/entry.hpp"
 #include "openmp.hpp"
-#include "timing.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow {
 namespace {

@@ -107,7 +107,7 @@
 #include <vector>
 
 #include "lsap_cpu.hpp"
-#include "timing.hpp"
+#include "matchflow/timing.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -77,7 +77,7 @@
 
 #include "column_heap.hpp"
 #include "lsap_cpu.hpp"
-#include "timing.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow::detail {
 namespace {

@@ -9,7 +9,7 @@
 #include "matchflow/cuda/entry.hpp"
 #include "matchflow/matching.hpp"
 #include "matching_cpu.hpp"
-#include "timing.hpp"
+#include "matchflow/timing.hpp"
 #include "transpose.hpp"
 
 namespace matchflow {

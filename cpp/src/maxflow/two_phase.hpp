@@ -20,7 +20,7 @@
 #include "flow_decomposition.hpp"
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
-#include "timing.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow::detail {
 

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "../openmp.hpp"
-#include "../timing.hpp"
+#include "matchflow/timing.hpp"
 #include "../transpose.hpp"
 #include "matchflow/preprocess.hpp"
 #include "preprocess_cpu.hpp"

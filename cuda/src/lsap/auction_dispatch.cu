@@ -28,16 +28,14 @@
 #include "lsap/auction_kernels.cuh"
 #include "lsap/cost_upload.cuh"
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
 namespace {
 
 using namespace auction;
-using wall_clock = std::chrono::steady_clock;
-
-double seconds_since(wall_clock::time_point t0) {
-  return std::chrono::duration<double>(wall_clock::now() - t0).count();
-}
+using wall_clock = detail::clock_type;
+using detail::seconds_since;
 
 /// Integers are exact in float64 while every dual and path sum stays below
 /// 2^53: max(n_rows, n_cols, 8) * max|c| <= 2^50, as in the CPU shortest path.
@@ -251,14 +249,6 @@ status gpu_auction(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
   return cuda_guarded([&] { return solve(cost, n_rows, n_cols, options, col4row, u, v, stats); });
 }
 
-#define MATCHFLOW_GPU_AUCTION(In, U)                                                      \
-  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
-                                     const lsap_options&, std::int64_t*, U*, U*,         \
-                                     lsap_stats*) noexcept;
-MATCHFLOW_GPU_AUCTION(double, double)
-MATCHFLOW_GPU_AUCTION(float, float)
-MATCHFLOW_GPU_AUCTION(std::int64_t, std::int64_t)
-MATCHFLOW_GPU_AUCTION(std::int32_t, std::int64_t)
-#undef MATCHFLOW_GPU_AUCTION
+MATCHFLOW_GPU_AUCTION_TYPES(MATCHFLOW_INSTANTIATE_GPU_AUCTION)
 
 }  // namespace matchflow::cuda

@@ -30,6 +30,7 @@
 #include "lsap/batched_kernels.cuh"
 #include "lsap/batched_launch.cuh"
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
 namespace batched {
@@ -140,11 +141,8 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
 namespace {
 
 using namespace batched;
-using wall_clock = std::chrono::steady_clock;
-
-double seconds_since(wall_clock::time_point t0) {
-  return std::chrono::duration<double>(wall_clock::now() - t0).count();
-}
+using wall_clock = detail::clock_type;
+using detail::seconds_since;
 
 /// Stacks below this many bytes, and problems above max_chunk_bytes, are
 /// copied in one piece (the threads and the chunking would cost more than
@@ -300,17 +298,11 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
   });
 }
 
-#define MATCHFLOW_GPU_BATCHED_SAP(T)                                                       \
-  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t,   \
-                                     bool, const batched_lsap_options&, std::int64_t*,     \
-                                     std::int64_t*, batched_lsap_stats*) noexcept;         \
+#define MATCHFLOW_INSTANTIATE_LAUNCH_SAP(T)                                              \
   template int batched::launch_sap<T>(const batched::sap_plan&, const T*, T*, std::int64_t, \
                                       std::int64_t*, std::int64_t*, int*, cudaStream_t);
-MATCHFLOW_GPU_BATCHED_SAP(double)
-MATCHFLOW_GPU_BATCHED_SAP(float)
-MATCHFLOW_GPU_BATCHED_SAP(std::int64_t)
-MATCHFLOW_GPU_BATCHED_SAP(std::int32_t)
-MATCHFLOW_GPU_BATCHED_SAP(std::uint8_t)
-#undef MATCHFLOW_GPU_BATCHED_SAP
+MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP)
+MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_LAUNCH_SAP)
+#undef MATCHFLOW_INSTANTIATE_LAUNCH_SAP
 
 }  // namespace matchflow::cuda

@@ -49,16 +49,14 @@
 #include "lsap/cost_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
 namespace {
 
 using namespace hungarian;
-using wall_clock = std::chrono::steady_clock;
-
-double seconds_since(wall_clock::time_point t0) {
-  return std::chrono::duration<double>(wall_clock::now() - t0).count();
-}
+using wall_clock = detail::clock_type;
+using detail::seconds_since;
 
 /// Device arrays of one solve (sizes in the constructor).
 template <class T>

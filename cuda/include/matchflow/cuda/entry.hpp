@@ -66,6 +66,22 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
                        std::int64_t* row_ind, std::int64_t* col_ind,
                        batched_lsap_stats* stats) noexcept;
 
+/// The types each template above is built for, and its explicit
+/// instantiation: the CUDA sources and cpp/src/cuda_stub.cpp apply the same
+/// lists, so that a CPU-only build links the same symbols.
+#define MATCHFLOW_GPU_AUCTION_TYPES(X) \
+  X(double, double) X(float, float) X(std::int64_t, std::int64_t) X(std::int32_t, std::int64_t)
+#define MATCHFLOW_INSTANTIATE_GPU_AUCTION(In, U)                                         \
+  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
+                                     const lsap_options&, std::int64_t*, U*, U*,         \
+                                     lsap_stats*) noexcept;
+#define MATCHFLOW_GPU_BATCHED_TYPES(X) \
+  X(double) X(float) X(std::int64_t) X(std::int32_t) X(std::uint8_t)
+#define MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP(T)                                         \
+  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
+                                     bool, const batched_lsap_options&, std::int64_t*,   \
+                                     std::int64_t*, batched_lsap_stats*) noexcept;
+
 /// ECL-MaxFlow push-relabel (paper 002); same contract as
 /// matchflow::solve_maxflow with method gpu_pr.
 status gpu_maxflow(const flow_network& net, const flow_options& options, flow_result* result,

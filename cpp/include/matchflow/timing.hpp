@@ -1,4 +1,4 @@
-// Wall-clock phase timing for the stats structs of the CPU algorithms.
+// Wall-clock phase timing for the stats structs (CPU algorithms and GPU host drivers).
 #pragma once
 
 #include <chrono>
