@@ -152,6 +152,40 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     return col4row, row4col, _stats_dict(stats)
 
 
+
+def matching_device(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
+                    int64_t nnz, int n_rows, int n_cols, int method, int init,
+                    double relabel_k, int bfs_kernel, int thread_layout, int device,
+                    bint paper_structure, uintptr_t stream, uintptr_t col4row,
+                    uintptr_t row4col):
+    """Maximum matching of a CSR in GPU memory (device addresses as integers),
+    the mates written to the device arrays at col4row / row4col; work ordered
+    on `stream`.  Returns the stats."""
+    cdef device_csr g
+    g.n_rows = n_rows
+    g.n_cols = n_cols
+    g.nnz = nnz
+    g.indptr = <const void*>indptr
+    g.indices = <const void*>indices
+    g.offset_bytes = offset_bytes
+    g.index_bytes = index_bytes
+    cdef matching_options opt
+    opt.threads = 0
+    opt.init = <matching_init>init
+    opt.relabel_k = relabel_k
+    opt.bfs_kernel = bfs_kernel
+    opt.thread_layout = thread_layout
+    opt.device = device
+    opt.paper_structure = paper_structure
+    cdef matching_stats stats
+    cdef status st
+    with nogil:
+        st = solve_matching_device(g, <matching_method>method, opt, stream,
+                                   <int32_t*>col4row, <int32_t*>row4col, &stats)
+    _check(st)
+    return _stats_dict(stats)
+
+
 # ---- maximum flow ---------------------------------------------------------------
 
 def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,

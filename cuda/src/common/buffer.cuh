@@ -10,12 +10,17 @@
 
 namespace matchflow::cuda {
 
-/// One stream per solve; destroyed (after synchronizing) when it goes out of scope.
+/// One stream per solve; destroyed (after synchronizing) when it goes out of
+/// scope, unless it is the caller's (borrowed: neither waited for nor destroyed
+/// here, so the caller's later work on it stays ordered after ours).
 class stream {
  public:
   stream() { MATCHFLOW_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  stream(cudaStream_t caller, bool borrowed) : s_(caller), owned_(!borrowed) {
+    if (owned_) MATCHFLOW_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+  }
   ~stream() {
-    if (s_) {
+    if (s_ && owned_) {
       cudaStreamSynchronize(s_);
       cudaStreamDestroy(s_);
     }
@@ -28,6 +33,7 @@ class stream {
 
  private:
   cudaStream_t s_ = nullptr;
+  bool owned_ = true;
 };
 
 /// Typed device allocation of `size` elements (uninitialised).

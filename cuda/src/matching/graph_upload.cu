@@ -9,7 +9,9 @@
 // are computed here, on the device, from the uploaded CSR:
 //
 //   1. upload the CSR (large copies page-lock the caller's arrays first:
-//      see large_copy);
+//      see large_copy), or, for a CSR already in the caller's device memory
+//      (device_csr), convert it to int64 offsets / int32 ids in one pass that
+//      checks it (load_device_csr; graph_upload_kernels.cuh);
 //   2. initial matching: the papers' row-order greedy, computed in parallel
 //      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
@@ -38,6 +40,8 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "common/error.cuh"
 #include "common/launch.cuh"
@@ -241,32 +245,116 @@ void build_columns(device_graph& d, transpose_scratch& scratch, cudaStream_t s,
   stats->kernel_launches += 1 + 2 + 1 + 2 + 2 + (bits + 7) / 8;
 }
 
+
+/// The message of the first fault in `faults` (csr_fault bits), as SciPy
+/// words the same faults of a host CSR (scipy.sparse check_format).
+std::string csr_fault_text(unsigned faults, const device_csr& g) {
+  if (faults & upload::fault_first_offset) return "index pointer should start with 0";
+  if (faults & upload::fault_decreasing) {
+    return "index pointer values must form a non-decreasing sequence";
+  }
+  if (faults & upload::fault_last_offset) {
+    return "last value of index pointer should be equal to the length of indices (" +
+           std::to_string(g.nnz) + ")";
+  }
+  if (faults & upload::fault_id_high) {
+    return "column index values must be < " + std::to_string(g.n_cols);
+  }
+  return "column index values must be >= 0";
+}
+
+/// Step 1 for a device input: d.row_ptr / d.row_adj from the caller's arrays
+/// (one checking pass each), then one read of the fault word.
+void load_device_csr(const device_csr& g, device_graph& d, cudaStream_t s,
+                     matching_stats* stats) {
+  device_buffer<unsigned> faults(1);
+  faults.fill_bytes(0, s);
+  int sms = 1, device = 0;
+  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned cap = unsigned(sms) * 8;
+  const unsigned ptr_blocks = std::min<unsigned>(blocks_for(std::int64_t(g.n_rows) + 1), cap);
+  if (g.offset_bytes == 4) {
+    upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
+        g.n_rows, static_cast<const std::int32_t*>(g.indptr), g.nnz, d.row_ptr.data(),
+        faults.data());
+  } else {
+    upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
+        g.n_rows, static_cast<const std::int64_t*>(g.indptr), g.nnz, d.row_ptr.data(),
+        faults.data());
+  }
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  if (g.nnz > 0) {
+    const unsigned id_blocks = std::min<unsigned>(blocks_for(g.nnz), cap);
+    if (g.index_bytes == 4) {
+      upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
+          g.nnz, static_cast<const std::int32_t*>(g.indices), g.n_cols, d.row_adj.data(),
+          faults.data());
+    } else {
+      upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
+          g.nnz, static_cast<const std::int64_t*>(g.indices), g.n_cols, d.row_adj.data(),
+          faults.data());
+    }
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    ++stats->kernel_launches;
+  }
+  ++stats->kernel_launches;
+  unsigned h_faults = 0;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_faults, faults.data(), sizeof(h_faults),
+                                     cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  if (h_faults != 0) throw std::invalid_argument(csr_fault_text(h_faults, g));
+}
+
 }  // namespace
 
-std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows) {
-  const std::size_t m = std::size_t(g.n_rows()), n = std::size_t(g.n_cols());
-  const std::size_t nnz = std::size_t(g.rows.nnz());
-  const bool build = !g.has_cols();
+matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
+  matching_input in;
+  in.m = g.n_rows();
+  in.n = g.n_cols();
+  in.nnz = g.rows.nnz();
+  in.host = &g;
+  in.col4row = col4row;
+  in.row4col = row4col;
+  return in;
+}
+
+matching_input device_input(const device_csr& g, vertex_t* col4row, vertex_t* row4col,
+                            cudaStream_t s) {
+  matching_input in;
+  in.m = g.n_rows;
+  in.n = g.n_cols;
+  in.nnz = g.nnz;
+  in.device = &g;
+  in.col4row = col4row;
+  in.row4col = row4col;
+  in.caller_stream = s;
+  return in;
+}
+
+std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows) {
+  const std::size_t m = std::size_t(in.m), n = std::size_t(in.n);
+  const std::size_t nnz = std::size_t(in.nnz);
+  const bool build = !in.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                       // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(g.n_rows());  // before the CSC
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);       // before the CSC
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
   if (build) {
     bytes += 2 * nnz * sizeof(vertex_t) +
-             transpose_temp_bytes(g.n_cols(), offset_t(nnz));  // row_of, keys_out, CUB
+             transpose_temp_bytes(in.n, offset_t(nnz));  // row_of, keys_out, CUB
   }
   return bytes;
 }
 
-bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_col4row,
-                   const vertex_t* h_row4col, bool keep_rows, device_graph& d, cudaStream_t s,
-                   matching_stats* stats) {
-  d.m = g.n_rows();
-  d.n = g.n_cols();
-  d.nnz = g.rows.nnz();
-  const bool build = !g.has_cols();
-  const bool rows = keep_rows || build || start == gpu_start::greedy;
+bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+                   cudaStream_t s, matching_stats* stats) {
+  d.m = in.m;
+  d.n = in.n;
+  d.nnz = in.nnz;
+  const bool build = !in.has_cols();
+  const bool rows = keep_rows || build || start == gpu_start::greedy || in.on_device();
   phase_clock clock(s);
 
   // Allocations (setup).
@@ -280,14 +368,19 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
   stats->seconds_setup += clock.mark();
 
-  // 1. CSR (and the host's mates) up.
-  if (rows) {
-    copy_h2d(d.row_ptr, g.rows.ptr, std::size_t(d.m) + 1, s);
-    copy_h2d(d.row_adj, g.rows.adj, std::size_t(d.nnz), s);
-  }
-  if (start == gpu_start::host_mates) {
-    copy_h2d(d.col4row, h_col4row, std::size_t(d.m), s);
-    copy_h2d(d.row4col, h_row4col, std::size_t(d.n), s);
+  // 1. CSR (and the host's mates) up, or the caller's device CSR converted.
+  if (in.on_device()) {
+    load_device_csr(*in.device, d, s, stats);
+  } else {
+    const bipartite_view& g = *in.host;
+    if (rows) {
+      copy_h2d(d.row_ptr, g.rows.ptr, std::size_t(d.m) + 1, s);
+      copy_h2d(d.row_adj, g.rows.adj, std::size_t(d.nnz), s);
+    }
+    if (start == gpu_start::host_mates) {
+      copy_h2d(d.col4row, in.col4row, std::size_t(d.m), s);
+      copy_h2d(d.row4col, in.row4col, std::size_t(d.n), s);
+    }
   }
   stats->seconds_transfer += clock.mark();
 
@@ -305,7 +398,7 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
     stats->seconds_init += clock.mark();
   } else {
     std::int64_t matched = 0;
-    for (vertex_t v = 0; v < d.n; ++v) matched += h_row4col[v] >= 0;
+    for (vertex_t v = 0; v < d.n; ++v) matched += in.row4col[v] >= 0;
     d.init_cardinality = matched;
   }
   if (d.init_cardinality == std::min<std::int64_t>(d.m, d.n)) return false;
@@ -321,8 +414,8 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   }  // the scratch is freed here (setup, below)
   stats->seconds_setup += clock.mark();
   if (!build) {
-    copy_h2d(d.col_ptr, g.cols.ptr, std::size_t(d.n) + 1, s);
-    copy_h2d(d.col_adj, g.cols.adj, std::size_t(d.nnz), s);
+    copy_h2d(d.col_ptr, in.host->cols.ptr, std::size_t(d.n) + 1, s);
+    copy_h2d(d.col_adj, in.host->cols.adj, std::size_t(d.nnz), s);
     stats->seconds_transfer += clock.mark();
   }
   if (!keep_rows) {
@@ -333,13 +426,45 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   return true;
 }
 
-void download_matching(const device_graph& d, vertex_t* h_col4row, vertex_t* h_row4col,
-                       cudaStream_t s, matching_stats* stats) {
+void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
+                       matching_stats* stats) {
+  if (in.on_device()) {  // stays on the caller's stream: nothing to wait for
+    if (d.m > 0) {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(in.col4row, d.col4row.data(),
+                                         std::size_t(d.m) * sizeof(vertex_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    }
+    if (d.n > 0) {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(in.row4col, d.row4col.data(),
+                                         std::size_t(d.n) * sizeof(vertex_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    }
+    return;
+  }
   phase_clock clock(s);
   clock.mark();  // the solve's work is not transfer
-  copy_d2h(h_col4row, d.col4row, std::size_t(d.m), s);
-  copy_d2h(h_row4col, d.row4col, std::size_t(d.n), s);
+  copy_d2h(in.col4row, d.col4row, std::size_t(d.m), s);
+  copy_d2h(in.row4col, d.row4col, std::size_t(d.n), s);
   stats->seconds_transfer += clock.mark();
+}
+
+void empty_matching(const matching_input& in, cudaStream_t s) {
+  if (!in.on_device()) {
+    std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
+    std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
+    return;
+  }
+  device_graph d;  // checked like any device input, though nothing is solved
+  d.row_ptr = device_buffer<offset_t>(std::size_t(in.m) + 1);
+  d.row_adj = device_buffer<vertex_t>(std::size_t(in.nnz));
+  matching_stats ignored;
+  load_device_csr(*in.device, d, s, &ignored);
+  if (in.m > 0) {
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.col4row, 0xff, std::size_t(in.m) * sizeof(vertex_t), s));
+  }
+  if (in.n > 0) {
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.row4col, 0xff, std::size_t(in.n) * sizeof(vertex_t), s));
+  }
 }
 
 double launch_seconds(int device) {

@@ -24,24 +24,58 @@ struct device_graph {
   std::int64_t init_cardinality = 0;  ///< size of the initial matching
 };
 
-/// Peak device bytes prepare_graph needs (graph, mates, transpose scratch).
-std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows);
+/// What a GPU matching method is given: the host's graph with host mate
+/// arrays, or the caller's device CSR with device mate arrays and the
+/// caller's stream (which every copy and kernel is then ordered on).
+struct matching_input {
+  vertex_t m = 0, n = 0;
+  offset_t nnz = 0;
+  const bipartite_view* host = nullptr;  ///< the host's graph, or null
+  const device_csr* device = nullptr;    ///< the caller's device CSR, or null
+  vertex_t* col4row = nullptr;           ///< results, in the input's memory
+  vertex_t* row4col = nullptr;
+  cudaStream_t caller_stream = nullptr;  ///< device input: the caller's stream
+  bool has_cols() const { return host != nullptr && host->has_cols(); }
+  bool on_device() const { return device != nullptr; }
+};
 
-/// Puts `g` and its initial matching on the device: uploads the CSR (and the
-/// host's mates for gpu_start::host_mates), computes the greedy start on the
+/// The input of a host graph `g` (its nnz read from g.rows.ptr).
+matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col);
+
+/// The input of the caller's device CSR `g`, results to the device arrays
+/// col4row / row4col, ordered on `s`.
+matching_input device_input(const device_csr& g, vertex_t* col4row, vertex_t* row4col,
+                            cudaStream_t s);
+
+/// The stream a solve runs on: the caller's for a device input, else its own.
+inline stream solve_stream(const matching_input& in) {
+  return stream(in.caller_stream, in.on_device());
+}
+
+/// Peak device bytes prepare_graph needs (graph, mates, transpose scratch).
+std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows);
+
+/// Puts the graph and its initial matching on the device: uploads the CSR
+/// (and the host's mates for gpu_start::host_mates), or converts and checks
+/// the caller's device CSR (std::invalid_argument naming the fault; the
+/// mates then come from gpu_start::greedy or empty), computes the greedy start on the
 /// device for gpu_start::greedy, then, only when that start is not already
 /// perfect on the smaller side, uploads the CSC (when `g` has it) or builds
 /// it on the device.  `keep_rows` false frees the CSR at the end.  Times go
 /// to stats (transfer, init, transpose, setup for the allocations) and
 /// launches to stats->kernel_launches.  Returns false when the start is
 /// perfect (nothing to solve: d then has no CSC).
-bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_col4row,
-                   const vertex_t* h_row4col, bool keep_rows, device_graph& d, cudaStream_t s,
-                   matching_stats* stats);
+bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+                   cudaStream_t s, matching_stats* stats);
 
-/// Copies the matching back (timed as transfer).
-void download_matching(const device_graph& d, vertex_t* h_col4row, vertex_t* h_row4col,
-                       cudaStream_t s, matching_stats* stats);
+/// Copies the matching to the input's result arrays: to the host (timed as
+/// transfer), or to the caller's device arrays (ordered on `s`, not waited for).
+void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
+                       matching_stats* stats);
+
+/// Fills the input's result arrays with -1 (a graph with no rows or no
+/// columns); a device input is still checked (prepare_graph's faults).
+void empty_matching(const matching_input& in, cudaStream_t s);
 
 /// Seconds one kernel launch costs on `device` (a loop of empty launches,
 /// measured on the first call per device and remembered).

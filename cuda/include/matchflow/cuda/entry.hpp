@@ -34,6 +34,16 @@ status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
               const matching_options& options, vertex_t* col4row, vertex_t* row4col,
               matching_stats* stats) noexcept;
 
+/// gpu_pr / gpu_ap on the caller's device CSR (matchflow::solve_matching_device):
+/// `start` greedy or empty; `stream` is the caller's cudaStream_t, which
+/// every copy and kernel is ordered on; col4row / row4col are device arrays.
+status gpu_pr_device(const device_csr& g, gpu_start start, const matching_options& options,
+                     std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                     matching_stats* stats) noexcept;
+status gpu_ap_device(const device_csr& g, gpu_start start, bool apfb,
+                     const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
+                     vertex_t* row4col, matching_stats* stats) noexcept;
+
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
 template <class T>
