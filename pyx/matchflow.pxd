@@ -84,6 +84,10 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     cdef cppclass lsap_options:
         int threads
         int device
+        cbool cost_on_device
+        uintptr_t stream
+        cbool cost_int32
+        uint64_t cost_max_abs
     cdef cppclass lsap_stats:
         double seconds_init, seconds_solve, seconds_transfer
         int64_t iterations, augmenting_paths, dual_updates, kernel_launches
@@ -122,6 +126,8 @@ cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
         int threads
         int device
         int block_threads
+        cbool on_device
+        uintptr_t stream
     cdef cppclass batched_lsap_stats:
         double seconds_solve, seconds_transfer
         int64_t kernel_launches, failed_problem, shared_costs, block_threads

@@ -340,3 +340,168 @@ def test_device_input_is_not_copied_to_the_host():
                          timeout=300, env=dict(os.environ))
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("OK")
+
+
+# ---- dense and batched assignment from GPU memory ------------------------------------------
+
+from scipy.optimize import linear_sum_assignment as scipy_lsa  # noqa: E402
+
+
+def _cost_cases():
+    rng = np.random.default_rng(21)
+    yield rng.random((60, 60))                                   # float64
+    yield rng.random((40, 70)).astype(np.float32)                # wide float32
+    yield rng.random((70, 40))                                   # tall: solved transposed
+    yield rng.integers(0, 10, (80, 80))                          # int64, many ties (narrowed)
+    yield rng.integers(-(2**40), 2**40, (30, 30))                # int64 that stays int64
+    yield rng.integers(0, 100, (50, 50)).astype(np.int32)
+    yield rng.integers(0, 2, (20, 25)).astype(bool)
+    inf = rng.random((30, 30))
+    inf[rng.random((30, 30)) < 0.3] = np.inf                     # forbidden pairs, feasible
+    np.fill_diagonal(inf, 1.0)
+    yield inf
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("method", ["auto", "gpu-tree", "gpu-classic"])
+@pytest.mark.parametrize("maximize", [False, True])
+def test_assignment_from_device(lib, method, maximize):
+    for c in _cost_cases():
+        if maximize and np.isinf(c).any():
+            c = np.where(np.isinf(c), -np.inf, c)
+        r0, k0 = scipy_lsa(c, maximize)
+        best = c[r0, k0].sum()
+        dev = _to_device(lib, c)
+        for _ in range(GPU_REPEATS):
+            res = matchflow.solve_assignment(dev, maximize, method=method)
+            for x in (res.row_ind, res.col_ind, res.u, res.v):
+                assert _kind_ok(lib, x)
+            rows, cols = _to_host(res.row_ind), _to_host(res.col_ind)
+            assert np.all(np.diff(rows) > 0) and len(np.unique(cols)) == len(cols)
+            assert len(rows) == min(c.shape) and res.device == "cuda:0"
+            got = c[rows, cols].sum()
+            if c.dtype.kind == "f":
+                assert got == pytest.approx(best, rel=1e-5)
+                assert res.cost == pytest.approx(best, rel=1e-5)
+            else:
+                assert got == best and res.cost == best
+            u, v = _to_host(res.u).astype(np.float64), _to_host(res.v).astype(np.float64)
+            slack = c - u[:, None] - v[None, :]
+            finite = np.isfinite(c)
+            tol = 1e-3 * max(1.0, float(np.abs(c[finite]).max()))
+            assert (slack[finite] >= -tol).all() if not maximize else (slack[finite] <= tol).all()
+            r, k = matchflow.linear_sum_assignment(dev, maximize, method=method)
+            assert _kind_ok(lib, r) and _kind_ok(lib, k)
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+def test_assignment_from_device_errors(lib):
+    nan = np.eye(3)
+    nan[1, 1] = np.nan
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        matchflow.linear_sum_assignment(_to_device(lib, nan))
+    minus = np.eye(3)
+    minus[0, 0] = -np.inf
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        matchflow.linear_sum_assignment(_to_device(lib, minus))
+    infeasible = np.full((3, 3), np.inf)
+    infeasible[:, 0] = 1.0
+    with pytest.raises(ValueError, match="infeasible"):
+        matchflow.linear_sum_assignment(_to_device(lib, infeasible))
+    with pytest.raises(ValueError, match="2-D"):
+        matchflow.linear_sum_assignment(_to_device(lib, np.zeros(3)))
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        matchflow.linear_sum_assignment(_to_device(lib, np.eye(3)), method="omp-tree")
+    with pytest.raises(ValueError, match="lives on cuda:0"):
+        matchflow.linear_sum_assignment(_to_device(lib, np.eye(3)), device="cpu")
+    r, k = matchflow.linear_sum_assignment(_to_device(lib, np.zeros((0, 4))))
+    assert _kind_ok(lib, r) and r.shape[0] == 0
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("maximize", [False, True])
+def test_batched_from_device(lib, maximize):
+    rng = np.random.default_rng(9)
+    stacks = [rng.random((50, 12, 12)), rng.random((20, 9, 16)).astype(np.float32),
+              rng.random((20, 16, 9)), rng.integers(0, 5, (30, 10, 10)),
+              rng.integers(0, 50, (30, 10, 10)).astype(np.int32),
+              rng.integers(0, 9, (30, 8, 8)).astype(np.uint8)]
+    for c in stacks:
+        dev = _to_device(lib, c)
+        for _ in range(GPU_REPEATS):
+            rows, cols = matchflow.batch_linear_sum_assignment(dev, maximize)
+            assert _kind_ok(lib, rows) and _kind_ok(lib, cols)
+            rows, cols = _to_host(rows), _to_host(cols)
+            for b in range(c.shape[0]):
+                r0, k0 = scipy_lsa(c[b], maximize)
+                assert c[b][rows[b], cols[b]].sum() == pytest.approx(c[b][r0, k0].sum(), rel=1e-5)
+                assert np.all(np.diff(rows[b]) > 0)
+    bad = rng.random((4, 5, 5))
+    bad[2, 1, 1] = np.nan
+    with pytest.raises(ValueError):
+        matchflow.batch_linear_sum_assignment(_to_device(lib, bad))
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+def test_assignment_is_ordered_on_the_callers_stream(lib):
+    """As for matching: launched on a busy non-default stream, consumed
+    there without synchronising."""
+    c = np.random.default_rng(3).random((64, 300, 300))
+    r0 = [scipy_lsa(c[b])[1] for b in range(c.shape[0])]
+    if lib == "cupy":
+        import cupy
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            dev, busy = cupy.asarray(c), cupy.random.random((4096, 4096))
+            for _ in range(GPU_REPEATS):
+                _ = busy @ busy
+                rows, cols = matchflow.batch_linear_sum_assignment(dev)
+                picked = cupy.take_along_axis(dev, cols[:, :, None], axis=2).sum(axis=(1, 2))
+                got = picked.get(stream=s)
+                want = [c[b][np.arange(300), r0[b]].sum() for b in range(c.shape[0])]
+                np.testing.assert_allclose(got, want, rtol=1e-9)
+    else:
+        import torch
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            dev = torch.as_tensor(c, device="cuda")
+            busy = torch.rand(4096, 4096, device="cuda")
+            for _ in range(GPU_REPEATS):
+                _ = busy @ busy
+                rows, cols = matchflow.batch_linear_sum_assignment(dev)
+                picked = torch.gather(dev, 2, cols[:, :, None]).sum(dim=(1, 2)).cpu().numpy()
+                want = [c[b][np.arange(300), r0[b]].sum() for b in range(c.shape[0])]
+                np.testing.assert_allclose(picked, want, rtol=1e-9)
+
+
+NO_HOST_COPY_LAP = textwrap.dedent("""
+    import resource
+    import cupy, matchflow
+    n = 12000                                      # 1.15 GB of int64 costs, many ties
+    c = cupy.random.randint(0, n // 10, (n, n), dtype=cupy.int64)
+    matchflow.linear_sum_assignment(cupy.random.random((64, 64)), method="gpu-tree")
+    cupy.cuda.Device().synchronize()
+    with open("/proc/self/status") as f:
+        used = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+    cap = c.nbytes // 4
+    resource.setrlimit(resource.RLIMIT_AS, (used + cap, resource.RLIM_INFINITY))
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    r, k = matchflow.linear_sum_assignment(c, method="gpu-tree")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    assert r.shape == (n,) and int((k >= 0).sum()) == n
+    assert rss - rss0 < cap, (rss - rss0, cap)
+    print("OK", c.nbytes, rss - rss0)
+""")
+
+
+@requires_gpu
+@pytest.mark.skipif(not HAVE_CUPY, reason="no CuPy")
+def test_device_costs_are_not_copied_to_the_host():
+    out = subprocess.run([sys.executable, "-c", NO_HOST_COPY_LAP], capture_output=True,
+                         text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("OK")

@@ -222,9 +222,20 @@ def describe(obj, what: str = "array") -> DeviceArray:
         kind = "cupy"
         face = _interface(obj)
     else:
+        if hasattr(obj, "__cuda_array_interface__"):
+            _check_pointer(_interface(obj), what)
         obj = _as_library_array(obj)
         return describe(obj, what)
     return _from_interface(obj, face, kind, what)
+
+
+def _check_pointer(face: dict, what: str) -> None:
+    """A non-empty array must have a data pointer (the interface's rule)."""
+    size = 1
+    for d in face["shape"]:
+        size *= int(d)
+    if size > 0 and not face["data"][0]:
+        raise ValueError(f"{what} is a device array with a null data pointer")
 
 
 def describe_interface(obj, what: str = "array") -> DeviceArray:

@@ -27,6 +27,9 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_metho
     status st;
     switch (method) {
       case lsap_method::omp_tree:
+        if (options.cost_on_device) {
+          return fail(status::invalid_input, "omp-tree cannot read costs in GPU memory");
+        }
         st = detail::hungarian_omp(cost, n_rows, n_cols, options.threads, col4row, u, v,
                                    stats);
         break;

@@ -1,6 +1,8 @@
 // Host side of gpu-sap (device code and the algorithm: batched_kernels.cuh).
 //
-// One stream: upload the stack (common/staged_upload.cuh), transpose it
+// One stream (the caller's, for a stack in its GPU memory: nothing is then
+// copied through the host, the kernel reads the caller's stack and writes
+// the caller's result arrays): upload the stack (common/staged_upload.cuh), transpose it
 // when the problems are tall and their costs stay in global memory, one
 // launch of sap_kernel (a block per problem, a grid-stride loop past the
 // grid's size), copy back the assignments and one status per problem.
@@ -73,27 +75,32 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
 
   const auto n_entries = static_cast<std::size_t>(batch * entries);
   const auto n_pairs = static_cast<std::size_t>(batch * n_rows);
-  use_device_with_memory(options.device, n_entries * sizeof(T) * (scratch ? 2 : 1) +
-                                             2 * n_pairs * sizeof(std::int64_t) +
+  const bool dev = options.on_device;
+  const std::size_t own_costs = (dev ? 0 : n_entries) + (scratch ? n_entries : 0);
+  use_device_with_memory(options.device, own_costs * sizeof(T) +
+                                             (dev ? 0 : 2 * n_pairs * sizeof(std::int64_t)) +
                                              static_cast<std::size_t>(batch) * sizeof(int));
-  stream s;
-  device_buffer<T> d_cost(n_entries), d_oriented(scratch ? n_entries : 0);
-  device_buffer<std::int64_t> d_rows(n_pairs), d_cols(n_pairs);
+  stream s(reinterpret_cast<cudaStream_t>(options.stream), dev);
+  device_buffer<T> d_cost(dev ? 0 : n_entries), d_oriented(scratch ? n_entries : 0);
+  device_buffer<std::int64_t> d_rows(dev ? 0 : n_pairs), d_cols(dev ? 0 : n_pairs);
   device_buffer<int> d_status(static_cast<std::size_t>(batch));
+  const T* const d_stack = dev ? cost : d_cost.data();
+  std::int64_t* const d_row_ind = dev ? row_ind : d_rows.data();
+  std::int64_t* const d_col_ind = dev ? col_ind : d_cols.data();
 
   auto t0 = wall_clock::now();
-  upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
+  if (!dev) upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
   stats->seconds_transfer = seconds_since(t0);
 
   t0 = wall_clock::now();
   if (scratch) {
     transpose_kernel<T><<<transpose_grid(batch, n_cols, n_rows), dim3(32, 8), 0, s>>>(
-        d_cost.data(), d_oriented.data(), batch, n_cols, n_rows);
+        d_stack, d_oriented.data(), batch, n_cols, n_rows);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     ++stats->kernel_launches;
   }
   sap_params<T> prm{};
-  prm.cost = scratch ? d_oriented.data() : d_cost.data();
+  prm.cost = scratch ? d_oriented.data() : d_stack;
   prm.batch = batch;
   prm.n_rows = n_rows;
   prm.n_cols = n_cols;
@@ -101,8 +108,8 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
   prm.transposed = transposed;
   prm.costs_shared = costs_shared;
   prm.sign = maximize ? -1.0 : 1.0;
-  prm.row_ind = d_rows.data();
-  prm.col_ind = d_cols.data();
+  prm.row_ind = d_row_ind;
+  prm.col_ind = d_col_ind;
   prm.status = d_status.data();
   MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -116,8 +123,10 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
 
   t0 = wall_clock::now();
   std::vector<int> outcome(static_cast<std::size_t>(batch));
-  d_rows.copy_to_host(row_ind, n_pairs, s);
-  d_cols.copy_to_host(col_ind, n_pairs, s);
+  if (!dev) {
+    d_rows.copy_to_host(row_ind, n_pairs, s);
+    d_cols.copy_to_host(col_ind, n_pairs, s);
+  }
   d_status.copy_to_host(outcome.data(), outcome.size(), s);
   s.synchronize();
   stats->seconds_transfer += seconds_since(t0);
