@@ -153,15 +153,17 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
 
 
 
-def matching_device(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
-                    int64_t nnz, int n_rows, int n_cols, int method, int init,
-                    double relabel_k, int bfs_kernel, int thread_layout, int device,
-                    bint paper_structure, uintptr_t stream, uintptr_t col4row,
-                    uintptr_t row4col):
-    """Maximum matching of a CSR in GPU memory (device addresses as integers),
-    the mates written to the device arrays at col4row / row4col; work ordered
-    on `stream`.  Returns the stats."""
-    cdef device_csr g
+def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
+                 int64_t nnz, int n_rows, int n_cols, bint on_device, int method, int init,
+                 double relabel_k, int bfs_kernel, int thread_layout, int device,
+                 bint paper_structure, uintptr_t stream, uintptr_t col4row,
+                 uintptr_t row4col):
+    """Maximum matching (GPU methods) of a CSR given by addresses of the
+    caller's arrays, as they are (4- or 8-byte offsets and ids), in GPU memory
+    (`on_device`: work ordered on `stream`) or host memory; the mates are
+    written to the arrays at col4row / row4col, in the same memory.  The
+    caller keeps every array alive.  Returns the stats."""
+    cdef raw_csr g
     g.n_rows = n_rows
     g.n_cols = n_cols
     g.nnz = nnz
@@ -169,6 +171,7 @@ def matching_device(uintptr_t indptr, int offset_bytes, uintptr_t indices, int i
     g.indices = <const void*>indices
     g.offset_bytes = offset_bytes
     g.index_bytes = index_bytes
+    g.on_device = on_device
     cdef matching_options opt
     opt.threads = 0
     opt.init = <matching_init>init
@@ -180,8 +183,8 @@ def matching_device(uintptr_t indptr, int offset_bytes, uintptr_t indices, int i
     cdef matching_stats stats
     cdef status st
     with nogil:
-        st = solve_matching_device(g, <matching_method>method, opt, stream,
-                                   <int32_t*>col4row, <int32_t*>row4col, &stats)
+        st = solve_matching_raw(g, <matching_method>method, opt, stream,
+                                <int32_t*>col4row, <int32_t*>row4col, &stats)
     _check(st)
     return _stats_dict(stats)
 

@@ -37,12 +37,13 @@ cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:
     cdef cppclass bipartite_view:
         adjacency_view rows
         adjacency_view cols
-    cdef cppclass device_csr:
+    cdef cppclass raw_csr:
         int32_t n_rows, n_cols
         int64_t nnz
         const void* indptr
         const void* indices
         int offset_bytes, index_bytes
+        cbool on_device
 
 
 cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
@@ -73,9 +74,9 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_matching(const bipartite_view& g, matching_method method,
                           const matching_options& options, int32_t* col4row,
                           int32_t* row4col, matching_stats* stats)
-    status solve_matching_device(const device_csr& g, matching_method method,
-                                 const matching_options& options, uintptr_t stream,
-                                 int32_t* col4row, int32_t* row4col, matching_stats* stats)
+    status solve_matching_raw(const raw_csr& g, matching_method method,
+                              const matching_options& options, uintptr_t stream,
+                              int32_t* col4row, int32_t* row4col, matching_stats* stats)
 
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:

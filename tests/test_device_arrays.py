@@ -248,8 +248,8 @@ def test_malformed_device_csr_is_refused(lib):
     ptr = np.array([0, 2, 3, 5])
     ids = np.array([0, 1, 1, 2, 3])
     cases = [
-        (ptr, np.array([0, 1, 1, 2, 4]), "column index values must be < 4"),
-        (ptr, np.array([0, 1, -1, 2, 3]), "column index values must be >= 0"),
+        (ptr, np.array([0, 1, 1, 2, 4]), "indices must be < 4"),
+        (ptr, np.array([0, 1, -1, 2, 3]), "indices must be >= 0"),
         (np.array([1, 2, 3, 5]), ids, "index pointer should start with 0"),
         (np.array([0, 3, 2, 5]), ids, "non-decreasing"),
         (np.array([0, 2, 3, 4]), ids, "last value of index pointer"),
@@ -505,3 +505,37 @@ def test_device_costs_are_not_copied_to_the_host():
                          text=True, timeout=300, env=dict(os.environ))
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("OK")
+
+
+# ---- host CSR/CSC to the GPU as SciPy holds it (checked on the device) ----------------------
+
+from test_validation import _compressed_cases  # noqa: E402
+
+
+@requires_gpu
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("method", ["gpu-pr", "gpu-apfb", "gpu-apsb"])
+def test_host_csr_goes_to_the_gpu_as_it_is(fmt, index_dtype, ptr_dtype, method):
+    for g in _graphs():
+        g = sp.csr_array(g) if fmt == "csr" else sp.csc_array(g)
+        g.indices, g.indptr = g.indices.astype(index_dtype), g.indptr.astype(ptr_dtype)
+        rank = scipy_rank(sp.csr_matrix(g)) if min(g.shape) else 0
+        for _ in range(GPU_REPEATS):
+            r = matchflow.maximum_matching(g, method=method)
+            assert isinstance(r.col4row, np.ndarray) and r.device == "cuda:0"
+            assert r.cardinality == rank
+            _check_matching(sp.csr_array(g), r.col4row, r.row4col, rank)
+
+
+@requires_gpu
+@pytest.mark.parametrize("name, bad", _compressed_cases(),
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_host_csr_checked_on_the_device_says_what_scipy_says(name, bad):
+    with pytest.raises(ValueError) as scipy_error:
+        bad.copy().check_format(full_check=True)
+    for method in ("gpu-pr", "gpu-apfb"):
+        with pytest.raises(ValueError) as ours:
+            matchflow.maximum_bipartite_matching(bad.copy(), method=method)
+        assert str(ours.value) == str(scipy_error.value)

@@ -146,7 +146,7 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   owner.instantiate();
 }
 
-/// Both forms of the entry point (host graph, or the caller's device CSR).
+/// Both forms of the entry point (host graph, or the caller's raw CSR).
 status run_ap(const matching_input& in, gpu_start start, bool apfb,
               const matching_options& options, matching_stats* stats) {
   const vertex_t nr = in.m, nc = in.n;
@@ -259,13 +259,13 @@ status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
       [&] { return run_ap(host_input(g, col4row, row4col), start, apfb, options, stats); });
 }
 
-status gpu_ap_device(const device_csr& g, gpu_start start, bool apfb,
+status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb,
                      const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
                      vertex_t* row4col, matching_stats* stats) noexcept {
   return cuda_guarded([&] {
     use_device_with_memory(options.device, 0);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    return run_ap(device_input(g, col4row, row4col, s), start, apfb, options, stats);
+    return run_ap(raw_input(g, col4row, row4col, s), start, apfb, options, stats);
   });
 }
 

@@ -437,7 +437,7 @@ void gpr_solver::solve() {
 }
 
 /// Both forms of the entry point: a graph with no rows or no columns has
-/// the empty matching (a device input is still checked).
+/// the empty matching (a raw CSR is still checked).
 status run_gpr(const matching_input& in, gpu_start start, const matching_options& options,
                matching_stats* stats) {
   if (in.m == 0 || in.n == 0) {
@@ -459,13 +459,13 @@ status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& 
   return cuda_guarded([&] { return run_gpr(host_input(g, col4row, row4col), start, options, stats); });
 }
 
-status gpu_pr_device(const device_csr& g, gpu_start start, const matching_options& options,
+status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& options,
                      std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
                      matching_stats* stats) noexcept {
   return cuda_guarded([&] {
     use_device_with_memory(options.device, 0);
     const auto s = reinterpret_cast<cudaStream_t>(stream);
-    return run_gpr(device_input(g, col4row, row4col, s), start, options, stats);
+    return run_gpr(raw_input(g, col4row, row4col, s), start, options, stats);
   });
 }
 

@@ -9,9 +9,11 @@
 // are computed here, on the device, from the uploaded CSR:
 //
 //   1. upload the CSR (large copies page-lock the caller's arrays first:
-//      see large_copy), or, for a CSR already in the caller's device memory
-//      (device_csr), convert it to int64 offsets / int32 ids in one pass that
-//      checks it (load_device_csr; graph_upload_kernels.cuh);
+//      see large_copy), or, for the caller's raw CSR (raw_csr: 4- or 8-byte
+//      arrays as given, in host or GPU memory), upload host arrays as they
+//      are and convert them to int64 offsets / int32 ids in one pass on the
+//      device that checks them (load_raw_csr; graph_upload_kernels.cuh): no
+//      pass over the arrays on the host, and int32 offsets travel as int32;
 //   2. initial matching: the papers' row-order greedy, computed in parallel
 //      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
@@ -42,6 +44,8 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "common/error.cuh"
 #include "common/launch.cuh"
@@ -107,15 +111,15 @@ class host_registration {
 };
 
 template <class T>
-void copy_h2d(device_buffer<T>& dst, const T* h_src, std::size_t n, cudaStream_t s) {
+void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
   const std::size_t bytes = n * sizeof(T);
   if (bytes == 0) return;
   if (bytes < large_copy) {
-    dst.copy_from_host(h_src, n, s);
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
     return;
   }
   host_registration reg(h_src, bytes);
-  dst.copy_from_host(h_src, n, s);
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registration ends
 }
 
@@ -246,27 +250,60 @@ void build_columns(device_graph& d, transpose_scratch& scratch, cudaStream_t s,
 }
 
 
-/// The message of the first fault in `faults` (csr_fault bits), as SciPy
-/// words the same faults of a host CSR (scipy.sparse check_format).
-std::string csr_fault_text(unsigned faults, const device_csr& g) {
+/// The message of the first fault in `faults` (csr_fault bits), in the order
+/// and words of SciPy's check_format (full_check) for a host CSR.
+std::string csr_fault_text(unsigned faults, const raw_csr& g) {
   if (faults & upload::fault_first_offset) return "index pointer should start with 0";
-  if (faults & upload::fault_decreasing) {
-    return "index pointer values must form a non-decreasing sequence";
-  }
   if (faults & upload::fault_last_offset) {
     return "last value of index pointer should be equal to the length of indices (" +
            std::to_string(g.nnz) + ")";
   }
-  if (faults & upload::fault_id_high) {
-    return "column index values must be < " + std::to_string(g.n_cols);
-  }
-  return "column index values must be >= 0";
+  if (faults & upload::fault_id_high) return "indices must be < " + std::to_string(g.n_cols);
+  if (faults & upload::fault_id_low) return "indices must be >= 0";
+  return "indptr must be a non-decreasing sequence";
 }
 
-/// Step 1 for a device input: d.row_ptr / d.row_adj from the caller's arrays
-/// (one checking pass each), then one read of the fault word.
-void load_device_csr(const device_csr& g, device_graph& d, cudaStream_t s,
-                     matching_stats* stats) {
+/// Host arrays of a raw CSR on the device: an array already of the core's
+/// type goes straight to its place in `d` (checked there in place), the
+/// other into `stage`.  Returns the device copy of the caller's indptr and
+/// indices, as the caller's types.
+std::pair<const void*, const void*> upload_raw_csr(const raw_csr& g, device_graph& d,
+                                                   device_buffer<unsigned char>& stage,
+                                                   cudaStream_t s) {
+  const std::size_t ptr_items = std::size_t(g.n_rows) + 1, ids = std::size_t(g.nnz);
+  const bool ptr_staged = g.offset_bytes != sizeof(offset_t);
+  const bool ids_staged = g.index_bytes != sizeof(vertex_t);
+  stage = device_buffer<unsigned char>((ptr_staged ? ptr_items * g.offset_bytes : 0) +
+                                       (ids_staged ? ids * g.index_bytes : 0));
+  unsigned char* next = stage.data();
+  const void* d_ptr = d.row_ptr.data();
+  const void* d_ids = d.row_adj.data();
+  if (ptr_staged) {
+    copy_h2d(reinterpret_cast<std::int32_t*>(next), static_cast<const std::int32_t*>(g.indptr),
+             ptr_items, s);
+    d_ptr = next;
+    next += ptr_items * g.offset_bytes;
+  } else {
+    copy_h2d(d.row_ptr.data(), static_cast<const offset_t*>(g.indptr), ptr_items, s);
+  }
+  if (ids_staged) {
+    copy_h2d(reinterpret_cast<std::int64_t*>(next), static_cast<const std::int64_t*>(g.indices),
+             ids, s);
+    d_ids = next;
+  } else {
+    copy_h2d(d.row_adj.data(), static_cast<const vertex_t*>(g.indices), ids, s);
+  }
+  return {d_ptr, d_ids};
+}
+
+/// Step 1 for a raw CSR: d.row_ptr / d.row_adj from the caller's arrays (host
+/// arrays uploaded first, as they are), one checking pass each, then one read
+/// of the fault word.
+void load_raw_csr(const raw_csr& g, device_graph& d, cudaStream_t s, matching_stats* stats) {
+  device_buffer<unsigned char> stage;
+  const void* src_ptr = g.indptr;
+  const void* src_ids = g.indices;
+  if (!g.on_device) std::tie(src_ptr, src_ids) = upload_raw_csr(g, d, stage, s);
   device_buffer<unsigned> faults(1);
   faults.fill_bytes(0, s);
   int sms = 1, device = 0;
@@ -276,11 +313,11 @@ void load_device_csr(const device_csr& g, device_graph& d, cudaStream_t s,
   const unsigned ptr_blocks = std::min<unsigned>(blocks_for(std::int64_t(g.n_rows) + 1), cap);
   if (g.offset_bytes == 4) {
     upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
-        g.n_rows, static_cast<const std::int32_t*>(g.indptr), g.nnz, d.row_ptr.data(),
+        g.n_rows, static_cast<const std::int32_t*>(src_ptr), g.nnz, d.row_ptr.data(),
         faults.data());
   } else {
     upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
-        g.n_rows, static_cast<const std::int64_t*>(g.indptr), g.nnz, d.row_ptr.data(),
+        g.n_rows, static_cast<const std::int64_t*>(src_ptr), g.nnz, d.row_ptr.data(),
         faults.data());
   }
   MATCHFLOW_CUDA_CHECK_LAUNCH();
@@ -288,11 +325,11 @@ void load_device_csr(const device_csr& g, device_graph& d, cudaStream_t s,
     const unsigned id_blocks = std::min<unsigned>(blocks_for(g.nnz), cap);
     if (g.index_bytes == 4) {
       upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
-          g.nnz, static_cast<const std::int32_t*>(g.indices), g.n_cols, d.row_adj.data(),
+          g.nnz, static_cast<const std::int32_t*>(src_ids), g.n_cols, d.row_adj.data(),
           faults.data());
     } else {
       upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
-          g.nnz, static_cast<const std::int64_t*>(g.indices), g.n_cols, d.row_adj.data(),
+          g.nnz, static_cast<const std::int64_t*>(src_ids), g.n_cols, d.row_adj.data(),
           faults.data());
     }
     MATCHFLOW_CUDA_CHECK_LAUNCH();
@@ -319,13 +356,13 @@ matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* 
   return in;
 }
 
-matching_input device_input(const device_csr& g, vertex_t* col4row, vertex_t* row4col,
-                            cudaStream_t s) {
+matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
+                         cudaStream_t s) {
   matching_input in;
   in.m = g.n_rows;
   in.n = g.n_cols;
   in.nnz = g.nnz;
-  in.device = &g;
+  in.raw = &g;
   in.col4row = col4row;
   in.row4col = row4col;
   in.caller_stream = s;
@@ -341,6 +378,10 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
   if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);       // before the CSC
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
+  if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
+    if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes;
+    if (in.raw->index_bytes != sizeof(vertex_t)) bytes += nnz * in.raw->index_bytes;
+  }
   if (build) {
     bytes += 2 * nnz * sizeof(vertex_t) +
              transpose_temp_bytes(in.n, offset_t(nnz));  // row_of, keys_out, CUB
@@ -354,7 +395,7 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   d.n = in.n;
   d.nnz = in.nnz;
   const bool build = !in.has_cols();
-  const bool rows = keep_rows || build || start == gpu_start::greedy || in.on_device();
+  const bool rows = keep_rows || build || start == gpu_start::greedy || in.raw != nullptr;
   phase_clock clock(s);
 
   // Allocations (setup).
@@ -368,18 +409,18 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
   stats->seconds_setup += clock.mark();
 
-  // 1. CSR (and the host's mates) up, or the caller's device CSR converted.
-  if (in.on_device()) {
-    load_device_csr(*in.device, d, s, stats);
+  // 1. CSR (and the host's mates) up, or the caller's raw CSR converted.
+  if (in.raw != nullptr) {
+    load_raw_csr(*in.raw, d, s, stats);
   } else {
     const bipartite_view& g = *in.host;
     if (rows) {
-      copy_h2d(d.row_ptr, g.rows.ptr, std::size_t(d.m) + 1, s);
-      copy_h2d(d.row_adj, g.rows.adj, std::size_t(d.nnz), s);
+      copy_h2d(d.row_ptr.data(), g.rows.ptr, std::size_t(d.m) + 1, s);
+      copy_h2d(d.row_adj.data(), g.rows.adj, std::size_t(d.nnz), s);
     }
     if (start == gpu_start::host_mates) {
-      copy_h2d(d.col4row, in.col4row, std::size_t(d.m), s);
-      copy_h2d(d.row4col, in.row4col, std::size_t(d.n), s);
+      copy_h2d(d.col4row.data(), in.col4row, std::size_t(d.m), s);
+      copy_h2d(d.row4col.data(), in.row4col, std::size_t(d.n), s);
     }
   }
   stats->seconds_transfer += clock.mark();
@@ -414,8 +455,8 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   }  // the scratch is freed here (setup, below)
   stats->seconds_setup += clock.mark();
   if (!build) {
-    copy_h2d(d.col_ptr, in.host->cols.ptr, std::size_t(d.n) + 1, s);
-    copy_h2d(d.col_adj, in.host->cols.adj, std::size_t(d.nnz), s);
+    copy_h2d(d.col_ptr.data(), in.host->cols.ptr, std::size_t(d.n) + 1, s);
+    copy_h2d(d.col_adj.data(), in.host->cols.adj, std::size_t(d.nnz), s);
     stats->seconds_transfer += clock.mark();
   }
   if (!keep_rows) {
@@ -449,16 +490,18 @@ void download_matching(const device_graph& d, const matching_input& in, cudaStre
 }
 
 void empty_matching(const matching_input& in, cudaStream_t s) {
+  if (in.raw != nullptr) {  // checked like any raw CSR, though nothing is solved
+    device_graph d;
+    d.row_ptr = device_buffer<offset_t>(std::size_t(in.m) + 1);
+    d.row_adj = device_buffer<vertex_t>(std::size_t(in.nnz));
+    matching_stats ignored;
+    load_raw_csr(*in.raw, d, s, &ignored);
+  }
   if (!in.on_device()) {
     std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
     std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
     return;
   }
-  device_graph d;  // checked like any device input, though nothing is solved
-  d.row_ptr = device_buffer<offset_t>(std::size_t(in.m) + 1);
-  d.row_adj = device_buffer<vertex_t>(std::size_t(in.nnz));
-  matching_stats ignored;
-  load_device_csr(*in.device, d, s, &ignored);
   if (in.m > 0) {
     MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.col4row, 0xff, std::size_t(in.m) * sizeof(vertex_t), s));
   }

@@ -166,13 +166,16 @@ __global__ __launch_bounds__(threads_per_block) void count_columns_kernel(
 // cursors (rows in arbitrary order).  On R-MAT scale 20 (16M edges) the
 // whole transpose took 1.41-1.47 ms either way on the H100.
 
-// ---- a CSR in the caller's device memory (device_csr) ---------------------------
+// ---- the caller's raw CSR (raw_csr) --------------------------------------------
 //
-// The caller's offsets and ids come as they are (4 or 8 bytes each): one pass
-// converts them to the core's int64 offsets and int32 ids and checks them on
-// the way, so that a device input is checked without a host copy.  A fault
-// sets its bit in *faults; the host reads the word once, before anything
-// uses the converted arrays.
+// The caller's offsets and ids come as they are (4 or 8 bytes each, from its
+// GPU memory or uploaded as they were on the host): one pass converts them
+// to the core's int64 offsets and int32 ids and checks them on the way, so
+// that no host pass reads them.  A fault sets its bit in *faults; the host
+// reads the word once, before anything uses the converted arrays.  src and
+// dst may be the same array (an upload already of the core's type, checked
+// in place): every thread writes back the value it read, so a neighbour's
+// read of it (offsets) sees that value either way.
 
 /// Bits of the fault word (the messages are graph_upload.cu's csr_fault_text).
 enum csr_fault : unsigned {
@@ -187,8 +190,7 @@ enum csr_fault : unsigned {
 /// sync: faults (atomicOr).  safe: dst[i] (one writer each).
 template <class Src>
 __global__ __launch_bounds__(threads_per_block) void widen_offsets_kernel(
-    vertex_t m, const Src* __restrict__ src, offset_t nnz, offset_t* __restrict__ dst,
-    unsigned* faults) {
+    vertex_t m, const Src* src, offset_t nnz, offset_t* dst, unsigned* faults) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   unsigned fault = 0;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= m;
@@ -206,8 +208,7 @@ __global__ __launch_bounds__(threads_per_block) void widen_offsets_kernel(
 /// sync: faults (atomicOr).  safe: dst[e] (one writer each).
 template <class Src>
 __global__ __launch_bounds__(threads_per_block) void narrow_ids_kernel(
-    offset_t nnz, const Src* __restrict__ src, vertex_t n, vertex_t* __restrict__ dst,
-    unsigned* faults) {
+    offset_t nnz, const Src* src, vertex_t n, vertex_t* dst, unsigned* faults) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   unsigned fault = 0;
   for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
