@@ -178,6 +178,7 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
 
   stream s = solve_stream(in);
+  pooled_allocations pool(s, options.device);  // every buffer of the solve, freed on s
   stats->seconds_setup += seconds_since(setup_start);
   device_graph d;
   if (!prepare_graph(in, start, false, d, s, stats)) {

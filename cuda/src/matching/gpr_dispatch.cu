@@ -384,6 +384,7 @@ void gpr_solver::run() {
     paper_bfs_ = true;
     use_tail_ = false;
   }
+  pooled_allocations pool(stream_, options_.device);  // every buffer of the solve
   if (allocate_and_upload()) {
     phase_clock clock(stream_);
     solve();
