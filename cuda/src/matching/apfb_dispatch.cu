@@ -151,10 +151,7 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
               const matching_options& options, matching_stats* stats) {
   const vertex_t nr = in.m, nc = in.n;
   if (nr == 0 || nc == 0) {
-    if (start != gpu_start::host_mates) {
-      stream s = solve_stream(in);
-      empty_matching(in, s);
-    }
+    if (start != gpu_start::host_mates) empty_matching(in);
     return status::ok;
   }
   const auto setup_start = clock_type::now();

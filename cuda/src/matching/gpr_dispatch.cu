@@ -442,10 +442,7 @@ void gpr_solver::solve() {
 status run_gpr(const matching_input& in, gpu_start start, const matching_options& options,
                matching_stats* stats) {
   if (in.m == 0 || in.n == 0) {
-    if (start != gpu_start::host_mates) {
-      stream s = solve_stream(in);
-      empty_matching(in, s);
-    }
+    if (start != gpu_start::host_mates) empty_matching(in);
     return status::ok;
   }
   gpr_solver solver(in, start, options, stats);

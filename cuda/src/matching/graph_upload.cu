@@ -249,7 +249,6 @@ void build_columns(device_graph& d, transpose_scratch& scratch, cudaStream_t s,
   stats->kernel_launches += 1 + 2 + 1 + 2 + 2 + (bits + 7) / 8;
 }
 
-
 /// The message of the first fault in `faults` (csr_fault bits), in the order
 /// and words of SciPy's check_format (full_check) for a host CSR.
 std::string csr_fault_text(unsigned faults, const raw_csr& g) {
@@ -273,8 +272,9 @@ std::pair<const void*, const void*> upload_raw_csr(const raw_csr& g, device_grap
   const std::size_t ptr_items = std::size_t(g.n_rows) + 1, ids = std::size_t(g.nnz);
   const bool ptr_staged = g.offset_bytes != sizeof(offset_t);
   const bool ids_staged = g.index_bytes != sizeof(vertex_t);
-  stage = device_buffer<unsigned char>((ptr_staged ? ptr_items * g.offset_bytes : 0) +
-                                       (ids_staged ? ids * g.index_bytes : 0));
+  // The ids start 256-byte aligned after the offsets (int64 reads).
+  const std::size_t ptr_bytes = ptr_staged ? (ptr_items * g.offset_bytes + 255) / 256 * 256 : 0;
+  stage = device_buffer<unsigned char>(ptr_bytes + (ids_staged ? ids * g.index_bytes : 0));
   unsigned char* next = stage.data();
   const void* d_ptr = d.row_ptr.data();
   const void* d_ids = d.row_adj.data();
@@ -282,7 +282,7 @@ std::pair<const void*, const void*> upload_raw_csr(const raw_csr& g, device_grap
     copy_h2d(reinterpret_cast<std::int32_t*>(next), static_cast<const std::int32_t*>(g.indptr),
              ptr_items, s);
     d_ptr = next;
-    next += ptr_items * g.offset_bytes;
+    next += ptr_bytes;
   } else {
     copy_h2d(d.row_ptr.data(), static_cast<const offset_t*>(g.indptr), ptr_items, s);
   }
@@ -379,7 +379,7 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
   if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
-    if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes;
+    if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes + 256;
     if (in.raw->index_bytes != sizeof(vertex_t)) bytes += nnz * in.raw->index_bytes;
   }
   if (build) {
@@ -489,8 +489,14 @@ void download_matching(const device_graph& d, const matching_input& in, cudaStre
   stats->seconds_transfer += clock.mark();
 }
 
-void empty_matching(const matching_input& in, cudaStream_t s) {
-  if (in.raw != nullptr) {  // checked like any raw CSR, though nothing is solved
+void empty_matching(const matching_input& in) {
+  if (in.raw == nullptr) {
+    std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
+    std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
+    return;
+  }
+  stream s = solve_stream(in);
+  {  // checked like any raw CSR, though nothing is solved
     device_graph d;
     d.row_ptr = device_buffer<offset_t>(std::size_t(in.m) + 1);
     d.row_adj = device_buffer<vertex_t>(std::size_t(in.nnz));
@@ -501,7 +507,7 @@ void empty_matching(const matching_input& in, cudaStream_t s) {
     std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
     std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
     return;
-  }
+  }  // else filled on the caller's stream
   if (in.m > 0) {
     MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.col4row, 0xff, std::size_t(in.m) * sizeof(vertex_t), s));
   }

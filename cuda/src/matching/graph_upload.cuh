@@ -79,7 +79,7 @@ void download_matching(const device_graph& d, const matching_input& in, cudaStre
 
 /// Fills the input's result arrays with -1 (a graph with no rows or no
 /// columns); a raw CSR is still checked (prepare_graph's faults).
-void empty_matching(const matching_input& in, cudaStream_t s);
+void empty_matching(const matching_input& in);
 
 /// Seconds one kernel launch costs on `device` (a loop of empty launches,
 /// measured on the first call per device and remembered).
