@@ -322,7 +322,7 @@ NO_HOST_COPY = textwrap.dedent("""
     device_bytes = ptr.nbytes + ids.nbytes
     with open("/proc/self/status") as f:
         used = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
-    cap = device_bytes // 4                        # a host copy of the input cannot fit
+    cap = device_bytes // 2                        # a host copy of the input cannot fit
     resource.setrlimit(resource.RLIMIT_AS, (used + cap, resource.RLIM_INFINITY))
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     r = matchflow.maximum_matching((ptr, ids, (rows, rows)), method="gpu-apfb")
@@ -487,7 +487,7 @@ NO_HOST_COPY_LAP = textwrap.dedent("""
     cupy.cuda.Device().synchronize()
     with open("/proc/self/status") as f:
         used = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
-    cap = c.nbytes // 4
+    cap = c.nbytes // 2                            # a host copy of the input cannot fit
     resource.setrlimit(resource.RLIMIT_AS, (used + cap, resource.RLIM_INFINITY))
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     r, k = matchflow.linear_sum_assignment(c, method="gpu-tree")
