@@ -539,3 +539,13 @@ def test_host_csr_checked_on_the_device_says_what_scipy_says(name, bad):
         with pytest.raises(ValueError) as ours:
             matchflow.maximum_bipartite_matching(bad.copy(), method=method)
         assert str(ours.value) == str(scipy_error.value)
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+def test_device_integer_costs_past_the_int64_bound(lib):
+    c = np.array([[2**61, 1], [1, 2**61]], dtype=np.int64)
+    with pytest.raises(OverflowError, match="too large to solve exactly"):
+        matchflow.solve_assignment(_to_device(lib, c))
+    r, k = matchflow.linear_sum_assignment(_to_device(lib, c))  # in float64, as SciPy
+    assert _to_host(k).tolist() == [1, 0]

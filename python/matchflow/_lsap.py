@@ -331,7 +331,8 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     if _darr.is_device_array(cost_matrix):  # solved where it is (_lsap_device.py)
         from ._lsap_device import solve_on_device
         return solve_on_device(cost_matrix, maximize, method, device, threads, METHODS,
-                               GPU_METHODS, _METHOD_CODES, (AssignmentResult, AssignmentStats))
+                               GPU_METHODS, _METHOD_CODES, (AssignmentResult, AssignmentStats),
+                               exact_ints=exact_ints)
     start = time.perf_counter()
     n_threads = check_threads(threads)
     c = _as_cost_array(cost_matrix)

@@ -96,10 +96,18 @@ def _int_bound(x) -> int:
     return max(abs(int(x.min())), abs(int(x.max())))
 
 
+def _fits_int64(max_abs: int, shape) -> bool:
+    """The core's bound for exact int64 solves (int_costs_fit, lsap.hpp)."""
+    return max_abs <= (1 << 62) // max(shape[0], shape[1], 8)
+
+
 def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu_methods,
-                    method_codes, result_types):
+                    method_codes, result_types, *, exact_ints: bool):
     """`_lsap._solve` for a cost matrix in GPU memory; returns an
-    AssignmentResult whose arrays are of the caller's kind on its device."""
+    AssignmentResult whose arrays are of the caller's kind on its device.
+    Integer costs too large for an exact int64 solve raise OverflowError
+    (`exact_ints`, as solve_assignment) or are solved in float64 (as SciPy
+    solves every input)."""
     start = time.perf_counter()
     check_threads(threads)
     a = darr.describe(cost_matrix, "cost_matrix")
@@ -132,6 +140,15 @@ def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu
     max_abs = 0
     if dtype.startswith("int"):
         max_abs = _int_bound(x)
+        if not _fits_int64(max_abs, a.shape):
+            if exact_ints:
+                raise OverflowError(
+                    "integer costs too large to solve exactly in int64: need "
+                    f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = {max_abs} for "
+                    f"shape {a.shape}; convert the matrix to float64 to solve it with rounding")
+            dtype = "float64"
+            x = original = _as_dtype(x, a.kind, "float64")
+    if dtype.startswith("int"):
         if max_abs <= _INT32.max:
             dtype, x = "int32", (x if dtype == "int32" else _as_dtype(x, a.kind, "int32"))
         elif dtype == "int32":  # -2**31: its negation needs int64
