@@ -44,8 +44,10 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <memory>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/error.cuh"
 #include "common/launch.cuh"
@@ -110,6 +112,14 @@ class host_registration {
   void* p_ = nullptr;
 };
 
+/// Large copies are page-locked and sent in pieces of about this many bytes,
+/// cut at page boundaries (no page is registered twice): each piece's DMA
+/// runs while the next piece is page-locked, instead of after the whole
+/// range is.  Not measured yet against one registration of the whole range
+/// (benchmarks/call_overhead.py shows the transfer time).
+constexpr std::size_t copy_piece = std::size_t(16) << 20;
+constexpr std::uintptr_t page_bytes = 4096;
+
 template <class T>
 void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
   const std::size_t bytes = n * sizeof(T);
@@ -118,9 +128,19 @@ void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
     return;
   }
-  host_registration reg(h_src, bytes);
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registration ends
+  const char* src = reinterpret_cast<const char*>(h_src);
+  char* dst = reinterpret_cast<char*>(d_dst);
+  const auto base = reinterpret_cast<std::uintptr_t>(src);
+  std::vector<std::unique_ptr<host_registration>> pieces;
+  for (std::size_t done = 0; done < bytes;) {
+    const std::uintptr_t cut = (base + done + copy_piece) & ~(page_bytes - 1);
+    const std::size_t end = std::min<std::size_t>(bytes, cut - base);
+    pieces.push_back(std::make_unique<host_registration>(src + done, end - done));
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + done, src + done, end - done,
+                                       cudaMemcpyHostToDevice, s));
+    done = end;
+  }
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registrations end
 }
 
 template <class T>
