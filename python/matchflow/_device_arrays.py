@@ -153,11 +153,6 @@ def is_device_sparse(obj) -> bool:
     return False
 
 
-def is_on_device(obj) -> bool:
-    """Any input this module handles: dense or sparse, on a GPU."""
-    return is_device_sparse(obj) or is_device_array(obj)
-
-
 # ---- reading the layout -----------------------------------------------------------
 
 
@@ -192,7 +187,7 @@ def _stream_of(kind: str, device: int, face: dict) -> int:
 def _as_library_array(obj):
     """A CuPy array (else torch tensor) viewing a foreign device array: the
     library's own import of the interface / DLPack, which honours the
-    producer's stream.  ImportError naming both when neither is installed."""
+    producer's stream.  TypeError naming both when neither is installed."""
     try:
         import cupy
     except ImportError:
