@@ -3,13 +3,18 @@
 flow) goes, outside the GPU.
 
 For each graph and GPU method: the median over --repeat calls of the public
-call (`maximum_matching`), of its validation (`as_bipartite`), of the core
-call alone (`_core.matching`, which reports transfer, setup and on-GPU time
-in its stats), and what is left in the core call beyond those parts (stream
-and context work, copies not timed as transfer, result arrays).  Then a
-cProfile of the public call, Python frames by own time.
+call (`maximum_matching`), of the core call alone on SciPy's arrays as they
+are (`_solve_raw`: what the public call runs for a CSR going to the GPU; the
+structure is checked on the device), which reports transfer, setup and
+on-GPU time in its stats, and what is left in the core call beyond those
+parts (stream and context work, copies not timed as transfer, result
+arrays).  For comparison, the checked host route it replaced: validation
+and widening on the host (`as_bipartite`) + `_core.matching`.  With
+--device-input (CuPy needed): the same graph from GPU memory (a CuPy CSR),
+against the on-GPU time.  Then a cProfile of the public call, Python frames
+by own time.
 
-    python benchmarks/call_overhead.py [--log2 20] [--repeat 7] [--flow]
+    python benchmarks/call_overhead.py [--log2 20] [--repeat 7] [--device-input] [--flow]
 
 --flow: for flow-suite instances, the median whole `solve_flow` call (gpu-pr)
 split into validation (`_checked`), the core call (its stats: setup,
@@ -25,7 +30,8 @@ import statistics
 import time
 
 from matchflow import generators
-from matchflow._matching import GPU_METHODS, _solve, _Tuning, maximum_matching
+from matchflow._matching import (GPU_METHODS, _raw_csr, _solve, _solve_raw, _Tuning,
+                                 maximum_matching)
 from matchflow._validation import as_bipartite
 
 
@@ -39,17 +45,53 @@ def median_seconds(call, repeat: int):
     return statistics.median(times), last
 
 
-def report(name, graph, method, repeat):
-    total, _ = median_seconds(lambda: maximum_matching(graph, method=method, device="cuda"),
-                              repeat)
-    check, g = median_seconds(lambda: as_bipartite(graph), repeat)
-    core, (_, _, s) = median_seconds(lambda: _solve(g, method, 0, _Tuning()), repeat)
+def _cells(core, s):
     parts = {k: s[f"seconds_{k}"] for k in ("transfer", "setup", "transpose", "init", "solve")}
     rest = core - sum(parts.values())
-    cells = "  ".join(f"{k} {v * 1e3:.2f}" for k, v in parts.items())
-    print(f"{name:<18} {method:<9} total {total * 1e3:7.2f} ms = validate {check * 1e3:.2f} "
-          f"+ core {core * 1e3:.2f} (+ Python {(total - check - core) * 1e3:.2f}); "
-          f"core: {cells}  rest {rest * 1e3:.2f}", flush=True)
+    return "  ".join(f"{k} {v * 1e3:.2f}" for k, v in parts.items()) + f"  rest {rest * 1e3:.2f}"
+
+
+def on_gpu(s) -> float:
+    """The stats' on-GPU time: init, transpose and solve."""
+    return s["seconds_init"] + s["seconds_transpose"] + s["seconds_solve"]
+
+
+def report(name, graph, method, repeat):
+    total, r = median_seconds(lambda: maximum_matching(graph, method=method, device="cuda"),
+                              repeat)
+    raw = _raw_csr(graph)
+    core, (_, _, s) = median_seconds(lambda: _solve_raw(raw, method, 0, _Tuning()), repeat)
+    csr_bytes = raw.indptr.nbytes + raw.indices.nbytes
+    budget = on_gpu(s) + csr_bytes / 20e9 + 1e-3
+    print(f"{name:<18} {method:<9} total {total * 1e3:7.2f} ms (target <= on-GPU "
+          f"{on_gpu(s) * 1e3:.2f} + {csr_bytes / 1e6:.0f} MB at 20 GB/s + 1 ms = "
+          f"{budget * 1e3:.2f}: {'met' if total <= budget else 'MISSED'}) = core "
+          f"{core * 1e3:.2f} (+ Python {(total - core) * 1e3:.2f}); core: {_cells(core, s)}",
+          flush=True)
+    check, g = median_seconds(lambda: as_bipartite(graph), repeat)
+    core, (_, _, s) = median_seconds(lambda: _solve(g, method, 0, _Tuning()), repeat)
+    print(f"{'':<18} {'(checked host route)':<9} validate {check * 1e3:.2f} + core "
+          f"{core * 1e3:.2f} = {(check + core) * 1e3:.2f} ms; core: {_cells(core, s)}",
+          flush=True)
+
+
+def report_device(name, graph, method, repeat):
+    """The same graph from GPU memory (a CuPy CSR): whole call vs on-GPU time."""
+    import cupy
+    import cupyx.scipy.sparse as csp
+    dev = csp.csr_matrix(graph)
+
+    def call():
+        r = maximum_matching(dev, method=method)
+        cupy.cuda.get_current_stream().synchronize()
+        return r
+    total, r = median_seconds(call, repeat)
+    budget = 1.2 * on_gpu(r.stats.__dict__) + 0.3e-3
+    print(f"{name:<18} {method:<9} from GPU memory: total {total * 1e3:7.2f} ms (target <= "
+          f"1.2 x on-GPU {on_gpu(r.stats.__dict__) * 1e3:.2f} + 0.3 ms = {budget * 1e3:.2f}: "
+          f"{'met' if total <= budget else 'MISSED'}); setup "
+          f"{r.stats.seconds_setup * 1e3:.2f} transfer {r.stats.seconds_transfer * 1e3:.2f}",
+          flush=True)
 
 
 def report_flow(name, inst, repeat):
@@ -95,6 +137,8 @@ def main() -> None:
     p.add_argument("--log2", type=int, default=20)
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--flow", action="store_true", help="maximum flow instead of matching")
+    p.add_argument("--device-input", action="store_true",
+                   help="also time the graphs from GPU memory (CuPy CSR)")
     args = p.parse_args()
     if args.flow:
         flow_main(args.repeat)
@@ -105,6 +149,8 @@ def main() -> None:
     for name, graph in graphs.items():
         for method in GPU_METHODS[:2]:
             report(f"{name}-2^{args.log2}", graph, method, args.repeat)
+            if args.device_input:
+                report_device(f"{name}-2^{args.log2}", graph, method, args.repeat)
     profile(graphs["rmat"], "gpu-pr")
 
 

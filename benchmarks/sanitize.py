@@ -33,6 +33,11 @@ def graphs():
     yield "delaunay", generators.delaunay(500, seed=3)  # the start is perfect: no solve
     # row u: columns u-1, u: the device start's proposal rounds pass their cap
     yield "staircase", sp.csr_array(sp.eye_array(150) + sp.eye_array(150, k=-1))
+    # host arrays as SciPy holds them, staged and converted on the device
+    wide = generators.uniform_random(300, 250, degree=2.5, seed=4)
+    wide.indptr, wide.indices = wide.indptr.astype(np.int32), wide.indices.astype(np.int64)
+    yield "int64-ids", wide
+    yield "csc", sp.csc_array(generators.rmat(9, edge_factor=4, seed=5))
 
 
 def costs():

@@ -152,6 +152,43 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     return col4row, row4col, _stats_dict(stats)
 
 
+
+def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
+                 int64_t nnz, int n_rows, int n_cols, bint on_device, int method, int init,
+                 double relabel_k, int bfs_kernel, int thread_layout, int device,
+                 bint paper_structure, uintptr_t stream, uintptr_t col4row,
+                 uintptr_t row4col):
+    """Maximum matching (GPU methods) of a CSR given by addresses of the
+    caller's arrays, as they are (4- or 8-byte offsets and ids), in GPU memory
+    (`on_device`: work ordered on `stream`) or host memory; the mates are
+    written to the arrays at col4row / row4col, in the same memory.  The
+    caller keeps every array alive.  Returns the stats."""
+    cdef raw_csr g
+    g.n_rows = n_rows
+    g.n_cols = n_cols
+    g.nnz = nnz
+    g.indptr = <const void*>indptr
+    g.indices = <const void*>indices
+    g.offset_bytes = offset_bytes
+    g.index_bytes = index_bytes
+    g.on_device = on_device
+    cdef matching_options opt
+    opt.threads = 0
+    opt.init = <matching_init>init
+    opt.relabel_k = relabel_k
+    opt.bfs_kernel = bfs_kernel
+    opt.thread_layout = thread_layout
+    opt.device = device
+    opt.paper_structure = paper_structure
+    cdef matching_stats stats
+    cdef status st
+    with nogil:
+        st = solve_matching_raw(g, <matching_method>method, opt, stream,
+                                <int32_t*>col4row, <int32_t*>row4col, &stats)
+    _check(st)
+    return _stats_dict(stats)
+
+
 # ---- maximum flow ---------------------------------------------------------------
 
 def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
@@ -309,8 +346,38 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     u and v have the solve's dtype: float64, float32, or int64 for integer
     costs (int64 or int32, which is passed on as it is).
     """
-    cdef int64_t n_rows = cost.shape[0]
-    cdef int64_t n_cols = cost.shape[1]
+    cdef lsap_options opt
+    opt.threads = threads
+    opt.device = device
+    cdef const lsap_value* c = &cost[0, 0] if cost.shape[0] > 0 and cost.shape[1] > 0 else NULL
+    return _lsap_dense(c, cost.shape[0], cost.shape[1], method, opt)
+
+
+def lsap_dense_device(uintptr_t cost, str dtype, int64_t n_rows, int64_t n_cols, int method,
+                      int device, uintptr_t stream, uint64_t max_abs):
+    """Dense LSAP of a C-contiguous cost matrix in GPU memory (its address),
+    n_rows <= n_cols, already checked; dtype "float64", "float32", "int64",
+    or "int32" (solved as int64 read through int32; max_abs = max |cost| for
+    the integer overflow bound).  Work ordered on `stream`; returns
+    (col4row, u, v, stats) on the host."""
+    cdef lsap_options opt
+    opt.threads = 0
+    opt.device = device
+    opt.cost_on_device = True
+    opt.stream = stream
+    opt.cost_int32 = dtype == "int32"
+    opt.cost_max_abs = max_abs
+    if dtype == "float64":
+        return _lsap_dense(<const double*>cost, n_rows, n_cols, method, opt)
+    if dtype == "float32":
+        return _lsap_dense(<const float*>cost, n_rows, n_cols, method, opt)
+    if dtype in ("int64", "int32"):
+        return _lsap_dense(<const int64_t*>cost, n_rows, n_cols, method, opt)
+    raise TypeError(f"no GPU assignment for costs of type {dtype}")
+
+
+cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int method,
+                       lsap_options opt):
     if lsap_value is double:
         dtype = np.float64
     elif lsap_value is float:
@@ -325,7 +392,6 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     cdef lsap_value[::1] v_view
     cdef int64_t[::1] u_wide
     cdef int64_t[::1] v_wide
-    cdef const lsap_value* c = &cost[0, 0] if n_rows > 0 and n_cols > 0 else NULL
     cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
     cdef lsap_value* pu = NULL
     cdef lsap_value* pv = NULL
@@ -341,9 +407,6 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
         v_view = v
         pu = &u_view[0] if n_rows > 0 else NULL
         pv = &v_view[0] if n_cols > 0 else NULL
-    cdef lsap_options opt
-    opt.threads = threads
-    opt.device = device
     paths = np.zeros(n_rows, dtype=np.int64)  # per iteration; iterations <= n_rows
     cdef int64_t[::1] paths_view = paths
     cdef lsap_stats stats
@@ -490,6 +553,56 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
                                 <batched_lsap_method>method, opt, rows, cols, &stats)
     _check(st)
     return row_ind, col_ind, {
+        "seconds_solve": stats.seconds_solve,
+        "seconds_transfer": stats.seconds_transfer,
+        "kernel_launches": stats.kernel_launches,
+        "shared_costs": bool(stats.shared_costs),
+        "block_threads": stats.block_threads,
+    }
+
+
+
+def lsap_batched_device(uintptr_t cost, str dtype, int64_t batch, int64_t n_rows,
+                        int64_t n_cols, bint maximize, int device, int block_threads,
+                        uintptr_t stream, uintptr_t row_ind, uintptr_t col_ind):
+    """gpu-sap on a C-contiguous stack in GPU memory (its address), dtype one
+    of float64, float32, int64, int32, uint8; writes the device arrays at
+    row_ind / col_ind (batch x min(n_rows, n_cols) int64), ordered on
+    `stream`.  Returns the stats."""
+    cdef batched_lsap_options opt
+    opt.device = device
+    opt.block_threads = block_threads
+    opt.on_device = True
+    opt.stream = stream
+    if dtype == "float64":
+        return _batched_device(<const double*>cost, batch, n_rows, n_cols, maximize, opt,
+                               row_ind, col_ind)
+    if dtype == "float32":
+        return _batched_device(<const float*>cost, batch, n_rows, n_cols, maximize, opt,
+                               row_ind, col_ind)
+    if dtype == "int64":
+        return _batched_device(<const int64_t*>cost, batch, n_rows, n_cols, maximize, opt,
+                               row_ind, col_ind)
+    if dtype == "int32":
+        return _batched_device(<const int32_t*>cost, batch, n_rows, n_cols, maximize, opt,
+                               row_ind, col_ind)
+    if dtype == "uint8":
+        return _batched_device(<const uint8_t*>cost, batch, n_rows, n_cols, maximize, opt,
+                               row_ind, col_ind)
+    raise TypeError(f"no GPU batched assignment for costs of type {dtype}")
+
+
+cdef dict _batched_device(const batched_cost* c, int64_t batch, int64_t n_rows, int64_t n_cols,
+                          bint maximize, batched_lsap_options opt, uintptr_t row_ind,
+                          uintptr_t col_ind):
+    cdef batched_lsap_stats stats
+    cdef status st
+    with nogil:
+        st = solve_batched_lsap(c, batch, n_rows, n_cols, maximize,
+                                <batched_lsap_method>1, opt, <int64_t*>row_ind,
+                                <int64_t*>col_ind, &stats)
+    _check(st)
+    return {
         "seconds_solve": stats.seconds_solve,
         "seconds_transfer": stats.seconds_transfer,
         "kernel_launches": stats.kernel_launches,

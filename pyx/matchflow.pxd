@@ -1,5 +1,5 @@
 # Declarations of the C++ API (cpp/include/matchflow/*.hpp) for _core.pyx.
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t
 from libcpp cimport bool as cbool
 
 
@@ -37,6 +37,13 @@ cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:
     cdef cppclass bipartite_view:
         adjacency_view rows
         adjacency_view cols
+    cdef cppclass raw_csr:
+        int32_t n_rows, n_cols
+        int64_t nnz
+        const void* indptr
+        const void* indices
+        int offset_bytes, index_bytes
+        cbool on_device
 
 
 cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
@@ -67,6 +74,9 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_matching(const bipartite_view& g, matching_method method,
                           const matching_options& options, int32_t* col4row,
                           int32_t* row4col, matching_stats* stats)
+    status solve_matching_raw(const raw_csr& g, matching_method method,
+                              const matching_options& options, uintptr_t stream,
+                              int32_t* col4row, int32_t* row4col, matching_stats* stats)
 
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
@@ -75,6 +85,10 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     cdef cppclass lsap_options:
         int threads
         int device
+        cbool cost_on_device
+        uintptr_t stream
+        cbool cost_int32
+        uint64_t cost_max_abs
     cdef cppclass lsap_stats:
         double seconds_init, seconds_solve, seconds_transfer
         int64_t iterations, augmenting_paths, dual_updates, kernel_launches
@@ -118,6 +132,8 @@ cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
         int device
         int block_threads
         int pipeline
+        cbool on_device
+        uintptr_t stream
     cdef cppclass batched_lsap_stats:
         double seconds_solve, seconds_transfer
         int64_t kernel_launches, failed_problem, shared_costs, block_threads

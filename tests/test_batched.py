@@ -219,7 +219,7 @@ def test_bad_arguments():
         __cuda_array_interface__ = {"shape": (1, 2, 2), "typestr": "<f4", "version": 3,
                                     "data": (0, False)}
 
-    with pytest.raises(TypeError, match="device arrays are not supported yet"):
+    with pytest.raises(ValueError, match="null data pointer"):
         batch_linear_sum_assignment(DeviceArray())
 
 

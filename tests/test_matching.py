@@ -230,7 +230,11 @@ def test_auto_falls_back_to_cpu_when_the_gpu_is_out_of_memory(monkeypatch):
             raise MemoryError("the GPU cannot hold this problem: it needs 123 bytes")
         return real(row_ptr, row_adj, n_cols, method, *rest)
 
+    def fake_raw(*args):  # a CSR goes to the GPU as SciPy holds it (_solve_raw)
+        raise MemoryError("the GPU cannot hold this problem: it needs 123 bytes")
+
     monkeypatch.setattr(_core, "matching", fake_matching)
+    monkeypatch.setattr(_core, "matching_raw", fake_raw)
     monkeypatch.setattr(_device, "cuda_available", lambda: True)
     g = generators.uniform_random(300_000, degree=1.0, seed=3)
     with pytest.warns(RuntimeWarning, match="falling back to the CPU"):

@@ -21,6 +21,15 @@ status gpu_ap(const bipartite_view&, gpu_start, bool, const matching_options&, v
   return unavailable();
 }
 
+status gpu_pr_raw(const raw_csr&, gpu_start, const matching_options&, std::uintptr_t,
+                     vertex_t*, vertex_t*, matching_stats*) noexcept {
+  return unavailable();
+}
+status gpu_ap_raw(const raw_csr&, gpu_start, bool, const matching_options&, std::uintptr_t,
+                     vertex_t*, vertex_t*, matching_stats*) noexcept {
+  return unavailable();
+}
+
 status gpu_maxflow(const flow_network&, const flow_options&, flow_result*, flow_stats*) noexcept {
   return unavailable();
 }

@@ -1,8 +1,10 @@
 // Device discovery.  Nothing here runs at import: the Python layer asks
 // lazily.  Any runtime error (no driver, no device, CUDA_VISIBLE_DEVICES="")
 // means "no usable device", never an abort.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "common/buffer.cuh"
@@ -35,10 +37,43 @@ status get_device_info(int device, device_info* info) noexcept {
   });
 }
 
+namespace {
+bool memory_pools_supported(int device) {
+  int supported = 0;
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
+  return supported != 0;
+}
+}  // namespace
+
+pooled_allocations::pooled_allocations(cudaStream_t s, int device)
+    : previous_(detail::current_allocation) {
+  constexpr int max_devices = 64;
+  static std::once_flag configured[max_devices];
+  if (device < 0 || device >= max_devices || !memory_pools_supported(device)) return;
+  std::call_once(configured[device], [device] {
+    // Keep freed memory in the pool between calls (the default threshold, 0,
+    // hands it back to the driver at every synchronisation).
+    cudaMemPool_t pool;
+    MATCHFLOW_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+    std::uint64_t keep = UINT64_MAX;
+    MATCHFLOW_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  });
+  detail::current_allocation = detail::allocation_scope{true, s};
+}
+
 void use_device_with_memory(int device, std::size_t bytes) {
   MATCHFLOW_CUDA_TRY(cudaSetDevice(device));
   std::size_t free_bytes = 0, total_bytes = 0;
   MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (bytes > free_bytes && memory_pools_supported(device)) {
+    // Memory the pool keeps from earlier calls counts as used: hand it back.
+    cudaMemPool_t pool;
+    MATCHFLOW_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+    MATCHFLOW_CUDA_TRY(cudaDeviceSynchronize());  // frees still in flight complete
+    MATCHFLOW_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
+    MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  }
   if (bytes > free_bytes) {
     throw cuda_failure(cudaErrorMemoryAllocation,
                        "the GPU cannot hold this problem: it needs " + std::to_string(bytes) +

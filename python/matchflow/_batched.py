@@ -6,18 +6,20 @@ them in their first pass (NaN and the wrong infinity) and find infeasible
 problems themselves, naming the lowest failing batch index, so that the
 whole call costs one pass over the stack more than the searches.
 
-Host (NumPy) input only.  Device arrays (CuPy, PyTorch CUDA tensors) are
-the job of a separate entry in `_as_host_stack`'s place: they must not be
-copied to the host and back.
+A stack in GPU memory (CuPy array, CUDA torch tensor) is solved where it
+is by gpu-sap (`_solve_on_device`): the kernel reads the caller's stack
+and writes result arrays of the caller's kind, on its current stream.
 """
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
 import numpy as np
 
 from . import _core, _device
+from . import _device_arrays as _darr
 from ._lsap import _scipy_float64
 from ._validation import check_choice, check_threads
 
@@ -48,10 +50,7 @@ _CORE_DTYPES = {
 
 
 def _as_host_stack(costs) -> np.ndarray:
-    """NumPy's view of a host array-like; device arrays are refused."""
-    if hasattr(costs, "__cuda_array_interface__"):
-        raise TypeError("batch_linear_sum_assignment takes host arrays (NumPy and "
-                        "array-likes); device arrays are not supported yet")
+    """NumPy's view of a host array-like."""
     if isinstance(costs, np.ndarray):
         return np.asarray(costs)  # matrix, masked arrays: their data, as SciPy
     with warnings.catch_warnings():
@@ -99,6 +98,55 @@ def _run(c, maximize, method, ordinal, threads, block_threads, pipeline=True):
                                   threads, ordinal, block_threads, pipeline)
 
 
+# Device dtype -> the dtype gpu-sap reads (converted on the device by the
+# caller's library where they differ).
+_DEVICE_DTYPES = {"float64": "float64", "float32": "float32", "float16": "float32",
+                  "int64": "int64", "int32": "int32", "int16": "int32", "int8": "int32",
+                  "uint8": "uint8", "uint16": "int32", "uint32": "int64", "bool": "uint8"}
+
+
+def _solve_on_device(costs, maximize, method, device, block_threads: int, start: float):
+    """`solve_batch` for a stack in GPU memory: gpu-sap reads it where it is
+    and writes (batch, k) int64 arrays of the caller's kind on its device,
+    ordered on the caller's current stream.  The kernel checks the costs (NaN,
+    the wrong infinity, infeasible problems), as for host stacks."""
+    a = _darr.describe(costs, "costs")
+    if len(a.shape) != 3:
+        raise ValueError(f"expected a stack of matrices (3-D array), got a {len(a.shape)} array")
+    check_choice(method, "method", METHODS)
+    _darr.check_device_choice(device, a.device, "costs")
+    if method in CPU_METHODS:
+        raise ValueError(f"method {method!r} runs on the CPU, and the costs live on "
+                         f"cuda:{a.device}; use 'gpu-sap' or 'auto'")
+    if max(a.shape[1:]) > GPU_MAX_DIM:
+        raise ValueError(f"gpu-sap solves problems of at most {GPU_MAX_DIM} rows and columns; "
+                         f"got {a.shape[1]} x {a.shape[2]} (copy the stack to the host for "
+                         f"omp-sap)")
+    _device.resolve(f"cuda:{a.device}", large_enough=True)  # RuntimeError without CUDA
+    dtype = _DEVICE_DTYPES.get(a.dtype.name)
+    if dtype is None:
+        raise TypeError(f"Cannot cast array data from dtype('{a.dtype}') to dtype('float64') "
+                        f"according to the rule 'safe'")
+    x = a.obj
+    if a.kind == "cupy":
+        x = sys.modules["cupy"].ascontiguousarray(x, dtype=dtype)
+    else:
+        x = x.to(getattr(sys.modules["torch"], dtype)).contiguous()
+    batch, n_rows, n_cols = a.shape
+    k = min(n_rows, n_cols)
+    rows = _darr.empty(a.kind, a.device, (batch, k), np.int64)
+    cols = _darr.empty(a.kind, a.device, (batch, k), np.int64)
+    info = {"seconds_solve": 0.0, "seconds_transfer": 0.0, "kernel_launches": 0,
+            "shared_costs": False, "block_threads": 0}
+    if batch and k:
+        info = _core.lsap_batched_device(_darr.pointer(x), dtype, batch, n_rows, n_cols,
+                                         bool(maximize), a.device, block_threads, a.stream,
+                                         _darr.pointer(rows), _darr.pointer(cols))
+    info.update(method="gpu-sap", device=f"cuda:{a.device}",
+                seconds_total=time.perf_counter() - start)
+    return rows, cols, info
+
+
 def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "auto",
                 threads: int | None = None, block_threads: int = 0, pipeline: bool = True):
     """`batch_linear_sum_assignment` with what the solve did:
@@ -115,6 +163,8 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
             or not (block_threads == 0 or (32 <= block_threads <= 512 and block_threads % 32 == 0))):
         raise ValueError(f"block_threads must be 0 or a multiple of 32 in [32, 512]; "
                          f"got {block_threads!r}")
+    if _darr.is_device_array(costs):
+        return _solve_on_device(costs, maximize, method, device, int(block_threads), start)
     arr = _as_host_stack(costs)
     if arr.ndim != 3:
         raise ValueError(f"expected a stack of matrices (3-D array), got a {arr.ndim} array")
@@ -144,8 +194,10 @@ def batch_linear_sum_assignment(costs, maximize=False, *, method: str = "auto",
     Parameters
     ----------
     costs : array_like, shape (batch, n_rows, n_cols)
-        A stack of cost matrices: float32, float64, integers or booleans
-        (NumPy arrays; device arrays are not supported yet).  ``+inf``
+        A stack of cost matrices: float32, float64, integers or booleans.
+        A CuPy array or CUDA torch tensor is solved on its device by
+        gpu-sap, on the caller's current stream, and `row_ind` / `col_ind`
+        come back as its kind on its device.  ``+inf``
         marks a forbidden pair (``-inf`` when maximising); NaN is invalid.
         Any shape, tall or wide, any dimension 0.
     maximize : bool

@@ -11,10 +11,21 @@ def matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
              n_cols: int, method: int, init: int, threads: int, relabel_k: float,
              bfs_kernel: int, thread_layout: int, device: int, paper_structure: bool,
              ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, float]]: ...
+def matching_raw(indptr: int, offset_bytes: int, indices: int, index_bytes: int, nnz: int,
+                 n_rows: int, n_cols: int, on_device: bool, method: int, init: int,
+                 relabel_k: float, bfs_kernel: int, thread_layout: int, device: int,
+                 paper_structure: bool, stream: int, col4row: int, row4col: int,
+                 ) -> dict[str, float]: ...
 def lsap_sparse(row_ptr: npt.NDArray[np.int64], col_idx: npt.NDArray[np.int32],
                 weight: npt.NDArray[np.float64] | npt.NDArray[np.int64], n_cols: int,
                 threads: int, device: int,
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...
+def lsap_dense_device(cost: int, dtype: str, n_rows: int, n_cols: int, method: int,
+                      device: int, stream: int, max_abs: int,
+                      ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...
+def lsap_batched_device(cost: int, dtype: str, batch: int, n_rows: int, n_cols: int,
+                        maximize: bool, device: int, block_threads: int, stream: int,
+                        row_ind: int, col_ind: int) -> dict[str, object]: ...
 def lsap_dense(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.NDArray[np.int64],
                method: int, threads: int, device: int,
                ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...

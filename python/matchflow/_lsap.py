@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
+from . import _device_arrays as _darr
 from ._validation import check_array_copy, check_choice, check_threads
 
 # Looked up once, not per call, on the small-matrix path of linear_sum_assignment.
@@ -338,6 +339,11 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
 
 def _solve(cost_matrix, maximize, method, device, threads, *,
            exact_ints: bool) -> AssignmentResult:
+    if _darr.is_device_array(cost_matrix):  # solved where it is (_lsap_device.py)
+        from ._lsap_device import solve_on_device
+        return solve_on_device(cost_matrix, maximize, method, device, threads, METHODS,
+                               GPU_METHODS, _METHOD_CODES, (AssignmentResult, AssignmentStats),
+                               exact_ints=exact_ints)
     start = time.perf_counter()
     n_threads = check_threads(threads)
     c = _as_cost_array(cost_matrix)
@@ -384,7 +390,10 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     ----------
     cost_matrix : array_like, shape (n_rows, n_cols)
         Any numeric or boolean 2-D array.  ``+inf`` marks a forbidden pair
-        (``-inf`` when maximising); NaN is invalid.
+        (``-inf`` when maximising); NaN is invalid.  A CuPy array or CUDA
+        torch tensor is solved on its device by a GPU method, ordered on the
+        caller's current stream, without a host copy; every array of the
+        result is then of its kind, on its device.
     maximize : bool
         Maximise the total instead of minimising it.
     method : {"auto", "omp-tree", "gpu-tree", "gpu-classic", "gpu-auction"}
@@ -441,7 +450,9 @@ def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     ----------
     cost_matrix : array_like, shape (n_rows, n_cols)
         The cost matrix of the bipartite graph.  ``+inf`` entries are
-        forbidden pairs (``-inf`` when maximising).
+        forbidden pairs (``-inf`` when maximising).  In GPU memory (CuPy,
+        torch): see `solve_assignment`; `row_ind` and `col_ind` are then of
+        its kind, on its device.
     maximize : bool
         Calculates a maximum weight matching if true.
     method, device, threads

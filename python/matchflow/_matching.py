@@ -7,9 +7,12 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import _core, _device
-from ._validation import Bipartite, as_bipartite, check_choice, check_threads
+from . import _device_arrays as _darr
+from ._validation import (Bipartite, _least_matching_bytes, as_bipartite, check_allocation,
+                          check_choice, check_threads, check_vertex_ids)
 
 # Method name -> the C++ enum value (cpp/include/matchflow/matching.hpp).
 _METHOD_CODES = {"pr": 0, "pdbfs": 1, "gpu-pr": 2, "gpu-apfb": 3, "gpu-apsb": 4,
@@ -192,10 +195,16 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
 
     Parameters
     ----------
-    graph : scipy.sparse matrix or array, shape (n_rows, n_cols)
-        The bipartite graph: every stored entry (explicit zeros included) is
-        an edge between its row and its column.  Any sparse format; duplicate
-        entries and unsorted indices are fine.
+    graph : scipy.sparse matrix or array, or a graph in GPU memory
+        The bipartite graph, shape (n_rows, n_cols): every stored entry
+        (explicit zeros included) is an edge between its row and its column.
+        Any sparse format; duplicate entries and unsorted indices are fine.
+        In GPU memory: a cupyx.scipy.sparse CSR/CSC matrix, a torch sparse
+        CSR/CSC tensor, or an ``(indptr, indices, shape)`` triple of CuPy
+        arrays or torch tensors (int32 or int64, used as they are).  It is
+        solved on its own device by a GPU method, ordered on the caller's
+        current stream, its structure checked there; `col4row` / `row4col`
+        come back as arrays of the same kind on that device.
     method : {"auto", "pr", "pdbfs", "msbfs-graft", "gpu-pr", "gpu-apfb", "gpu-apsb"}
         "pr": sequential push-relabel; "pdbfs": OpenMP parallel disjoint BFS;
         "msbfs-graft": OpenMP multi-source BFS with tree grafting (Azad,
@@ -241,7 +250,122 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
     """
     start = time.perf_counter()
     tuning = _tuning(threads, init, relabel_k, bfs, layout, variant)
-    return _match(as_bipartite(graph), start, method, device, tuning)
+    if _darr.is_device_sparse(graph):
+        return _match_on_device(_darr.sparse_pattern(graph), start, method, device, tuning)
+    return _match_host(graph, start, method, device, tuning)
+
+
+@dataclass(frozen=True)
+class _RawCSR:
+    """A host CSR or CSC as SciPy holds it (int32 / int64 arrays, after
+    SciPy's O(1) checks), read as CSR: a CSC is the CSR of its transpose.
+    The GPU methods take it as it is and check it on the device."""
+
+    n_rows: int
+    n_cols: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    transposed: bool
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indices.shape[0])
+
+
+_RAW_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _raw_csr(graph) -> _RawCSR | None:
+    """`graph` as a _RawCSR when it is a CSR/CSC whose index arrays the
+    device reads as they are (native int32 / int64), else None."""
+    if not sp.issparse(graph) or graph.format not in ("csr", "csc") or len(graph.shape) != 2:
+        return None
+    if graph.indptr.dtype not in _RAW_TYPES or graph.indices.dtype not in _RAW_TYPES:
+        return None
+    n_rows, n_cols = (int(d) for d in graph.shape)  # as_bipartite's O(1) checks, in its order
+    check_vertex_ids(max(n_rows, n_cols), "rows or columns")
+    check_allocation(_least_matching_bytes(graph), f"a matching of a {n_rows} x {n_cols} graph")
+    graph.check_format(full_check=False)  # SciPy's O(1) checks; trims unused storage
+    ptr, ids = np.ascontiguousarray(graph.indptr), np.ascontiguousarray(graph.indices)
+    if graph.format == "csc":
+        return _RawCSR(n_cols, n_rows, ptr, ids, True)
+    return _RawCSR(n_rows, n_cols, ptr, ids, False)
+
+
+def _solve_raw(g: _RawCSR, method: str, ordinal: int, t: _Tuning):
+    """A GPU method on a host _RawCSR: (col4row, row4col, stats) in the
+    caller's orientation.  No host pass over the arrays: int32 offsets
+    travel as int32, and the structure is checked on the device."""
+    mates = np.empty(g.n_rows, dtype=np.int32), np.empty(g.n_cols, dtype=np.int32)
+    stats = _core.matching_raw(
+        g.indptr.ctypes.data, g.indptr.itemsize, g.indices.ctypes.data, g.indices.itemsize,
+        g.nnz, g.n_rows, g.n_cols, False, _METHOD_CODES[method],
+        _INIT_CODES[t.init or "cheap"], t.relabel_k, t.bfs, t.layout, ordinal,
+        t.paper_structure, 0, mates[0].ctypes.data, mates[1].ctypes.data)
+    col4row, row4col = mates[::-1] if g.transposed else mates
+    return col4row, row4col, stats
+
+
+def _match_host(graph, start: float, method: str, device, tuning: _Tuning,
+                sparse_message: str = "graph must be sparse") -> MatchingResult:
+    """`_match` for host input.  A CSR/CSC that goes to a GPU method with the
+    device start goes as SciPy holds it (_solve_raw); everything else is
+    checked and converted on the host first (as_bipartite)."""
+    raw = _raw_csr(graph) if tuning.init != "karp-sipser" else None
+    if raw is not None:
+        method_, backend, ordinal = _resolve(raw, method, device, tuning.threads)
+        if backend == "cuda":
+            try:
+                col4row, row4col, stats = _solve_raw(raw, method_, ordinal, tuning)
+            except MemoryError as exc:
+                if device != "auto":
+                    raise
+                warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
+                return _match(as_bipartite(graph), start, "auto", "cpu", tuning)
+            stats["seconds_total"] = time.perf_counter() - start
+            return MatchingResult(
+                col4row=col4row, row4col=row4col,
+                cardinality=int(np.count_nonzero(col4row >= 0)), method=method_,
+                device=_device.device_name(backend, ordinal), stats=MatchingStats(**stats))
+    return _match(as_bipartite(graph, sparse_message=sparse_message), start, method, device,
+                  tuning)
+
+
+def _device_method(g: _darr.DeviceCSR, method: str, device, tuning: _Tuning) -> str:
+    """The GPU method for a graph in GPU memory (it is solved where it is)."""
+    check_choice(method, "method", METHODS)
+    _darr.check_device_choice(device, g.device, "graph")
+    if method in CPU_METHODS:
+        raise ValueError(f"method {method!r} runs on the CPU, and the graph lives on "
+                         f"cuda:{g.device}; use a GPU method ({', '.join(GPU_METHODS)}) or "
+                         f"'auto'")
+    _device.resolve(f"cuda:{g.device}", large_enough=True)  # RuntimeError without CUDA
+    if tuning.init == "karp-sipser":
+        raise ValueError("init='karp-sipser' runs on the host; a graph in GPU memory "
+                         "starts from 'cheap' or 'none'")
+    return _auto_method(g, "cuda") if method == "auto" else method
+
+
+def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
+                     tuning: _Tuning, count: bool = True) -> MatchingResult:
+    """`_match` for a CSR in GPU memory: solved there on the caller's stream,
+    the mates returned as arrays of the caller's kind on its device.  The
+    cardinality (a host int) is the one synchronisation; `count` False skips
+    it (result.cardinality is then -1)."""
+    method = _device_method(g, method, device, tuning)
+    mates = [_darr.empty(g.kind, g.device, (k,), np.int32) for k in (g.n_rows, g.n_cols)]
+    stats = _core.matching_raw(
+        g.indptr.ptr, g.indptr.dtype.itemsize, g.indices.ptr, g.indices.dtype.itemsize,
+        g.nnz, g.n_rows, g.n_cols, True, _METHOD_CODES[method],
+        _INIT_CODES[tuning.init or "cheap"],
+        tuning.relabel_k, tuning.bfs, tuning.layout, g.device, tuning.paper_structure,
+        g.indptr.stream, _darr.pointer(mates[0]), _darr.pointer(mates[1]))
+    col4row, row4col = mates[::-1] if g.transposed else mates
+    stats["seconds_total"] = time.perf_counter() - start
+    return MatchingResult(
+        col4row=col4row, row4col=row4col,
+        cardinality=_darr.count_nonnegative(col4row) if count else -1,
+        method=method, device=f"cuda:{g.device}", stats=MatchingStats(**stats))
 
 
 def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> MatchingResult:
@@ -269,7 +393,10 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
     Parameters
     ----------
     graph : scipy.sparse matrix or array, shape (n_rows, n_cols)
-        Every stored entry, explicit zeros included, is an edge.
+        Every stored entry, explicit zeros included, is an edge.  A graph in
+        GPU memory (see `maximum_matching`) is solved there, and the result
+        is an array of its kind on its device, ordered on the caller's
+        current stream (no synchronisation).
     perm_type : {"row", "column"}
         "row": return, for each column, the row matched to it; "column":
         for each row, the column matched to it.  Unmatched vertices get -1.
@@ -278,7 +405,7 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
 
     Returns
     -------
-    ndarray of int32
+    ndarray of int32 (or a CuPy array / torch tensor for such an input)
         Length n_cols for "row", n_rows for "column".
 
     Raises
@@ -298,7 +425,11 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
     [1, 0]
     """
     check_choice(perm_type, "perm_type", ("row", "column"))
-    result = _match(as_bipartite(graph), time.perf_counter(), method, device, _Tuning())
+    if _darr.is_device_sparse(graph):
+        result = _match_on_device(_darr.sparse_pattern(graph), time.perf_counter(), method,
+                                  device, _Tuning(), count=False)
+    else:
+        result = _match_host(graph, time.perf_counter(), method, device, _Tuning())
     return result.row4col if perm_type == "row" else result.col4row
 
 
@@ -314,5 +445,8 @@ def structural_rank(graph) -> int:
     >>> structural_rank(sp.csr_array([[1, 0, 0], [1, 0, 0], [0, 1, 1]]))
     2
     """
-    g = as_bipartite(graph, sparse_message="Input must be sparse")
-    return _match(g, time.perf_counter(), "auto", "auto", _Tuning()).cardinality
+    if _darr.is_device_sparse(graph):
+        return _match_on_device(_darr.sparse_pattern(graph), time.perf_counter(), "auto",
+                                "auto", _Tuning()).cardinality
+    return _match_host(graph, time.perf_counter(), "auto", "auto", _Tuning(),
+                       sparse_message="Input must be sparse").cardinality

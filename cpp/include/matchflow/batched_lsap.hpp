@@ -29,6 +29,12 @@ struct batched_lsap_options {
   int device = 0;         ///< CUDA device ordinal
   int block_threads = 0;  ///< gpu-sap: threads per block, a multiple of 32 in [32, 512]; 0 = by size
   int pipeline = 1;       ///< gpu-sap: overlap the upload of large stacks with their solve
+  /// gpu-sap only: `cost`, `row_ind` and `col_ind` are in the GPU memory of
+  /// `device` (read and written there, never copied through the host), and
+  /// the work is ordered on `stream` (the caller's cudaStream_t; 0 = the
+  /// legacy default stream).  The kernel checks the costs as for host input.
+  bool on_device = false;
+  std::uintptr_t stream = 0;
 };
 
 struct batched_lsap_stats {

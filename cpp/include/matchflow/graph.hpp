@@ -38,4 +38,20 @@ struct bipartite_view {
   bool has_cols() const { return cols.ptr != nullptr; }
 };
 
+/// A CSR pattern as the caller's arrays hold it: offsets and ids of 4 or 8
+/// bytes each, not widened, in the caller's GPU memory (`on_device`) or in
+/// host memory.  Only the shape is checked by the caller; the GPU entry
+/// points check the contents on the device (cuda/src/matching/
+/// graph_upload_kernels.cuh) while converting them to the core's int64
+/// offsets and int32 ids, so that no pass over the arrays runs on the host.
+struct raw_csr {
+  vertex_t n_rows = 0, n_cols = 0;
+  std::int64_t nnz = 0;            ///< length of `indices`; indptr[n_rows] must equal it
+  const void* indptr = nullptr;    ///< n_rows + 1 entries of `offset_bytes` each
+  const void* indices = nullptr;   ///< nnz entries of `index_bytes` each
+  int offset_bytes = 8;            ///< 4 or 8
+  int index_bytes = 4;             ///< 4 or 8
+  bool on_device = true;           ///< GPU memory (else host memory)
+};
+
 }  // namespace matchflow

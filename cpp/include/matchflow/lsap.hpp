@@ -29,6 +29,17 @@ enum class lsap_method : int {
 struct lsap_options {
   int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
   int device = 0;   ///< CUDA device ordinal
+  /// GPU methods only: `cost` is in the GPU memory of `device`, not on the
+  /// host; it is copied device to device, ordered on `stream` (the caller's
+  /// cudaStream_t; 0 = the legacy default stream).  The caller has checked
+  /// it (finite, n_rows <= n_cols) on the device.
+  bool cost_on_device = false;
+  std::uintptr_t stream = 0;
+  /// With cost_on_device and int64 costs: `cost` holds int32 values instead
+  /// (the caller narrowed them, or they came as int32), and `cost_max_abs`
+  /// is max |cost| (the overflow bound is checked against it).
+  bool cost_int32 = false;
+  std::uint64_t cost_max_abs = 0;
 };
 
 struct lsap_stats {

@@ -65,4 +65,25 @@ status solve_matching(const bipartite_view& g, matching_method method,
                       const matching_options& options, vertex_t* col4row,
                       vertex_t* row4col, matching_stats* stats) noexcept;
 
+/// The GPU methods on a CSR as the caller's arrays hold it (raw_csr).  For
+/// arrays in GPU memory, `stream` is the caller's cudaStream_t (0: the
+/// legacy default stream): every copy and kernel is ordered on it, so the
+/// results may be used on it without a synchronisation; host arrays are
+/// uploaded as they are (no widening) on a stream of the solve's own.  The
+/// contents of `g` are checked on the device (invalid_input with SciPy's
+/// message when indptr does not start at 0, decreases or does not end at
+/// nnz, or an id is out of range).
+///
+/// @param[in]  g          the caller's CSR
+/// @param[in]  method     gpu_pr, gpu_apfb or gpu_apsb
+/// @param[in]  options    tuning knobs (init: cheap or none; device: where g lives)
+/// @param[in]  stream     the caller's stream (g.on_device only)
+/// @param[out] col4row    g.n_rows, in g's memory: column matched to each row, or -1
+/// @param[out] row4col    g.n_cols, in g's memory: row matched to each column, or -1
+/// @param[out] stats      what the run did
+status solve_matching_raw(const raw_csr& g, matching_method method,
+                             const matching_options& options, std::uintptr_t stream,
+                             vertex_t* col4row, vertex_t* row4col,
+                             matching_stats* stats) noexcept;
+
 }  // namespace matchflow

@@ -75,6 +75,9 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows, std::int64_
   status st = status::ok;
   switch (method) {
     case batched_lsap_method::omp_sap: {
+      if (options.on_device) {
+        return fail(status::invalid_input, "omp-sap cannot read costs in GPU memory");
+      }
       const auto start = detail::clock_type::now();
       stats->failed_problem = omp_sap(cost, batch, n_rows, n_cols, maximize, options.threads,
                                       row_ind, col_ind, &st);

@@ -144,4 +144,24 @@ status solve_matching(const bipartite_view& g, matching_method method,
   });
 }
 
+status solve_matching_raw(const raw_csr& g, matching_method method,
+                             const matching_options& options, std::uintptr_t stream,
+                             vertex_t* col4row, vertex_t* row4col,
+                             matching_stats* stats) noexcept {
+  return guarded([&] {
+    *stats = matching_stats{};
+    if (!is_gpu(method) || options.init == matching_init::karp_sipser) {
+      return fail(status::invalid_input,
+                  "a raw CSR needs a GPU method and the 'cheap' or 'none' start");
+    }
+    const auto start = options.init == matching_init::cheap ? cuda::gpu_start::greedy
+                                                            : cuda::gpu_start::empty;
+    if (method == matching_method::gpu_pr) {
+      return cuda::gpu_pr_raw(g, start, options, stream, col4row, row4col, stats);
+    }
+    return cuda::gpu_ap_raw(g, start, method == matching_method::gpu_apfb, options, stream,
+                            col4row, row4col, stats);
+  });
+}
+
 }  // namespace matchflow

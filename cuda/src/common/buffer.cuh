@@ -10,12 +10,17 @@
 
 namespace matchflow::cuda {
 
-/// One stream per solve; destroyed (after synchronizing) when it goes out of scope.
+/// One stream per solve; destroyed (after synchronizing) when it goes out of
+/// scope, unless it is the caller's (borrowed: neither waited for nor destroyed
+/// here, so the caller's later work on it stays ordered after ours).
 class stream {
  public:
   stream() { MATCHFLOW_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  stream(cudaStream_t caller, bool borrowed) : s_(caller), owned_(!borrowed) {
+    if (owned_) MATCHFLOW_CUDA_TRY(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+  }
   ~stream() {
-    if (s_) {
+    if (s_ && owned_) {
       cudaStreamSynchronize(s_);
       cudaStreamDestroy(s_);
     }
@@ -28,6 +33,34 @@ class stream {
 
  private:
   cudaStream_t s_ = nullptr;
+  bool owned_ = true;
+};
+
+namespace detail {
+/// The stream device_buffers of this thread allocate on (pooled_allocations).
+struct allocation_scope {
+  bool pooled = false;
+  cudaStream_t stream = nullptr;
+};
+inline thread_local allocation_scope current_allocation;
+}  // namespace detail
+
+/// While alive, device_buffers made on this thread come from the device's
+/// stream-ordered pool (cudaMallocAsync on `s`) and go back to it on `s`
+/// (cudaFreeAsync): no device-wide synchronisation per free (cudaFree has
+/// one), and memory kept by the pool from one call to the next (its release
+/// threshold is raised; use_device_with_memory trims it when a problem would
+/// not fit otherwise).  Every use of such a buffer must be ordered on `s`.
+/// A device without memory pools keeps cudaMalloc.
+class pooled_allocations {
+ public:
+  pooled_allocations(cudaStream_t s, int device);
+  ~pooled_allocations() { detail::current_allocation = previous_; }
+  pooled_allocations(const pooled_allocations&) = delete;
+  pooled_allocations& operator=(const pooled_allocations&) = delete;
+
+ private:
+  detail::allocation_scope previous_;
 };
 
 /// Typed device allocation of `size` elements (uninitialised).
@@ -36,16 +69,33 @@ class device_buffer {
  public:
   device_buffer() = default;
   explicit device_buffer(std::size_t size) : size_(size) {
-    if (size_ > 0) MATCHFLOW_CUDA_TRY(cudaMalloc(&ptr_, size_ * sizeof(T)));
+    if (size_ == 0) return;
+    const detail::allocation_scope& scope = detail::current_allocation;
+    if (scope.pooled) {
+      MATCHFLOW_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), size_ * sizeof(T),
+                                         scope.stream));
+      pooled_ = true;
+      stream_ = scope.stream;
+    } else {
+      MATCHFLOW_CUDA_TRY(cudaMalloc(&ptr_, size_ * sizeof(T)));
+    }
   }
   ~device_buffer() {
-    if (ptr_) cudaFree(ptr_);
+    if (!ptr_) return;
+    if (pooled_) {
+      cudaFreeAsync(ptr_, stream_);
+    } else {
+      cudaFree(ptr_);
+    }
   }
   device_buffer(device_buffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+      : ptr_(std::exchange(other.ptr_, nullptr)), size_(std::exchange(other.size_, 0)),
+        pooled_(other.pooled_), stream_(other.stream_) {}
   device_buffer& operator=(device_buffer&& other) noexcept {
     std::swap(ptr_, other.ptr_);
     std::swap(size_, other.size_);
+    std::swap(pooled_, other.pooled_);
+    std::swap(stream_, other.stream_);
     return *this;
   }
   device_buffer(const device_buffer&) = delete;
@@ -68,6 +118,8 @@ class device_buffer {
  private:
   T* ptr_ = nullptr;
   std::size_t size_ = 0;
+  bool pooled_ = false;          ///< from the stream-ordered pool, freed on stream_
+  cudaStream_t stream_ = nullptr;
 };
 
 /// Selects `device` for this thread and checks that `bytes` fit in its free

@@ -40,6 +40,8 @@ status cuda_guarded(Body&& body) noexcept {
     return fail(oom ? status::out_of_memory : status::cuda_error, e.what());
   } catch (const std::bad_alloc&) {
     return fail(status::out_of_memory, "out of host memory");
+  } catch (const std::invalid_argument& e) {  // a device input found malformed on the device
+    return fail(status::invalid_input, e.what());
   } catch (const std::exception& e) {
     return fail(status::cuda_error, e.what());
   } catch (...) {

@@ -5,7 +5,10 @@
 // their costs stay in global memory, then one launch of sap_kernel (a block
 // per problem, a grid-stride loop past the grid's size).
 //
-// gpu_batched_sap, from host memory: small stacks are copied in one piece,
+// gpu_batched_sap with a stack in the caller's GPU memory (options.on_device):
+// one launch_sap on the caller's stream, reading its stack and writing its
+// result arrays; nothing goes through the host but one status per problem.
+// From host memory: small stacks are copied in one piece,
 // then solved.  Larger ones go in up to about eight chunks of whole
 // problems through pinned staging (common/staged_upload.cuh, host threads
 // filling one chunk while the previous one is on the bus), each chunk's
@@ -248,34 +251,40 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
 
   const auto n_entries = static_cast<std::size_t>(batch * entries);
   const auto n_pairs = static_cast<std::size_t>(batch * plan.n_rows);
-  use_device_with_memory(options.device, n_entries * sizeof(T) * (plan.scratch ? 2 : 1) +
-                                             2 * n_pairs * sizeof(std::int64_t) +
+  const bool dev = options.on_device;
+  const std::size_t own_costs = (dev ? 0 : n_entries) + (plan.scratch ? n_entries : 0);
+  use_device_with_memory(options.device, own_costs * sizeof(T) +
+                                             (dev ? 0 : 2 * n_pairs * sizeof(std::int64_t)) +
                                              static_cast<std::size_t>(batch) * sizeof(int));
-  stream s;
-  device_buffer<T> d_cost(n_entries), d_scratch(plan.scratch ? n_entries : 0);
-  device_buffer<std::int64_t> d_rows(n_pairs), d_cols(n_pairs);
+  stream s(reinterpret_cast<cudaStream_t>(options.stream), dev);
+  device_buffer<T> d_cost(dev ? 0 : n_entries), d_scratch(plan.scratch ? n_entries : 0);
+  device_buffer<std::int64_t> d_rows(dev ? 0 : n_pairs), d_cols(dev ? 0 : n_pairs);
   device_buffer<int> d_status(static_cast<std::size_t>(batch));
+  std::int64_t* const d_row_ind = dev ? row_ind : d_rows.data();
+  std::int64_t* const d_col_ind = dev ? col_ind : d_cols.data();
 
   const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
-  if (options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes &&
+  if (!dev && options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes &&
       problem_bytes <= max_chunk_bytes) {  // the kept staging stays within 2 * max_chunk_bytes
     pipelined_solve(plan, cost, batch, d_cost.data(), d_scratch.data(), d_rows.data(),
                     d_cols.data(), d_status.data(), s, stats);
   } else {
     auto t0 = wall_clock::now();
-    upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
+    if (!dev) upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
     stats->seconds_transfer = seconds_since(t0);
     t0 = wall_clock::now();
-    stats->kernel_launches += launch_sap<T>(plan, d_cost.data(), d_scratch.data(), batch,
-                                            d_rows.data(), d_cols.data(), d_status.data(), s);
+    stats->kernel_launches += launch_sap<T>(plan, dev ? cost : d_cost.data(), d_scratch.data(),
+                                            batch, d_row_ind, d_col_ind, d_status.data(), s);
     s.synchronize();
     stats->seconds_solve = seconds_since(t0);
   }
 
   auto t0 = wall_clock::now();
   std::vector<int> outcome(static_cast<std::size_t>(batch));
-  d_rows.copy_to_host(row_ind, n_pairs, s);
-  d_cols.copy_to_host(col_ind, n_pairs, s);
+  if (!dev) {
+    d_rows.copy_to_host(row_ind, n_pairs, s);
+    d_cols.copy_to_host(col_ind, n_pairs, s);
+  }
   d_status.copy_to_host(outcome.data(), outcome.size(), s);
   s.synchronize();
   stats->seconds_transfer += seconds_since(t0);

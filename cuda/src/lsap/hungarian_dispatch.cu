@@ -350,6 +350,28 @@ T host_tolerance(key_t max_abs_key) {
   }
 }
 
+/// The cost matrix from the caller's GPU memory (lsap_options::cost_on_device):
+/// one device-to-device copy on `strm`; int64 problems given as int32
+/// (cost_int32) are read through the narrow view, as upload_int_costs leaves
+/// them.  False when int64 costs could overflow (the bound of
+/// int_costs_fit, from the caller's max |cost|).
+template <class T>
+bool copy_device_costs(buffers<T>& b, state<T>& s, const T* cost, std::size_t n_items,
+                       const lsap_options& options, cudaStream_t strm, lsap_stats& st) {
+  const bool narrow = std::is_same_v<T, std::int64_t> && options.cost_int32;
+  const std::size_t item = narrow ? sizeof(std::int32_t) : sizeof(T);
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(b.cost.data(), cost, n_items * item,
+                                     cudaMemcpyDeviceToDevice, strm));
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (narrow) {
+      s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
+      st.narrow_costs = 1;
+    }
+    return matchflow::detail::int_costs_fit(options.cost_max_abs, s.n_rows, s.n_cols);
+  }
+  return true;
+}
+
 /// T: the solve's (and the duals') type; In: the caller's cost type (T, or
 /// int32 for T = int64).
 template <class T, class In>
@@ -381,7 +403,9 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   }
   use_device_with_memory(options.device, buffers<T>::bytes(n_rows, n_cols, k_max, tree) +
                                              (tree ? 0 : static_cast<std::size_t>(n_rows) * 64));
-  stream strm;
+  // The caller's stream for costs in its GPU memory (ordered after its work
+  // on them, and its later work after ours), else one of our own.
+  stream strm(reinterpret_cast<cudaStream_t>(options.stream), options.cost_on_device);
   buffers<T> b(n_rows, n_cols, k_max, tree);
   state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
 
@@ -390,9 +414,19 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   if constexpr (std::is_same_v<In, std::int32_t>) {
     // Uploaded as they are and read as int32: no pass on the host.  |c| <=
     // 2^31 with fewer than 2^31 columns always meets the exact-int64 bound.
-    upload_costs(reinterpret_cast<std::int32_t*>(b.cost.data()), cost, n_items, strm);
+    auto* narrow = reinterpret_cast<std::int32_t*>(b.cost.data());
+    if (options.cost_on_device) {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(narrow, cost, n_items * sizeof(std::int32_t),
+                                         cudaMemcpyDeviceToDevice, strm));
+    } else {
+      upload_costs(narrow, cost, n_items, strm);
+    }
     s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
     st.narrow_costs = 1;
+  } else if (options.cost_on_device) {  // In is T here
+    if (!copy_device_costs(b, s, cost, n_items, options, strm, st)) {
+      return fail(status::overflow, matchflow::detail::int_overflow_message);
+    }
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     std::uint64_t max_abs = 0;
     if (upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm)) {

@@ -146,111 +146,124 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   owner.instantiate();
 }
 
+/// Both forms of the entry point (host graph, or the caller's raw CSR).
+status run_ap(const matching_input& in, gpu_start start, bool apfb,
+              const matching_options& options, matching_stats* stats) {
+  const vertex_t nr = in.m, nc = in.n;
+  if (nr == 0 || nc == 0) {
+    if (start != gpu_start::host_mates) empty_matching(in);
+    return status::ok;
+  }
+  const auto setup_start = clock_type::now();
+  const bool wr = options.bfs_kernel != 0;
+  // Graph and mates (graph_upload.cu), then per column bfs_array, mate0,
+  // two queues (+ root), per row predecessor, end-row list.
+  const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
+  const std::size_t bytes = graph_bytes(in, start, false) +
+                            ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) +
+                            sizeof(ap::ap_control);
+  use_device_with_memory(options.device, bytes);
+  stats->seconds_per_launch = launch_seconds(options.device);
+
+  int sms = 0, threads_per_sm = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm,
+                                            cudaDevAttrMaxThreadsPerMultiProcessor,
+                                            options.device));
+  layout lay;
+  lay.mt = options.thread_layout != 0;
+  lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
+
+  stream s = solve_stream(in);
+  pooled_allocations pool(s, options.device);  // every buffer of the solve, freed on s
+  stats->seconds_setup += seconds_since(setup_start);
+  device_graph d;
+  if (!prepare_graph(in, start, false, d, s, stats)) {
+    download_matching(d, in, s, stats);
+    return status::ok;
+  }
+
+  phase_clock clock(s);
+  // One allocation for the 32-bit arrays rather than one per array:
+  // every cudaFree synchronizes the device.
+  device_buffer<vertex_t> d_pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0));
+  device_buffer<ap::ap_control> d_ctl(1);
+  vertex_t* carve = d_pool.data();
+  auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
+  vertex_t* const d_pred = take(n_rows);
+  vertex_t* const d_ends = take(n_rows);
+  vertex_t* const d_bfs = take(n_cols);
+  vertex_t* const d_mate0 = take(n_cols);
+  vertex_t* const d_queue0 = take(n_cols);
+  vertex_t* const d_queue1 = take(n_cols);
+  vertex_t* const d_root = wr ? take(n_cols) : nullptr;
+
+  d_ctl.fill_bytes(0, s);
+  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
+
+  ap::ap_args args{};
+  args.n_rows = nr;
+  args.n_cols = nc;
+  args.cxadj = d.col_ptr.data();
+  args.cadj = d.col_adj.data();
+  args.rmatch = d.col4row.data();
+  args.cmatch = d.row4col.data();
+  args.predecessor = d_pred;
+  args.bfs_array = d_bfs;
+  args.root = d_root;
+  args.mate0 = d_mate0;
+  args.queue[0] = d_queue0;
+  args.queue[1] = d_queue1;
+  args.ends = d_ends;
+  args.ctl = d_ctl.data();
+  args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
+  args.shortest = !apfb;
+
+  graph_owner graph;
+  if (wr) {
+    build_graph<true>(graph, args, lay);
+  } else {
+    build_graph<false>(graph, args, lay);
+  }
+  stats->seconds_setup += clock.mark();
+  graph.launch(s);
+  ap::ap_control ctl{};
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
+  stats->seconds_solve += clock.mark();
+  download_matching(d, in, s, stats);
+
+  stats->iterations += ctl.phases;
+  stats->bfs_levels += ctl.bfs_levels;
+  // Kernel executions inside the graph: the first INITBFSARRAY, per phase
+  // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
+  stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
+  // Columns never lose their match, so the matching grew by the number of
+  // free columns that got matched (the last phase re-queues those left).
+  stats->augmentations += ctl.first_free - ctl.next_tail;
+  if (ctl.error != 0) {
+    return fail(status::cuda_error,
+                std::string("gpu-ap") + (apfb ? "fb" : "sb") +
+                    ": safety cap on phases reached (internal error)");
+  }
+  return status::ok;
+}
+
 }  // namespace
 
 status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
               const matching_options& options, vertex_t* col4row, vertex_t* row4col,
               matching_stats* stats) noexcept {
-  return cuda_guarded([&]() -> status {
-    const vertex_t nr = g.n_rows(), nc = g.n_cols();
-    if (nr == 0 || nc == 0) {
-      if (start != gpu_start::host_mates) {
-        std::fill(col4row, col4row + nr, vertex_t{-1});
-        std::fill(row4col, row4col + nc, vertex_t{-1});
-      }
-      return status::ok;
-    }
-    const auto setup_start = clock_type::now();
-    const bool wr = options.bfs_kernel != 0;
-    // Graph and mates (graph_upload.cu), then per column bfs_array, mate0,
-    // two queues (+ root), per row predecessor, end-row list.
-    const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
-    const std::size_t bytes = graph_bytes(g, start, false) +
-                              ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) +
-                              sizeof(ap::ap_control);
-    use_device_with_memory(options.device, bytes);
-    stats->seconds_per_launch = launch_seconds(options.device);
+  return cuda_guarded(
+      [&] { return run_ap(host_input(g, col4row, row4col), start, apfb, options, stats); });
+}
 
-    int sms = 0, threads_per_sm = 0;
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm,
-                                              cudaDevAttrMaxThreadsPerMultiProcessor,
-                                              options.device));
-    layout lay;
-    lay.mt = options.thread_layout != 0;
-    lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
-
-    stream s;
-    stats->seconds_setup += seconds_since(setup_start);
-    device_graph d;
-    if (!prepare_graph(g, start, col4row, row4col, false, d, s, stats)) {
-      download_matching(d, col4row, row4col, s, stats);
-      return status::ok;
-    }
-
-    phase_clock clock(s);
-    // One allocation for the 32-bit arrays rather than one per array:
-    // every cudaFree synchronizes the device.
-    device_buffer<vertex_t> d_pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0));
-    device_buffer<ap::ap_control> d_ctl(1);
-    vertex_t* carve = d_pool.data();
-    auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
-    vertex_t* const d_pred = take(n_rows);
-    vertex_t* const d_ends = take(n_rows);
-    vertex_t* const d_bfs = take(n_cols);
-    vertex_t* const d_mate0 = take(n_cols);
-    vertex_t* const d_queue0 = take(n_cols);
-    vertex_t* const d_queue1 = take(n_cols);
-    vertex_t* const d_root = wr ? take(n_cols) : nullptr;
-
-    d_ctl.fill_bytes(0, s);
-    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
-
-    ap::ap_args args{};
-    args.n_rows = nr;
-    args.n_cols = nc;
-    args.cxadj = d.col_ptr.data();
-    args.cadj = d.col_adj.data();
-    args.rmatch = d.col4row.data();
-    args.cmatch = d.row4col.data();
-    args.predecessor = d_pred;
-    args.bfs_array = d_bfs;
-    args.root = d_root;
-    args.mate0 = d_mate0;
-    args.queue[0] = d_queue0;
-    args.queue[1] = d_queue1;
-    args.ends = d_ends;
-    args.ctl = d_ctl.data();
-    args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
-    args.shortest = !apfb;
-
-    graph_owner graph;
-    if (wr) {
-      build_graph<true>(graph, args, lay);
-    } else {
-      build_graph<false>(graph, args, lay);
-    }
-    stats->seconds_setup += clock.mark();
-    graph.launch(s);
-    ap::ap_control ctl{};
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
-    stats->seconds_solve += clock.mark();
-    download_matching(d, col4row, row4col, s, stats);
-
-    stats->iterations += ctl.phases;
-    stats->bfs_levels += ctl.bfs_levels;
-    // Kernel executions inside the graph: the first INITBFSARRAY, per phase
-    // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
-    stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
-    // Columns never lose their match, so the matching grew by the number of
-    // free columns that got matched (the last phase re-queues those left).
-    stats->augmentations += ctl.first_free - ctl.next_tail;
-    if (ctl.error != 0) {
-      return fail(status::cuda_error,
-                  std::string("gpu-ap") + (apfb ? "fb" : "sb") +
-                      ": safety cap on phases reached (internal error)");
-    }
-    return status::ok;
+status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb,
+                     const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
+                     vertex_t* row4col, matching_stats* stats) noexcept {
+  return cuda_guarded([&] {
+    use_device_with_memory(options.device, 0);
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    return run_ap(raw_input(g, col4row, row4col, s), start, apfb, options, stats);
   });
 }
 

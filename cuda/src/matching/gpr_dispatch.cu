@@ -120,10 +120,9 @@ struct gpr_state {
 
 class gpr_solver {
  public:
-  gpr_solver(const bipartite_view& g, gpu_start start, const matching_options& options,
-             vertex_t* col4row, vertex_t* row4col, matching_stats* stats)
-      : g_(g), start_(start), options_(options), h_col4row_(col4row), h_row4col_(row4col),
-        stats_(stats) {}
+  gpr_solver(const matching_input& in, gpu_start start, const matching_options& options,
+             matching_stats* stats)
+      : in_(in), start_(start), options_(options), stats_(stats), stream_(solve_stream(in)) {}
 
   void run();
 
@@ -142,11 +141,9 @@ class gpr_solver {
   void run_tail(int iterations);
   void download();
 
-  const bipartite_view& g_;
+  const matching_input& in_;
   gpu_start start_;
   const matching_options& options_;
-  vertex_t* h_col4row_;
-  vertex_t* h_row4col_;
   matching_stats* stats_;
 
   stream stream_;
@@ -170,7 +167,7 @@ std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
   MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, all_bytes,
                                            thrust::counting_iterator<vertex_t>(0),
                                            static_cast<vertex_t*>(nullptr),
-                                           static_cast<int*>(nullptr), g_.n_cols(), pred));
+                                           static_cast<int*>(nullptr), in_.n, pred));
   MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, list_bytes,
                                            static_cast<const vertex_t*>(nullptr),
                                            static_cast<vertex_t*>(nullptr),
@@ -179,7 +176,7 @@ std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
   MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, row_bytes,
                                            thrust::counting_iterator<vertex_t>(0),
                                            static_cast<vertex_t*>(nullptr),
-                                           static_cast<int*>(nullptr), g_.n_rows(),
+                                           static_cast<int*>(nullptr), in_.m,
                                            gpr::unmatched_row{nullptr}));
   return std::max<std::size_t>({all_bytes, list_bytes, row_bytes, 1});
 }
@@ -189,12 +186,12 @@ std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
 /// Returns false when there is nothing to solve.
 bool gpr_solver::allocate_and_upload() {
   const auto setup_start = clock_type::now();
-  const std::int64_t m = g_.n_rows(), n = g_.n_cols();
+  const std::int64_t m = in_.m, n = in_.n;
   use_device_with_memory(options_.device, 0);  // selects the device for the CUB query
   stats_->seconds_per_launch = launch_seconds(options_.device);
   // Lists hold the unmatched columns: at most n before the start is known.
   const std::size_t temp = cub_temp_bytes(std::max<std::int64_t>(n, 1));
-  const std::size_t bytes = graph_bytes(g_, start_, true) +
+  const std::size_t bytes = graph_bytes(in_, start_, true) +
                             sizeof(label_t) * std::size_t(m + n) +   // labels
                             sizeof(int) * std::size_t(n) +           // iA
                             sizeof(vertex_t) * std::size_t(2 * n) + sizeof(control) +
@@ -202,14 +199,14 @@ bool gpr_solver::allocate_and_upload() {
   use_device_with_memory(options_.device, bytes);
   stats_->seconds_setup += seconds_since(setup_start);
 
-  if (!prepare_graph(g_, start_, h_col4row_, h_row4col_, true, d_, stream_, stats_)) {
+  if (!prepare_graph(in_, start_, true, d_, stream_, stats_)) {
     return false;
   }
 
   const auto alloc_start = clock_type::now();
   const std::int64_t capacity = std::max<std::int64_t>(n - d_.init_cardinality, 1);
-  s_.m = g_.n_rows();
-  s_.n = g_.n_cols();
+  s_.m = in_.m;
+  s_.n = in_.n;
   s_.infinity = label_t(std::min<std::int64_t>(m + n, INT32_MAX - 4));
   s_.psi_row = device_buffer<label_t>(std::size_t(m));
   s_.psi_col = device_buffer<label_t>(std::size_t(n));
@@ -387,12 +384,13 @@ void gpr_solver::run() {
     paper_bfs_ = true;
     use_tail_ = false;
   }
+  pooled_allocations pool(stream_, options_.device);  // every buffer of the solve
   if (allocate_and_upload()) {
     phase_clock clock(stream_);
     solve();
     stats_->seconds_solve += clock.mark();
   }
-  download_matching(d_, h_col4row_, h_row4col_, stream_, stats_);
+  download_matching(d_, in_, stream_, stats_);
 }
 
 void gpr_solver::solve() {
@@ -439,21 +437,33 @@ void gpr_solver::solve() {
   download();  // FIXMATCHING (line 23)
 }
 
+/// Both forms of the entry point: a graph with no rows or no columns has
+/// the empty matching (a raw CSR is still checked).
+status run_gpr(const matching_input& in, gpu_start start, const matching_options& options,
+               matching_stats* stats) {
+  if (in.m == 0 || in.n == 0) {
+    if (start != gpu_start::host_mates) empty_matching(in);
+    return status::ok;
+  }
+  gpr_solver solver(in, start, options, stats);
+  solver.run();
+  return status::ok;
+}
+
 }  // namespace
 
 status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& options,
               vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
+  return cuda_guarded([&] { return run_gpr(host_input(g, col4row, row4col), start, options, stats); });
+}
+
+status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& options,
+                     std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                     matching_stats* stats) noexcept {
   return cuda_guarded([&] {
-    if (g.n_rows() == 0 || g.n_cols() == 0) {
-      if (start != gpu_start::host_mates) {
-        std::fill(col4row, col4row + g.n_rows(), vertex_t{-1});
-        std::fill(row4col, row4col + g.n_cols(), vertex_t{-1});
-      }
-      return status::ok;
-    }
-    gpr_solver solver(g, start, options, col4row, row4col, stats);
-    solver.run();
-    return status::ok;
+    use_device_with_memory(options.device, 0);
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    return run_gpr(raw_input(g, col4row, row4col, s), start, options, stats);
   });
 }
 

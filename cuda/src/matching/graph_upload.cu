@@ -9,7 +9,11 @@
 // are computed here, on the device, from the uploaded CSR:
 //
 //   1. upload the CSR (large copies page-lock the caller's arrays first:
-//      see large_copy);
+//      see large_copy), or, for the caller's raw CSR (raw_csr: 4- or 8-byte
+//      arrays as given, in host or GPU memory), upload host arrays as they
+//      are and convert them to int64 offsets / int32 ids in one pass on the
+//      device that checks them (load_raw_csr; graph_upload_kernels.cuh): no
+//      pass over the arrays on the host, and int32 offsets travel as int32;
 //   2. initial matching: the papers' row-order greedy, computed in parallel
 //      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
@@ -38,6 +42,12 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "common/error.cuh"
 #include "common/launch.cuh"
@@ -102,17 +112,35 @@ class host_registration {
   void* p_ = nullptr;
 };
 
+/// Large copies are page-locked and sent in pieces of about this many bytes,
+/// cut at page boundaries (no page is registered twice): each piece's DMA
+/// runs while the next piece is page-locked, instead of after the whole
+/// range is.  Not measured yet against one registration of the whole range
+/// (benchmarks/call_overhead.py shows the transfer time).
+constexpr std::size_t copy_piece = std::size_t(16) << 20;
+constexpr std::uintptr_t page_bytes = 4096;
+
 template <class T>
-void copy_h2d(device_buffer<T>& dst, const T* h_src, std::size_t n, cudaStream_t s) {
+void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
   const std::size_t bytes = n * sizeof(T);
   if (bytes == 0) return;
   if (bytes < large_copy) {
-    dst.copy_from_host(h_src, n, s);
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
     return;
   }
-  host_registration reg(h_src, bytes);
-  dst.copy_from_host(h_src, n, s);
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registration ends
+  const char* src = reinterpret_cast<const char*>(h_src);
+  char* dst = reinterpret_cast<char*>(d_dst);
+  const auto base = reinterpret_cast<std::uintptr_t>(src);
+  std::vector<std::unique_ptr<host_registration>> pieces;
+  for (std::size_t done = 0; done < bytes;) {
+    const std::uintptr_t cut = (base + done + copy_piece) & ~(page_bytes - 1);
+    const std::size_t end = std::min<std::size_t>(bytes, cut - base);
+    pieces.push_back(std::make_unique<host_registration>(src + done, end - done));
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + done, src + done, end - done,
+                                       cudaMemcpyHostToDevice, s));
+    done = end;
+  }
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registrations end
 }
 
 template <class T>
@@ -241,32 +269,153 @@ void build_columns(device_graph& d, transpose_scratch& scratch, cudaStream_t s,
   stats->kernel_launches += 1 + 2 + 1 + 2 + 2 + (bits + 7) / 8;
 }
 
+/// The message of the first fault in `faults` (csr_fault bits), in the order
+/// and words of SciPy's check_format (full_check) for a host CSR.
+std::string csr_fault_text(unsigned faults, const raw_csr& g) {
+  if (faults & upload::fault_first_offset) return "index pointer should start with 0";
+  if (faults & upload::fault_last_offset) {
+    return "last value of index pointer should be equal to the length of indices (" +
+           std::to_string(g.nnz) + ")";
+  }
+  if (faults & upload::fault_id_high) return "indices must be < " + std::to_string(g.n_cols);
+  if (faults & upload::fault_id_low) return "indices must be >= 0";
+  return "indptr must be a non-decreasing sequence";
+}
+
+/// Host arrays of a raw CSR on the device: an array already of the core's
+/// type goes straight to its place in `d` (checked there in place), the
+/// other into `stage`.  Returns the device copy of the caller's indptr and
+/// indices, as the caller's types.
+std::pair<const void*, const void*> upload_raw_csr(const raw_csr& g, device_graph& d,
+                                                   device_buffer<unsigned char>& stage,
+                                                   cudaStream_t s) {
+  const std::size_t ptr_items = std::size_t(g.n_rows) + 1, ids = std::size_t(g.nnz);
+  const bool ptr_staged = g.offset_bytes != sizeof(offset_t);
+  const bool ids_staged = g.index_bytes != sizeof(vertex_t);
+  // The ids start 256-byte aligned after the offsets (int64 reads).
+  const std::size_t ptr_bytes = ptr_staged ? (ptr_items * g.offset_bytes + 255) / 256 * 256 : 0;
+  stage = device_buffer<unsigned char>(ptr_bytes + (ids_staged ? ids * g.index_bytes : 0));
+  unsigned char* next = stage.data();
+  const void* d_ptr = d.row_ptr.data();
+  const void* d_ids = d.row_adj.data();
+  if (ptr_staged) {
+    copy_h2d(reinterpret_cast<std::int32_t*>(next), static_cast<const std::int32_t*>(g.indptr),
+             ptr_items, s);
+    d_ptr = next;
+    next += ptr_bytes;
+  } else {
+    copy_h2d(d.row_ptr.data(), static_cast<const offset_t*>(g.indptr), ptr_items, s);
+  }
+  if (ids_staged) {
+    copy_h2d(reinterpret_cast<std::int64_t*>(next), static_cast<const std::int64_t*>(g.indices),
+             ids, s);
+    d_ids = next;
+  } else {
+    copy_h2d(d.row_adj.data(), static_cast<const vertex_t*>(g.indices), ids, s);
+  }
+  return {d_ptr, d_ids};
+}
+
+/// Step 1 for a raw CSR: d.row_ptr / d.row_adj from the caller's arrays (host
+/// arrays uploaded first, as they are), one checking pass each, then one read
+/// of the fault word.
+void load_raw_csr(const raw_csr& g, device_graph& d, cudaStream_t s, matching_stats* stats) {
+  device_buffer<unsigned char> stage;
+  const void* src_ptr = g.indptr;
+  const void* src_ids = g.indices;
+  if (!g.on_device) std::tie(src_ptr, src_ids) = upload_raw_csr(g, d, stage, s);
+  device_buffer<unsigned> faults(1);
+  faults.fill_bytes(0, s);
+  int sms = 1, device = 0;
+  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned cap = unsigned(sms) * 8;
+  const unsigned ptr_blocks = std::min<unsigned>(blocks_for(std::int64_t(g.n_rows) + 1), cap);
+  if (g.offset_bytes == 4) {
+    upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
+        g.n_rows, static_cast<const std::int32_t*>(src_ptr), g.nnz, d.row_ptr.data(),
+        faults.data());
+  } else {
+    upload::widen_offsets_kernel<<<ptr_blocks, threads_per_block, 0, s>>>(
+        g.n_rows, static_cast<const std::int64_t*>(src_ptr), g.nnz, d.row_ptr.data(),
+        faults.data());
+  }
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  if (g.nnz > 0) {
+    const unsigned id_blocks = std::min<unsigned>(blocks_for(g.nnz), cap);
+    if (g.index_bytes == 4) {
+      upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
+          g.nnz, static_cast<const std::int32_t*>(src_ids), g.n_cols, d.row_adj.data(),
+          faults.data());
+    } else {
+      upload::narrow_ids_kernel<<<id_blocks, threads_per_block, 0, s>>>(
+          g.nnz, static_cast<const std::int64_t*>(src_ids), g.n_cols, d.row_adj.data(),
+          faults.data());
+    }
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    ++stats->kernel_launches;
+  }
+  ++stats->kernel_launches;
+  unsigned h_faults = 0;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_faults, faults.data(), sizeof(h_faults),
+                                     cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  if (h_faults != 0) throw std::invalid_argument(csr_fault_text(h_faults, g));
+}
+
 }  // namespace
 
-std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows) {
-  const std::size_t m = std::size_t(g.n_rows()), n = std::size_t(g.n_cols());
-  const std::size_t nnz = std::size_t(g.rows.nnz());
-  const bool build = !g.has_cols();
+matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col) {
+  matching_input in;
+  in.m = g.n_rows();
+  in.n = g.n_cols();
+  in.nnz = g.rows.nnz();
+  in.host = &g;
+  in.col4row = col4row;
+  in.row4col = row4col;
+  return in;
+}
+
+matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
+                         cudaStream_t s) {
+  matching_input in;
+  in.m = g.n_rows;
+  in.n = g.n_cols;
+  in.nnz = g.nnz;
+  in.raw = &g;
+  in.col4row = col4row;
+  in.row4col = row4col;
+  in.caller_stream = s;
+  return in;
+}
+
+std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows) {
+  const std::size_t m = std::size_t(in.m), n = std::size_t(in.n);
+  const std::size_t nnz = std::size_t(in.nnz);
+  const bool build = !in.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                       // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(g.n_rows());  // before the CSC
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);       // before the CSC
   bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
   if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
+  if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
+    if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes + 256;
+    if (in.raw->index_bytes != sizeof(vertex_t)) bytes += nnz * in.raw->index_bytes;
+  }
   if (build) {
     bytes += 2 * nnz * sizeof(vertex_t) +
-             transpose_temp_bytes(g.n_cols(), offset_t(nnz));  // row_of, keys_out, CUB
+             transpose_temp_bytes(in.n, offset_t(nnz));  // row_of, keys_out, CUB
   }
   return bytes;
 }
 
-bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_col4row,
-                   const vertex_t* h_row4col, bool keep_rows, device_graph& d, cudaStream_t s,
-                   matching_stats* stats) {
-  d.m = g.n_rows();
-  d.n = g.n_cols();
-  d.nnz = g.rows.nnz();
-  const bool build = !g.has_cols();
-  const bool rows = keep_rows || build || start == gpu_start::greedy;
+bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+                   cudaStream_t s, matching_stats* stats) {
+  d.m = in.m;
+  d.n = in.n;
+  d.nnz = in.nnz;
+  const bool build = !in.has_cols();
+  const bool rows = keep_rows || build || start == gpu_start::greedy || in.raw != nullptr;
   phase_clock clock(s);
 
   // Allocations (setup).
@@ -280,14 +429,19 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
   stats->seconds_setup += clock.mark();
 
-  // 1. CSR (and the host's mates) up.
-  if (rows) {
-    copy_h2d(d.row_ptr, g.rows.ptr, std::size_t(d.m) + 1, s);
-    copy_h2d(d.row_adj, g.rows.adj, std::size_t(d.nnz), s);
-  }
-  if (start == gpu_start::host_mates) {
-    copy_h2d(d.col4row, h_col4row, std::size_t(d.m), s);
-    copy_h2d(d.row4col, h_row4col, std::size_t(d.n), s);
+  // 1. CSR (and the host's mates) up, or the caller's raw CSR converted.
+  if (in.raw != nullptr) {
+    load_raw_csr(*in.raw, d, s, stats);
+  } else {
+    const bipartite_view& g = *in.host;
+    if (rows) {
+      copy_h2d(d.row_ptr.data(), g.rows.ptr, std::size_t(d.m) + 1, s);
+      copy_h2d(d.row_adj.data(), g.rows.adj, std::size_t(d.nnz), s);
+    }
+    if (start == gpu_start::host_mates) {
+      copy_h2d(d.col4row.data(), in.col4row, std::size_t(d.m), s);
+      copy_h2d(d.row4col.data(), in.row4col, std::size_t(d.n), s);
+    }
   }
   stats->seconds_transfer += clock.mark();
 
@@ -305,7 +459,7 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
     stats->seconds_init += clock.mark();
   } else {
     std::int64_t matched = 0;
-    for (vertex_t v = 0; v < d.n; ++v) matched += h_row4col[v] >= 0;
+    for (vertex_t v = 0; v < d.n; ++v) matched += in.row4col[v] >= 0;
     d.init_cardinality = matched;
   }
   if (d.init_cardinality == std::min<std::int64_t>(d.m, d.n)) return false;
@@ -321,8 +475,8 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   }  // the scratch is freed here (setup, below)
   stats->seconds_setup += clock.mark();
   if (!build) {
-    copy_h2d(d.col_ptr, g.cols.ptr, std::size_t(d.n) + 1, s);
-    copy_h2d(d.col_adj, g.cols.adj, std::size_t(d.nnz), s);
+    copy_h2d(d.col_ptr.data(), in.host->cols.ptr, std::size_t(d.n) + 1, s);
+    copy_h2d(d.col_adj.data(), in.host->cols.adj, std::size_t(d.nnz), s);
     stats->seconds_transfer += clock.mark();
   }
   if (!keep_rows) {
@@ -333,13 +487,53 @@ bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_c
   return true;
 }
 
-void download_matching(const device_graph& d, vertex_t* h_col4row, vertex_t* h_row4col,
-                       cudaStream_t s, matching_stats* stats) {
+void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
+                       matching_stats* stats) {
+  if (in.on_device()) {  // stays on the caller's stream: nothing to wait for
+    if (d.m > 0) {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(in.col4row, d.col4row.data(),
+                                         std::size_t(d.m) * sizeof(vertex_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    }
+    if (d.n > 0) {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(in.row4col, d.row4col.data(),
+                                         std::size_t(d.n) * sizeof(vertex_t),
+                                         cudaMemcpyDeviceToDevice, s));
+    }
+    return;
+  }
   phase_clock clock(s);
   clock.mark();  // the solve's work is not transfer
-  copy_d2h(h_col4row, d.col4row, std::size_t(d.m), s);
-  copy_d2h(h_row4col, d.row4col, std::size_t(d.n), s);
+  copy_d2h(in.col4row, d.col4row, std::size_t(d.m), s);
+  copy_d2h(in.row4col, d.row4col, std::size_t(d.n), s);
   stats->seconds_transfer += clock.mark();
+}
+
+void empty_matching(const matching_input& in) {
+  if (in.raw == nullptr) {
+    std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
+    std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
+    return;
+  }
+  stream s = solve_stream(in);
+  {  // checked like any raw CSR, though nothing is solved
+    device_graph d;
+    d.row_ptr = device_buffer<offset_t>(std::size_t(in.m) + 1);
+    d.row_adj = device_buffer<vertex_t>(std::size_t(in.nnz));
+    matching_stats ignored;
+    load_raw_csr(*in.raw, d, s, &ignored);
+  }
+  if (!in.on_device()) {
+    std::fill(in.col4row, in.col4row + in.m, vertex_t{-1});
+    std::fill(in.row4col, in.row4col + in.n, vertex_t{-1});
+    return;
+  }  // else filled on the caller's stream
+  if (in.m > 0) {
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.col4row, 0xff, std::size_t(in.m) * sizeof(vertex_t), s));
+  }
+  if (in.n > 0) {
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(in.row4col, 0xff, std::size_t(in.n) * sizeof(vertex_t), s));
+  }
 }
 
 double launch_seconds(int device) {

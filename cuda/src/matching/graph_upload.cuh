@@ -24,24 +24,62 @@ struct device_graph {
   std::int64_t init_cardinality = 0;  ///< size of the initial matching
 };
 
-/// Peak device bytes prepare_graph needs (graph, mates, transpose scratch).
-std::size_t graph_bytes(const bipartite_view& g, gpu_start start, bool keep_rows);
+/// What a GPU matching method is given: the host's checked graph
+/// (bipartite_view) with host mate arrays, or the caller's raw CSR (raw_csr,
+/// checked on the device) with mate arrays in its memory; for a raw CSR in
+/// GPU memory, the caller's stream, which every copy and kernel is then
+/// ordered on.
+struct matching_input {
+  vertex_t m = 0, n = 0;
+  offset_t nnz = 0;
+  const bipartite_view* host = nullptr;  ///< the host's checked graph, or null
+  const raw_csr* raw = nullptr;          ///< the caller's raw CSR, or null
+  vertex_t* col4row = nullptr;           ///< results, in the input's memory
+  vertex_t* row4col = nullptr;
+  cudaStream_t caller_stream = nullptr;  ///< raw CSR in GPU memory: the caller's stream
+  bool has_cols() const { return host != nullptr && host->has_cols(); }
+  /// The graph and the results are in the caller's GPU memory.
+  bool on_device() const { return raw != nullptr && raw->on_device; }
+};
 
-/// Puts `g` and its initial matching on the device: uploads the CSR (and the
-/// host's mates for gpu_start::host_mates), computes the greedy start on the
+/// The input of a host graph `g` (its nnz read from g.rows.ptr).
+matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col);
+
+/// The input of the caller's raw CSR `g`, results to col4row / row4col (in
+/// g's memory); ordered on `s` when g is in GPU memory.
+matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
+                         cudaStream_t s);
+
+/// The stream a solve runs on: the caller's for a device input, else its own.
+inline stream solve_stream(const matching_input& in) {
+  return stream(in.caller_stream, in.on_device());
+}
+
+/// Peak device bytes prepare_graph needs (graph, mates, transpose scratch).
+std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows);
+
+/// Puts the graph and its initial matching on the device: uploads the CSR
+/// (and the host's mates for gpu_start::host_mates), or uploads (host
+/// memory) and converts and checks the caller's raw CSR (std::invalid_argument
+/// naming the fault; the mates then come from gpu_start::greedy or empty),
+/// computes the greedy start on the
 /// device for gpu_start::greedy, then, only when that start is not already
 /// perfect on the smaller side, uploads the CSC (when `g` has it) or builds
 /// it on the device.  `keep_rows` false frees the CSR at the end.  Times go
 /// to stats (transfer, init, transpose, setup for the allocations) and
 /// launches to stats->kernel_launches.  Returns false when the start is
 /// perfect (nothing to solve: d then has no CSC).
-bool prepare_graph(const bipartite_view& g, gpu_start start, const vertex_t* h_col4row,
-                   const vertex_t* h_row4col, bool keep_rows, device_graph& d, cudaStream_t s,
-                   matching_stats* stats);
+bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+                   cudaStream_t s, matching_stats* stats);
 
-/// Copies the matching back (timed as transfer).
-void download_matching(const device_graph& d, vertex_t* h_col4row, vertex_t* h_row4col,
-                       cudaStream_t s, matching_stats* stats);
+/// Copies the matching to the input's result arrays: to the host (timed as
+/// transfer), or to the caller's device arrays (ordered on `s`, not waited for).
+void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
+                       matching_stats* stats);
+
+/// Fills the input's result arrays with -1 (a graph with no rows or no
+/// columns); a raw CSR is still checked (prepare_graph's faults).
+void empty_matching(const matching_input& in);
 
 /// Seconds one kernel launch costs on `device` (a loop of empty launches,
 /// measured on the first call per device and remembered).

@@ -166,6 +166,61 @@ __global__ __launch_bounds__(threads_per_block) void count_columns_kernel(
 // cursors (rows in arbitrary order).  On R-MAT scale 20 (16M edges) the
 // whole transpose took 1.41-1.47 ms either way on the H100.
 
+// ---- the caller's raw CSR (raw_csr) --------------------------------------------
+//
+// The caller's offsets and ids come as they are (4 or 8 bytes each, from its
+// GPU memory or uploaded as they were on the host): one pass converts them
+// to the core's int64 offsets and int32 ids and checks them on the way, so
+// that no host pass reads them.  A fault sets its bit in *faults; the host
+// reads the word once, before anything uses the converted arrays.  src and
+// dst may be the same array (an upload already of the core's type, checked
+// in place): every thread writes back the value it read, so a neighbour's
+// read of it (offsets) sees that value either way.
+
+/// Bits of the fault word (the messages are graph_upload.cu's csr_fault_text).
+enum csr_fault : unsigned {
+  fault_first_offset = 1u,  ///< indptr[0] != 0
+  fault_decreasing = 2u,    ///< indptr[i + 1] < indptr[i]
+  fault_last_offset = 4u,   ///< indptr[m] != nnz
+  fault_id_high = 8u,       ///< an id >= n
+  fault_id_low = 16u,       ///< an id < 0
+};
+
+/// Thread mapping: grid-stride loop over the m + 1 offsets.
+/// sync: faults (atomicOr).  safe: dst[i] (one writer each).
+template <class Src>
+__global__ __launch_bounds__(threads_per_block) void widen_offsets_kernel(
+    vertex_t m, const Src* src, offset_t nnz, offset_t* dst, unsigned* faults) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  unsigned fault = 0;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= m;
+       i += stride) {
+    const offset_t v = offset_t(src[i]);
+    dst[i] = v;
+    if (i == 0 && v != 0) fault |= fault_first_offset;
+    if (i == m && v != nnz) fault |= fault_last_offset;
+    if (i < m && offset_t(src[i + 1]) < v) fault |= fault_decreasing;
+  }
+  if (fault) atomicOr(faults, fault);
+}
+
+/// Thread mapping: grid-stride loop over the nnz ids.
+/// sync: faults (atomicOr).  safe: dst[e] (one writer each).
+template <class Src>
+__global__ __launch_bounds__(threads_per_block) void narrow_ids_kernel(
+    offset_t nnz, const Src* src, vertex_t n, vertex_t* dst, unsigned* faults) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  unsigned fault = 0;
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
+       e += stride) {
+    const Src v = src[e];
+    if (v < 0) fault |= fault_id_low;
+    if (v >= Src(n)) fault |= fault_id_high;
+    dst[e] = vertex_t(v);
+  }
+  if (fault) atomicOr(faults, fault);
+}
+
 /// Used once per process to measure what one kernel launch costs.
 __global__ void empty_kernel() {}
 

@@ -34,6 +34,17 @@ status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
               const matching_options& options, vertex_t* col4row, vertex_t* row4col,
               matching_stats* stats) noexcept;
 
+/// gpu_pr / gpu_ap on the caller's raw CSR (matchflow::solve_matching_raw):
+/// `start` greedy or empty; for a CSR in GPU memory `stream` is the caller's
+/// cudaStream_t, which every copy and kernel is ordered on; col4row /
+/// row4col are in the CSR's memory.
+status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& options,
+                     std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                     matching_stats* stats) noexcept;
+status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb,
+                     const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
+                     vertex_t* row4col, matching_stats* stats) noexcept;
+
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
 template <class T>
