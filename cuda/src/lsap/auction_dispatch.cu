@@ -34,8 +34,8 @@ namespace matchflow::cuda {
 namespace {
 
 using namespace auction;
-using wall_clock = detail::clock_type;
-using detail::seconds_since;
+using wall_clock = matchflow::detail::clock_type;
+using matchflow::detail::seconds_since;
 
 /// Integers are exact in float64 while every dual and path sum stays below
 /// 2^53: max(n_rows, n_cols, 8) * max|c| <= 2^50, as in the CPU shortest path.

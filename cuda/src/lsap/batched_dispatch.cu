@@ -144,8 +144,8 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
 namespace {
 
 using namespace batched;
-using wall_clock = detail::clock_type;
-using detail::seconds_since;
+using wall_clock = matchflow::detail::clock_type;
+using matchflow::detail::seconds_since;
 
 /// Stacks below this many bytes, and problems above max_chunk_bytes, are
 /// copied in one piece (the threads and the chunking would cost more than

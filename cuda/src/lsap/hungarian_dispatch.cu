@@ -55,8 +55,8 @@ namespace matchflow::cuda {
 namespace {
 
 using namespace hungarian;
-using wall_clock = detail::clock_type;
-using detail::seconds_since;
+using wall_clock = matchflow::detail::clock_type;
+using matchflow::detail::seconds_since;
 
 /// Device arrays of one solve (sizes in the constructor).
 template <class T>
