@@ -189,17 +189,7 @@ def test_auction_start_against_scipy(block):
     ran = 0
     for case in range(75):
         n = int(rng.integers(50, 401))
-        cols = rng.integers(0, n, (n, int(rng.integers(1, 9))))
-        if rng.random() < 0.8:  # a full matching exists
-            cols[:, 0] = rng.permutation(n)
-        kind = case % 3
-        data = (rng.random(cols.size) if kind == 0 else
-                rng.integers(1, 4, cols.size) if kind == 1 else
-                rng.integers(-10**12, 10**12, cols.size))
-        graph = sp.csr_array((data, (np.repeat(np.arange(n), cols.shape[1]), cols.ravel())),
-                             shape=(n, n))
-        graph.sum_duplicates()
-        graph.eliminate_zeros()
+        graph = square_case(rng, n, kind=case % 3, p_full=0.8)
         expected = outcome(scipy_mwfbm, graph, False)
         if isinstance(expected, str):
             with pytest.raises(ValueError, match="no full matching exists"):
@@ -216,13 +206,14 @@ def test_auction_start_against_scipy(block):
     assert ran > 20
 
 
-def square_case(rng, n):
-    """n x n, 1-8 entries per row, a full matching most of the time; float
-    weights, integers with many ties, or integers of a wide range."""
+def square_case(rng, n, kind=None, p_full=0.9):
+    """n x n, 1-8 entries per row, a full matching with probability p_full;
+    float weights (kind 0), integers with many ties (1), or integers of a
+    wide range (2); kind None: drawn."""
     cols = rng.integers(0, n, (n, int(rng.integers(1, 9))))
-    if rng.random() < 0.9:
+    if rng.random() < p_full:
         cols[:, 0] = rng.permutation(n)
-    kind = int(rng.integers(0, 3))
+    kind = int(rng.integers(0, 3)) if kind is None else kind
     data = (rng.random(cols.size) if kind == 0 else
             rng.integers(1, 4, cols.size) if kind == 1 else
             rng.integers(-10**12, 10**12, cols.size))
