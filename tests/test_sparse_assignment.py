@@ -563,6 +563,36 @@ def test_bottleneck_large_random():
         assert_bottleneck(A, scipy_bottleneck(A))
 
 
+def test_bottleneck_hidden_permutation():
+    """Large entries on a random permutation among small ones: a first
+    matching of the whole pattern holds many small entries, so the first
+    raise frees many rows at once (the push-relabel repair, not the
+    depth-first one); the answer is the permutation's smallest entry or
+    better."""
+    rng = np.random.default_rng(61)
+    for n, k in ((3000, 4), (500, 8)):
+        A = permutation_graph(rng, n, k)
+        A.data = rng.uniform(0.1, 1.0, A.nnz)
+        strong = rng.permutation(n)
+        A = sp.csr_array(A + sp.csr_array((rng.uniform(10, 20, n), (np.arange(n), strong)),
+                                          shape=(n, n)))
+        want = scipy_bottleneck(A)
+        assert want >= np.abs(A[np.arange(n), strong]).min()
+        assert_bottleneck(A, want)
+
+
+def test_weighted_transversal_leaves_input_alone():
+    """Explicit zeros and duplicates, in CSR: the caller's arrays are
+    unchanged (magnitudes are taken on copies)."""
+    A = sp.csr_array((np.array([-2.0, 0.0, 3.0, 1.0, 1.0]), np.array([0, 1, 1, 0, 0]),
+                      np.array([0, 2, 5])), shape=(2, 2))
+    before = [x.copy() for x in (A.data, A.indices, A.indptr)]
+    for objective in SCORES:
+        weighted_transversal(A, objective)
+    for x, y in zip(before, (A.data, A.indices, A.indptr)):
+        np.testing.assert_array_equal(x, y)
+
+
 # Square matrices of ../shared/data (some structurally singular).
 BOTTLENECK_MATRICES = ["bayer10", "bcsstk16", "arrow", "Pd", "cryg2500", "west0067",
                        "west0479", "rajat01", "impcol_a", "olm1000", "gent113", "mbeacxc"]

@@ -60,13 +60,21 @@ def _magnitudes(A) -> sp.csr_array:
         raise ValueError(f"weighted_transversal needs a square matrix, got shape {A.shape}")
     if not (np.issubdtype(A.dtype, np.number) or A.dtype == np.bool_):
         raise ValueError(f"expected a matrix containing numerical entries, got {A.dtype}")
-    m = sp.csr_array(A, dtype=A.dtype, copy=True)
-    m.sum_duplicates()
-    data = np.abs(m.data).astype(np.float64)
-    if not np.isfinite(data).all():
+    m = sp.csr_array(A)  # no copy when A is already CSR: nothing below writes to it
+    if not m.has_canonical_format:
+        m = m.copy()
+        m.sum_duplicates()
+    # |a| as float64, always a new array (A's own data stays untouched);
+    # integers are widened first, where abs(-128) of int8 would overflow
+    data = np.abs(m.data if np.iscomplexobj(m.data) else m.data.astype(np.float64, copy=False))
+    if not data.max(initial=0.0) < np.inf:  # one pass: NaN and inf both fail
         raise ValueError("matrix contains invalid numeric entries")
-    m = sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
-    m.eliminate_zeros()  # numerical zeros cannot be on a transversal of nonzeros
+    if data.min(initial=1.0) > 0:
+        return sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
+    # numerical zeros cannot be on a transversal of nonzeros; eliminate_zeros
+    # works in place, and the index arrays may still be A's
+    m = sp.csr_array((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
+    m.eliminate_zeros()
     return m
 
 

@@ -7,33 +7,46 @@
 // pages 973-996, section 3.  The answer is the largest threshold t whose
 // pattern {|a_ij| >= t} has a perfect matching.  As there, one matching M
 // lives through the whole search:
-//   - t falls (after a failed test): every edge of M is still above t, so M
-//     is kept and augmented from;
-//   - t rises (after a success at t', whose perfect matching has smallest
-//     entry m >= t'): the edges of M below t are dropped, the rest kept and
-//     augmented from.  The search also jumps to m: no t in (t', m] needs a
-//     test.
+//   - it starts as a maximum matching of the whole pattern (push-relabel,
+//     what maximum_transversal runs): not perfect means structurally
+//     singular; perfect, with smallest entry m, means the answer is >= m;
+//   - t rises (after a success, whose matching has smallest entry m): the
+//     edges of M below t are dropped, the rest kept and augmented from, and
+//     the search continues above m, not above the tested t;
+//   - t falls (after a failure): every edge of M is still above t, so M is
+//     kept and augmented from.
 // So each test only repairs what the move of t broke, and the total work is
-// close to one matching.  Thresholds are medians of the magnitudes still in
-// the open interval (selection, not a sort: O(nnz) over the whole search,
-// where the sorted distinct magnitudes would cost O(nnz log nnz)).  The first
-// test is at the least of the rows' and columns' largest magnitudes, above
-// which some row or column is empty; on random matrices it usually succeeds
-// and ends the search (Duff and Koster start from the same bound).
+// close to one matching.  Thresholds are medians of the magnitudes still
+// undecided (selection, not a sort: O(nnz) over the whole search).  The
+// first raise goes straight to the least of the rows' and columns' largest
+// magnitudes, above which some row or column is empty; on random matrices
+// it usually succeeds and ends the search (Duff and Koster start from the
+// same bound).
 //
-// Augmenting paths: depth-first search with lookahead (Duff's MC21,
-// ACM TOMS 7, 1981), on the entries at or above t only.  A test stops at the
-// first row with no augmenting path: such a row stays unmatched under every
-// later augmentation (Berge), so no perfect matching exists at t.
+// Repairs: a few free rows are matched one by one by depth-first search
+// with lookahead (Duff's MC21, ACM TOMS 7, 1981) on the entries >= t, and
+// the test stops at the first row without an augmenting path (it stays
+// unmatched under every later augmentation, Berge: no perfect matching at
+// t).  More free rows go to push-relabel from M on a copy of {a >= t}: the
+// depth-first searches take long paths on random patterns (one from scratch
+// took 2.2 s where push-relabel took 40 ms, 10^5 x 5 random).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <vector>
 
+#include "../matching/matching_cpu.hpp"
+#include "../transpose.hpp"
+#include "matchflow/matching.hpp"
 #include "matchflow/preprocess.hpp"
 
 namespace matchflow {
 namespace {
+
+/// Free rows up to which a repair searches depth-first (each search may
+/// cost a pass over the entries, push-relabel a few passes in all).
+constexpr std::int64_t depth_first_max_free = 16;
 
 /// One matching of the pattern {a >= t}, carried from threshold to threshold.
 class threshold_matching {
@@ -43,18 +56,37 @@ class threshold_matching {
       : ptr_(ptr), idx_(idx), a_(a), n_(n), entry4row_(n, -1), row4col_(n, -1),
         look_(n), next_(n), seen_(n, 0) {}
 
+  /// A maximum matching of the whole pattern; true when perfect.
+  bool start() {
+    const auto nv = static_cast<vertex_t>(n_);
+    const bipartite_view g{adjacency_view{nv, ptr_, idx_}, adjacency_view{nv, nullptr, nullptr}};
+    matching_options options;
+    options.threads = 1;
+    options.init = matching_init::karp_sipser;
+    std::vector<vertex_t> c4r(n_), r4c(n_);
+    matching_stats stats;
+    if (solve_matching(g, matching_method::pr, options, c4r.data(), r4c.data(), &stats) !=
+        status::ok) {
+      throw std::bad_alloc();  // the only failure valid input allows
+    }
+    return adopt(c4r, 0.0);
+  }
+
   /// Drops the matched edges below t, then augments on {a >= t}; true when
-  /// the matching became perfect (false as soon as one row cannot be matched).
+  /// the matching became perfect.
   bool perfect_at(double t) {
     t_ = t;
+    std::int64_t free = 0;
     for (std::int64_t i = 0; i < n_; ++i) {
       const std::int64_t k = entry4row_[i];
       if (k >= 0 && a_[k] < t) {
         row4col_[idx_[k]] = -1;
         entry4row_[i] = -1;
       }
+      free += entry4row_[i] < 0;
       look_[i] = ptr_[i];  // dropped edges free columns the lookahead passed
     }
+    if (free > depth_first_max_free) return push_relabel_at(t);
     for (std::int64_t i = 0; i < n_; ++i) {
       if (entry4row_[i] < 0 && !augment_from(i)) return false;
     }
@@ -73,6 +105,52 @@ class threshold_matching {
   }
 
  private:
+  /// Push-relabel from the current matching on a copy of {a >= t} (paper
+  /// 000's PR, as maximum_transversal runs it); leaves a maximum matching.
+  bool push_relabel_at(double t) {
+    detail::adjacency_storage rows;
+    rows.ptr.assign(n_ + 1, 0);
+    rows.adj.reserve(static_cast<std::size_t>(ptr_[n_]));
+    for (std::int64_t i = 0; i < n_; ++i) {
+      for (std::int64_t k = ptr_[i]; k < ptr_[i + 1]; ++k) {
+        if (a_[k] >= t) rows.adj.push_back(idx_[k]);
+      }
+      rows.ptr[i + 1] = static_cast<offset_t>(rows.adj.size());
+    }
+    const auto nv = static_cast<vertex_t>(n_);
+    const detail::adjacency_storage cols = detail::transpose(rows.view(), nv, 1);
+    std::vector<vertex_t> c4r(n_, -1), r4c(n_, -1);
+    for (std::int64_t i = 0; i < n_; ++i) {
+      if (entry4row_[i] >= 0) {
+        c4r[i] = idx_[entry4row_[i]];
+        r4c[c4r[i]] = static_cast<vertex_t>(i);
+      }
+    }
+    matching_stats stats;
+    detail::push_relabel(bipartite_view{rows.view(), cols.view()}, -1.0, c4r.data(),
+                         r4c.data(), &stats);
+    return adopt(c4r, t);
+  }
+
+  /// Takes the matching col4row of {a >= t} as M (its entries found by a
+  /// pass over the rows); true when perfect.
+  bool adopt(const std::vector<vertex_t>& col4row, double t) {
+    bool perfect = true;
+    std::fill(row4col_.begin(), row4col_.end(), -1);
+    for (std::int64_t i = 0; i < n_; ++i) {
+      entry4row_[i] = -1;
+      for (std::int64_t k = ptr_[i]; col4row[i] >= 0 && k < ptr_[i + 1]; ++k) {
+        if (idx_[k] == col4row[i] && a_[k] >= t) {  // no duplicates: the entry
+          entry4row_[i] = k;
+          row4col_[idx_[k]] = i;
+          break;
+        }
+      }
+      perfect = perfect && entry4row_[i] >= 0;
+    }
+    return perfect;
+  }
+
   /// MC21's depth-first search from the free row `root`, iterative: rows on
   /// the path in `path_`, the entry leading out of each in `via_`.
   bool augment_from(std::int64_t root) {
@@ -134,10 +212,10 @@ class threshold_matching {
   std::vector<std::int64_t> path_, via_;
 };
 
-/// The least of the rows' and columns' largest magnitudes (0 when a row or
-/// column is empty): no threshold above it has a perfect matching.
-double first_threshold(const std::int64_t* ptr, const std::int32_t* idx, const double* a,
-                       std::int64_t n) {
+/// The least of the rows' and columns' largest magnitudes: no threshold
+/// above it has a perfect matching.
+double upper_bound(const std::int64_t* ptr, const std::int32_t* idx, const double* a,
+                   std::int64_t n) {
   std::vector<double> col_max(n, 0.0);
   double bound = std::numeric_limits<double>::infinity();
   for (std::int64_t i = 0; i < n; ++i) {
@@ -159,35 +237,37 @@ status bottleneck_transversal(const std::int64_t* row_ptr, const std::int32_t* c
                               std::int64_t* col4row) noexcept {
   return guarded([&] {
     if (n == 0) return status::ok;
-    const double bound = first_threshold(row_ptr, col_idx, magnitude, n);
-    if (!(bound > 0)) return status::infeasible;
     threshold_matching matching(row_ptr, col_idx, magnitude, n);
-    if (matching.perfect_at(bound)) {  // nothing above bound can work
+    if (!matching.start()) return status::infeasible;
+    matching.columns(col4row);
+    double found = matching.smallest();
+    const double bound = upper_bound(row_ptr, col_idx, magnitude, n);
+    if (found >= bound) return status::ok;
+    if (matching.perfect_at(bound)) {
       matching.columns(col4row);
       return status::ok;
     }
-    // Open interval (found, failed): magnitudes not yet decided.
+    // The magnitudes in (found, bound): not yet decided.
     std::vector<double> open;
     for (std::int64_t k = 0; k < row_ptr[n]; ++k) {
-      if (magnitude[k] < bound) open.push_back(magnitude[k]);
+      if (magnitude[k] > found && magnitude[k] < bound) open.push_back(magnitude[k]);
     }
-    bool found = false;
     while (!open.empty()) {
       const auto mid = open.begin() + static_cast<std::ptrdiff_t>(open.size() / 2);
       std::nth_element(open.begin(), mid, open.end());
       const double t = *mid;
       if (matching.perfect_at(t)) {
-        found = true;
         matching.columns(col4row);  // the matching may break in a later failed test
-        const double m = matching.smallest();
-        open.erase(std::remove_if(open.begin(), open.end(), [m](double x) { return x <= m; }),
+        found = matching.smallest();
+        open.erase(std::remove_if(open.begin(), open.end(),
+                                  [found](double x) { return x <= found; }),
                    open.end());
       } else {
         open.erase(std::remove_if(open.begin(), open.end(), [t](double x) { return x >= t; }),
                    open.end());
       }
     }
-    return found ? status::ok : status::infeasible;
+    return status::ok;
   });
 }
 
