@@ -7,29 +7,28 @@
 // pages 973-996, section 3.  The answer is the largest threshold t whose
 // pattern {|a_ij| >= t} has a perfect matching.  As there, one matching M
 // lives through the whole search:
-//   - it starts as a maximum matching of the whole pattern (push-relabel,
-//     what maximum_transversal runs): not perfect means structurally
-//     singular; perfect, with smallest entry m, means the answer is >= m;
+//   - the first test is at the least of the rows' and columns' largest
+//     magnitudes, above which some row or column is empty (Duff and Koster
+//     start from the same bound); on random and on most real matrices it
+//     succeeds and ends the search.  It runs a greedy pass, then, unless
+//     that is perfect, push-relabel from scratch (what maximum_transversal
+//     runs);
+//   - t falls (after a failure): every edge of M is still above t, so M is
+//     kept and augmented from;
 //   - t rises (after a success, whose matching has smallest entry m): the
 //     edges of M below t are dropped, the rest kept and augmented from, and
-//     the search continues above m, not above the tested t;
-//   - t falls (after a failure): every edge of M is still above t, so M is
-//     kept and augmented from.
+//     the search continues above m, not above the tested t.
 // So each test only repairs what the move of t broke, and the total work is
 // close to one matching.  Thresholds are medians of the magnitudes still
-// undecided (selection, not a sort: O(nnz) over the whole search).  The
-// first raise goes straight to the least of the rows' and columns' largest
-// magnitudes, above which some row or column is empty; on random matrices
-// it usually succeeds and ends the search (Duff and Koster start from the
-// same bound).
+// undecided (selection, not a sort: O(nnz) over the whole search).
 //
 // Repairs: a few free rows are matched one by one by depth-first search
 // with lookahead (Duff's MC21, ACM TOMS 7, 1981) on the entries >= t, and
 // the test stops at the first row without an augmenting path (it stays
 // unmatched under every later augmentation, Berge: no perfect matching at
 // t).  More free rows go to push-relabel from M on a copy of {a >= t}: the
-// depth-first searches take long paths on random patterns (one from scratch
-// took 2.2 s where push-relabel took 40 ms, 10^5 x 5 random).
+// depth-first searches take long paths on random patterns (from scratch
+// they took 2.2 s where push-relabel took 40 ms, 10^5 x 5 random).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -56,20 +55,25 @@ class threshold_matching {
       : ptr_(ptr), idx_(idx), a_(a), n_(n), entry4row_(n, -1), row4col_(n, -1),
         look_(n), next_(n), seen_(n, 0) {}
 
-  /// A maximum matching of the whole pattern; true when perfect.
-  bool start() {
-    const auto nv = static_cast<vertex_t>(n_);
-    const bipartite_view g{adjacency_view{nv, ptr_, idx_}, adjacency_view{nv, nullptr, nullptr}};
-    matching_options options;
-    options.threads = 1;
-    options.init = matching_init::karp_sipser;
-    std::vector<vertex_t> c4r(n_), r4c(n_);
-    matching_stats stats;
-    if (solve_matching(g, matching_method::pr, options, c4r.data(), r4c.data(), &stats) !=
-        status::ok) {
-      throw std::bad_alloc();  // the only failure valid input allows
+  /// The first test, at t, from no matching: the greedy matching of
+  /// {a >= t} on the caller's arrays (perfect at once on many naturally
+  /// ordered matrices), else push-relabel from scratch; true when perfect.
+  bool start_at(double t) {
+    t_ = t;
+    bool perfect = true;
+    for (std::int64_t i = 0; i < n_ && perfect; ++i) {
+      for (std::int64_t k = ptr_[i]; k < ptr_[i + 1] && entry4row_[i] < 0; ++k) {
+        if (a_[k] >= t && row4col_[idx_[k]] < 0) {
+          entry4row_[i] = k;
+          row4col_[idx_[k]] = i;
+        }
+      }
+      perfect = entry4row_[i] >= 0;
     }
-    return adopt(c4r, 0.0);
+    if (perfect) return true;
+    std::fill(entry4row_.begin(), entry4row_.end(), -1);
+    std::fill(row4col_.begin(), row4col_.end(), -1);
+    return push_relabel_at(t);
   }
 
   /// Drops the matched edges below t, then augments on {a >= t}; true when
@@ -118,15 +122,27 @@ class threshold_matching {
       rows.ptr[i + 1] = static_cast<offset_t>(rows.adj.size());
     }
     const auto nv = static_cast<vertex_t>(n_);
-    const detail::adjacency_storage cols = detail::transpose(rows.view(), nv, 1);
     std::vector<vertex_t> c4r(n_, -1), r4c(n_, -1);
+    matching_stats stats;
+    if (std::all_of(entry4row_.begin(), entry4row_.end(), [](std::int64_t k) { return k < 0; })) {
+      // from scratch: solve_matching's Karp-Sipser start, as maximum_transversal
+      matching_options options;
+      options.threads = 1;
+      options.init = matching_init::karp_sipser;
+      const bipartite_view g{rows.view(), adjacency_view{nv, nullptr, nullptr}};
+      if (solve_matching(g, matching_method::pr, options, c4r.data(), r4c.data(), &stats) !=
+          status::ok) {
+        throw std::bad_alloc();  // the only failure valid input allows
+      }
+      return adopt(c4r, t);
+    }
+    const detail::adjacency_storage cols = detail::transpose(rows.view(), nv, 1);
     for (std::int64_t i = 0; i < n_; ++i) {
       if (entry4row_[i] >= 0) {
         c4r[i] = idx_[entry4row_[i]];
         r4c[c4r[i]] = static_cast<vertex_t>(i);
       }
     }
-    matching_stats stats;
     detail::push_relabel(bipartite_view{rows.view(), cols.view()}, -1.0, c4r.data(),
                          r4c.data(), &stats);
     return adopt(c4r, t);
@@ -237,28 +253,27 @@ status bottleneck_transversal(const std::int64_t* row_ptr, const std::int32_t* c
                               std::int64_t* col4row) noexcept {
   return guarded([&] {
     if (n == 0) return status::ok;
-    threshold_matching matching(row_ptr, col_idx, magnitude, n);
-    if (!matching.start()) return status::infeasible;
-    matching.columns(col4row);
-    double found = matching.smallest();
     const double bound = upper_bound(row_ptr, col_idx, magnitude, n);
-    if (found >= bound) return status::ok;
-    if (matching.perfect_at(bound)) {
+    if (!(bound > 0)) return status::infeasible;  // an empty row or column
+    threshold_matching matching(row_ptr, col_idx, magnitude, n);
+    if (matching.start_at(bound)) {  // nothing above bound can work
       matching.columns(col4row);
       return status::ok;
     }
-    // The magnitudes in (found, bound): not yet decided.
+    // The magnitudes in (found, failed): not yet decided.
     std::vector<double> open;
     for (std::int64_t k = 0; k < row_ptr[n]; ++k) {
-      if (magnitude[k] > found && magnitude[k] < bound) open.push_back(magnitude[k]);
+      if (magnitude[k] < bound) open.push_back(magnitude[k]);
     }
+    bool any = false;
     while (!open.empty()) {
       const auto mid = open.begin() + static_cast<std::ptrdiff_t>(open.size() / 2);
       std::nth_element(open.begin(), mid, open.end());
       const double t = *mid;
       if (matching.perfect_at(t)) {
         matching.columns(col4row);  // the matching may break in a later failed test
-        found = matching.smallest();
+        any = true;
+        const double found = matching.smallest();
         open.erase(std::remove_if(open.begin(), open.end(),
                                   [found](double x) { return x <= found; }),
                    open.end());
@@ -267,7 +282,7 @@ status bottleneck_transversal(const std::int64_t* row_ptr, const std::int32_t* c
                    open.end());
       }
     }
-    return status::ok;
+    return any ? status::ok : status::infeasible;
   });
 }
 
