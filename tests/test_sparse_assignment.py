@@ -591,6 +591,10 @@ def test_weighted_transversal_leaves_input_alone():
         weighted_transversal(A, objective)
     for x, y in zip(before, (A.data, A.indices, A.indptr)):
         np.testing.assert_array_equal(x, y)
+    # int8's -128 has magnitude 128, not abs()'s overflowed -128
+    B = np.array([[-128, 1], [1, -128]], dtype=np.int8)
+    for objective in SCORES:
+        assert weighted_transversal(B, objective).q.tolist() == [0, 1]
 
 
 # Square matrices of ../shared/data (some structurally singular).

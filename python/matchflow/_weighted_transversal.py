@@ -12,9 +12,9 @@ pages 973-996:
     matching, by a threshold search carrying one matching between thresholds
     (cpp/src/preprocess/bottleneck_transversal.cpp).
   - "sum" (MC64 job 4): maximise sum_i |a_{i,q_i}|, the assignment on |a_ij|.
-All three run in the core (cpp/src/preprocess/weighted_transversal.cpp: the
-weights, the sparse assignment, the tightest duals and the scalings); this
-module validates and takes magnitudes.
+All three run in the core (cpp/src/preprocess/weighted_transversal.cpp for
+product and sum: the weights, the sparse assignment, the tightest duals and
+the scalings); this module validates and takes magnitudes.
 """
 from __future__ import annotations
 
