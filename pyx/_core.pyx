@@ -665,7 +665,7 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
 def transversal(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
                 const double[::1] magnitude, int objective, bint scale, int threads):
     """Weighted transversal of a square CSR matrix of magnitudes (objective 0:
-    product, 1: sum); returns (col4row, row_scale, col_scale), the scalings
+    product, 1: sum, 2: bottleneck); returns (col4row, row_scale, col_scale), the scalings
     None unless product with scale."""
     cdef int64_t n = row_ptr.shape[0] - 1
     col4row = np.empty(n, dtype=np.int64)

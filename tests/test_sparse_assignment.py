@@ -472,6 +472,136 @@ def test_weighted_transversal_errors():
         weighted_transversal(sp.csr_array(np.array([[np.nan]])))
 
 
+def scipy_bottleneck(A) -> float:
+    """The bottleneck value by the plain search: the largest magnitude t
+    whose pattern {|a_ij| >= t} has a perfect matching by SciPy's
+    maximum_bipartite_matching (-inf when none has: structurally singular)."""
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    m = sp.csr_array(abs(sp.csr_array(A)))
+    m.eliminate_zeros()
+    n = m.shape[0]
+
+    def perfect(t):
+        keep = sp.csr_array(m >= t, dtype=np.int8)
+        return (maximum_bipartite_matching(keep, perm_type="column") >= 0).all()
+
+    levels = np.unique(m.data)
+    if n == 0:
+        return math.inf
+    if levels.size == 0 or not perfect(levels[0]):
+        return -math.inf
+    lo, hi = 0, levels.size - 1  # levels[lo] works; find the last that does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if perfect(levels[mid]) else (lo, mid - 1)
+    return float(levels[lo])
+
+
+def assert_bottleneck(A, want):
+    """weighted_transversal(A, "bottleneck") is a transversal of nonzeros with
+    smallest magnitude `want`, or the singularity error when want is -inf."""
+    A = sp.csr_array(A)
+    if want == -math.inf:
+        with pytest.raises(ValueError, match="structurally singular"):
+            weighted_transversal(A, "bottleneck")
+        return
+    t = weighted_transversal(A, "bottleneck")
+    n = A.shape[0]
+    assert sorted(t.q.tolist()) == list(range(n))
+    assert t.row_scale is None and t.col_scale is None
+    if n == 0:
+        return
+    diag = np.abs(A[np.arange(n), t.q]).astype(float)
+    assert (diag > 0).all()
+    assert diag.min() == want
+
+
+def test_bottleneck_against_scipy_search():
+    """Thousands of small matrices, ties (a few integer magnitudes), empty
+    rows and columns and structurally singular ones among them: the same
+    value as the plain search (and as brute force up to 5 x 5), the same
+    error when there is none."""
+    rng = np.random.default_rng(53)
+    singular = 0
+    for case in range(3000):
+        n = int(rng.integers(0, 13))
+        density = rng.uniform(0.05, 1.0)
+        mask = rng.random((n, n)) < density
+        if case % 2:
+            values = rng.integers(1, 5, (n, n)).astype(float)  # many ties
+        else:
+            values = rng.lognormal(0, 3, (n, n))
+        dense = np.where(mask, values * rng.choice([-1, 1], (n, n)), 0.0)
+        want = scipy_bottleneck(dense)
+        if 0 < n <= 5:
+            assert want == brute_force(dense, SCORES["bottleneck"])[0]
+        singular += want == -math.inf
+        assert_bottleneck(dense, want)
+    assert 300 < singular < 2700  # both kinds well represented
+
+
+def test_bottleneck_large_random():
+    """Past the first threshold: a weak row forces the search below the
+    rows' and columns' largest magnitudes, over many tests."""
+    rng = np.random.default_rng(59)
+    for n in (200, 3000):
+        A = permutation_graph(rng, n, 4)
+        A.data = rng.lognormal(0, 2, A.nnz)
+        A.data[A.indptr[0]:A.indptr[1]] *= 1e-3  # row 0: weak everywhere
+        assert_bottleneck(A, scipy_bottleneck(A))
+        A.data = rng.integers(1, 20, A.nnz).astype(float)
+        assert_bottleneck(A, scipy_bottleneck(A))
+
+
+def test_bottleneck_hidden_permutation():
+    """Large entries on a random permutation among small ones: a first
+    matching of the whole pattern holds many small entries, so the first
+    raise frees many rows at once (the push-relabel repair, not the
+    depth-first one); the answer is the permutation's smallest entry or
+    better."""
+    rng = np.random.default_rng(61)
+    for n, k in ((3000, 4), (500, 8)):
+        A = permutation_graph(rng, n, k)
+        A.data = rng.uniform(0.1, 1.0, A.nnz)
+        strong = rng.permutation(n)
+        A = sp.csr_array(A + sp.csr_array((rng.uniform(10, 20, n), (np.arange(n), strong)),
+                                          shape=(n, n)))
+        want = scipy_bottleneck(A)
+        assert want >= np.abs(A[np.arange(n), strong]).min()
+        assert_bottleneck(A, want)
+
+
+def test_weighted_transversal_leaves_input_alone():
+    """Explicit zeros and duplicates, in CSR: the caller's arrays are
+    unchanged (magnitudes are taken on copies)."""
+    A = sp.csr_array((np.array([-2.0, 0.0, 3.0, 1.0, 1.0]), np.array([0, 1, 1, 0, 0]),
+                      np.array([0, 2, 5])), shape=(2, 2))
+    before = [x.copy() for x in (A.data, A.indices, A.indptr)]
+    for objective in SCORES:
+        weighted_transversal(A, objective)
+    for x, y in zip(before, (A.data, A.indices, A.indptr)):
+        np.testing.assert_array_equal(x, y)
+    # int8's -128 has magnitude 128, not abs()'s overflowed -128
+    B = np.array([[-128, 1], [1, -128]], dtype=np.int8)
+    for objective in SCORES:
+        assert weighted_transversal(B, objective).q.tolist() == [0, 1]
+
+
+# Square matrices of ../shared/data (some structurally singular).
+BOTTLENECK_MATRICES = ["bayer10", "bcsstk16", "arrow", "Pd", "cryg2500", "west0067",
+                       "west0479", "rajat01", "impcol_a", "olm1000", "gent113", "mbeacxc"]
+
+
+@pytest.mark.parametrize("name", BOTTLENECK_MATRICES)
+def test_bottleneck_real_matrices(name):
+    A = read_matrix(name)
+    if A.shape[0] != A.shape[1]:
+        pytest.fail(f"{name} is not square")
+    A = A.tocsr()
+    assert_bottleneck(A, scipy_bottleneck(A))
+
+
 # ---- the worked example: MC64-style preprocessing before splu --------------------
 
 # Square, structurally nonsingular, real unsymmetric matrices of ../shared/data.

@@ -7,14 +7,14 @@ pages 973-996:
   - "product" (MC64 job 5, their section 4): maximise prod_i |a_{i,q_i}|,
     a minimum weight full matching on c_ij = log max_i |a_ij| - log |a_ij|,
     whose duals give the scalings (Olschowka & Neumaier).
-  - "bottleneck" (MC64 jobs 2-3, section 3): maximise min_i |a_{i,q_i}|, by a
-    binary search over the sorted distinct magnitudes for the largest
-    threshold t whose pattern {|a_ij| >= t} still has a perfect matching
-    (each test is matchflow's maximum_matching).
+  - "bottleneck" (MC64 jobs 2-3, section 3): maximise min_i |a_{i,q_i}|, the
+    largest threshold t whose pattern {|a_ij| >= t} still has a perfect
+    matching, by a threshold search carrying one matching between thresholds
+    (cpp/src/preprocess/bottleneck_transversal.cpp).
   - "sum" (MC64 job 4): maximise sum_i |a_{i,q_i}|, the assignment on |a_ij|.
-Product and sum run in the core (cpp/src/preprocess/weighted_transversal.cpp:
-the weights, the sparse assignment, the tightest duals and the scalings);
-this module validates, takes magnitudes, and runs the bottleneck search.
+All three run in the core (cpp/src/preprocess/weighted_transversal.cpp for
+product and sum: the weights, the sparse assignment, the tightest duals and
+the scalings); this module validates and takes magnitudes.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from . import _core
 from ._validation import check_choice, check_threads
 
 OBJECTIVES = ("product", "bottleneck", "sum")
+_OBJECTIVE_CODES = {"product": 0, "sum": 1, "bottleneck": 2}  # transversal_objective
 
 _SINGULAR = "matrix is structurally singular: no transversal (zero-free diagonal) exists"
 
@@ -59,74 +60,34 @@ def _magnitudes(A) -> sp.csr_array:
         raise ValueError(f"weighted_transversal needs a square matrix, got shape {A.shape}")
     if not (np.issubdtype(A.dtype, np.number) or A.dtype == np.bool_):
         raise ValueError(f"expected a matrix containing numerical entries, got {A.dtype}")
-    m = sp.csr_array(A, dtype=A.dtype, copy=True)
-    m.sum_duplicates()
-    data = np.abs(m.data).astype(np.float64)
-    if not np.isfinite(data).all():
+    m = sp.csr_array(A)  # no copy when A is already CSR: nothing below writes to it
+    if not m.has_canonical_format:
+        m = m.copy()
+        m.sum_duplicates()
+    # |a| as float64, always a new array (A's own data stays untouched);
+    # integers are widened first, where abs(-128) of int8 would overflow
+    data = np.abs(m.data if np.iscomplexobj(m.data) else m.data.astype(np.float64, copy=False))
+    if not data.max(initial=0.0) < np.inf:  # one pass: NaN and inf both fail
         raise ValueError("matrix contains invalid numeric entries")
-    m = sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
-    m.eliminate_zeros()  # numerical zeros cannot be on a transversal of nonzeros
+    if data.min(initial=1.0) > 0:
+        return sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
+    # numerical zeros cannot be on a transversal of nonzeros; eliminate_zeros
+    # works in place, and the index arrays may still be A's
+    m = sp.csr_array((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
+    m.eliminate_zeros()
     return m
 
 
 def _transversal(m: sp.csr_array, objective: str, scale: bool, threads: int):
-    """The core's product or sum transversal: (q, row_scale, col_scale), or
-    the structural-singularity ValueError."""
+    """The core's transversal: (q, row_scale, col_scale), or the
+    structural-singularity ValueError."""
     try:
         return _core.transversal(np.asarray(m.indptr, dtype=np.int64),
                                  np.asarray(m.indices, dtype=np.int32),
                                  np.ascontiguousarray(m.data, dtype=np.float64),
-                                 0 if objective == "product" else 1, scale, threads)
+                                 _OBJECTIVE_CODES[objective], scale, threads)
     except ValueError:
         raise ValueError(_SINGULAR) from None
-
-
-def _bottleneck(m: sp.csr_array) -> np.ndarray:
-    """The perfect matching maximising its smallest magnitude: a binary
-    search over the distinct magnitudes for the largest threshold t whose
-    pattern {|a_ij| >= t} has a perfect matching (each test a maximum
-    matching).  No threshold above the least of the rows' and the columns'
-    largest magnitudes can work (that row or column would be empty), and on
-    random matrices that bound usually does: it is tested first (Duff and
-    Koster, section 3, start their search from the same bound)."""
-    from ._matching import maximum_matching
-
-    n = m.shape[0]
-    if n == 0:
-        return np.zeros(0, np.int64)
-    rows = np.repeat(np.arange(n), np.diff(m.indptr))
-
-    def matching_at(t: float):
-        keep = m.data >= t
-        counts = np.bincount(rows[keep], minlength=n)
-        pattern = sp.csr_array((np.ones(int(counts.sum())), m.indices[keep],
-                                np.concatenate(([0], np.cumsum(counts)))), shape=m.shape)
-        r = maximum_matching(pattern, device="cpu")
-        return r.col4row if r.cardinality == n else None
-
-    row_max = np.zeros(n)
-    np.maximum.at(row_max, rows, m.data)
-    col_max = np.zeros(n)
-    np.maximum.at(col_max, m.indices, m.data)
-    bound = min(row_max.min(), col_max.min())
-    levels = np.unique(m.data[m.data <= bound])
-    if levels.size == 0:  # an empty row or column
-        raise ValueError(_SINGULAR)
-    best = matching_at(levels[-1])
-    if best is not None:
-        return np.asarray(best, dtype=np.int64)
-    best = matching_at(levels[0])
-    if best is None:
-        raise ValueError(_SINGULAR)
-    lo, hi = 0, levels.size - 2  # levels[lo] is feasible, levels[-1] is not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        found = matching_at(levels[mid])
-        if found is None:
-            hi = mid - 1
-        else:
-            lo, best = mid, found
-    return np.asarray(best, dtype=np.int64)
 
 
 def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
@@ -178,6 +139,4 @@ def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
     check_choice(objective, "objective", OBJECTIVES)
     n_threads = check_threads(threads)
     m = _magnitudes(A)
-    if objective == "bottleneck":
-        return WeightedTransversal(_bottleneck(m), None, None)
     return WeightedTransversal(*_transversal(m, objective, bool(scale), n_threads))

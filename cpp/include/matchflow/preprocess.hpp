@@ -87,10 +87,12 @@ status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
 enum class transversal_objective : int {
   product = 0,  ///< maximise prod_i |a_{i,q_i}| (MC64 job 5), with scalings
   sum = 1,      ///< maximise sum_i |a_{i,q_i}| (MC64 job 4)
+  bottleneck = 2,  ///< maximise min_i |a_{i,q_i}| (MC64 jobs 2-3): bottleneck_transversal
 };
 
 /// A weighted transversal of a square matrix given by the magnitudes of its
-/// entries: the column q[i] of each row maximising the objective, by one
+/// entries: the column q[i] of each row maximising the objective; for
+/// bottleneck, bottleneck_transversal (no scalings, no stats), else one
 /// sparse assignment ("sparse-sap") on weights log(max_i |a_ij|) - log|a_ij|
 /// (product) or -|a_ij| (sum); with `scale` (product only), the scalings from
 /// the greatest optimal column duals (one Dijkstra):
@@ -109,5 +111,19 @@ status weighted_transversal(const std::int64_t* row_ptr, const std::int32_t* col
                             transversal_objective objective, bool scale, int threads,
                             std::int64_t* col4row, double* row_scale, double* col_scale,
                             sparse_lsap_stats* stats) noexcept;
+
+/// The bottleneck transversal: a perfect matching of the n x n pattern
+/// maximising its smallest magnitude (Duff & Koster 2001, section 3), by a
+/// threshold search carrying one matching between thresholds: matched edges
+/// still above a rising threshold are kept, a falling one keeps them all, and
+/// each test augments from there (cpp/src/preprocess/bottleneck_transversal.cpp).
+///
+/// @param[in]  row_ptr, col_idx  n x n CSR pattern, no duplicates
+/// @param[in]  magnitude  |a_ij| per entry: finite and > 0
+/// @param[out] col4row    length n
+/// @return infeasible when the matrix is structurally singular.
+status bottleneck_transversal(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                              const double* magnitude, std::int64_t n,
+                              std::int64_t* col4row) noexcept;
 
 }  // namespace matchflow

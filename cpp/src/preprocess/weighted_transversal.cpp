@@ -1,5 +1,6 @@
 // Weighted transversals with scaling, as HSL MC64 computes them before a
-// sparse factorisation: the assignment objectives "product" and "sum".
+// sparse factorisation: the assignment objectives "product" and "sum"
+// ("bottleneck" is a threshold search: bottleneck_transversal.cpp).
 //
 // I. S. Duff and J. Koster, "On algorithms for permuting large entries to the
 // diagonal of a sparse matrix", SIAM J. Matrix Anal. Appl. 22(4), 2001,
@@ -142,8 +143,11 @@ status weighted_transversal(const std::int64_t* row_ptr, const std::int32_t* col
                             transversal_objective objective, bool scale, int threads,
                             std::int64_t* col4row, double* row_scale, double* col_scale,
                             sparse_lsap_stats* stats) noexcept {
+  *stats = sparse_lsap_stats{};
+  if (objective == transversal_objective::bottleneck) {
+    return bottleneck_transversal(row_ptr, col_idx, magnitude, n, col4row);
+  }
   return guarded([&] {
-    *stats = sparse_lsap_stats{};
     const auto log_max = objective == transversal_objective::product
                              ? log_column_max(row_ptr, col_idx, magnitude, n)
                              : std::vector<double>(n, 0.0);
