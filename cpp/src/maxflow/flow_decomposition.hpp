@@ -12,7 +12,8 @@ namespace matchflow::detail {
 /// source along the flow that brought it, as hi_pr's second stage does
 /// (Cherkassky & Goldberg 1997): a depth-first search backward
 /// along arcs that carry flow, from each vertex with excess, cancels the
-/// flow cycles it meets and orders the vertices it finishes topologically;
+/// flow cycles it meets (the anti-parallel flows of a low-degree vertex in
+/// one pass when first met) and orders the vertices it finishes topologically;
 /// then each vertex, in that order, sends its excess back along its
 /// incoming flow.  Every vertex with excess cannot reach the sink, nor can
 /// any vertex that sends it flow, so only flows among vertices that cannot
