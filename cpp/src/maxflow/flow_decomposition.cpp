@@ -4,6 +4,7 @@
 // v (rescap of a reverse copy = flow on its input arc), so the search scans
 // only [reverse_first[v], first[v + 1]).
 #include "flow_decomposition.hpp"
+#include "highest_label.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,6 +20,15 @@ constexpr vertex_t none = -1;
 /// benchmarks/NOTES.md).  Grids and Delaunay graphs stay under it.
 constexpr int two_cycle_max_arcs = 32;
 
+/// The search gives up once the cycles it cancelled hold more than this many
+/// arcs per vertex of the graph; a push-relabel pass back to the source
+/// (highest_label with the source as target) then returns the excess, as
+/// the cancelling left it.  Dev host, pr, threads=1 (benchmarks/NOTES.md):
+/// R-MAT 18 cancels 13.8 arcs a vertex, and the pass takes 0.15-0.17 s to
+/// the search's 0.28-0.36 s; the 1024 x 1024 grid cancels 2.0 a vertex,
+/// where both take about 0.09 s; Delaunay and road-like graphs under 0.3.
+constexpr std::int64_t cycle_arcs_per_vertex = 3;
+
 /// white: never met; met: not searched, but cancel_two_cycles has seen it
 enum color : std::uint8_t { white, met, grey, black };
 
@@ -31,22 +41,26 @@ class excess_return {
         color_(std::size_t(g.n), white),
         depth_(std::size_t(g.n)),
         marked_(std::size_t(g.n), Arc(none)),
-        current_(g.reverse_first) {
+        current_(g.reverse_first),
+        cycle_budget_(cycle_arcs_per_vertex * std::int64_t(g.n)) {
     finished_.reserve(std::size_t(g.n));
   }
 
   /// Searches from every vertex with excess; the finishing order, reversed,
   /// is topological along the flow (a vertex before those that send it flow).
-  void order(vertex_t source, vertex_t sink) {
-    for (vertex_t v = 0; v < g_.n; ++v) {
+  /// False when it gave up (cycle_arcs_per_vertex): the flow changed only
+  /// by cancelled cycles, the excesses not at all.
+  bool order(vertex_t source, vertex_t sink) {
+    for (vertex_t v = 0; v < g_.n && cycle_budget_ >= 0; ++v) {
       const bool start = v != source && v != sink && excess_[std::size_t(v)] > 0;
       if (start && color_[std::size_t(v)] <= met) search(v);
     }
-    while (!pending_.empty()) {  // vertices with excess a cancelled cycle turned white
+    while (!pending_.empty() && cycle_budget_ >= 0) {  // excess a cancelled cycle left white
       const vertex_t v = pending_.back();
       pending_.pop_back();
       if (color_[std::size_t(v)] <= met) search(v);
     }
+    return cycle_budget_ >= 0;
   }
 
   /// Each vertex, in topological order, sends its excess back along its
@@ -81,7 +95,7 @@ class excess_return {
   void search(vertex_t root) {
     if (color_[std::size_t(root)] == white) cancel_two_cycles(root);
     push_path(root);
-    while (!path_.empty()) {
+    while (!path_.empty() && cycle_budget_ >= 0) {
       const vertex_t v = path_.back();
       const Arc end = g_.first[std::size_t(v) + 1];
       Arc& k = current_[std::size_t(v)];
@@ -151,6 +165,7 @@ class excess_return {
   /// above it on the path go back to white (their path is broken).
   void cancel_cycle(vertex_t w) {
     const std::size_t from = std::size_t(depth_[std::size_t(w)]), top = path_.size();
+    cycle_budget_ -= std::int64_t(top - from);
     capacity_t delta = -1;
     std::size_t resume = from;
     for (std::size_t i = from; i < top; ++i) {
@@ -176,25 +191,29 @@ class excess_return {
   std::vector<Arc> current_;         // next arc to scan: starts at the reverse copies
   std::vector<vertex_t> finished_;   // vertices in finishing order
   std::vector<vertex_t> pending_;    // searches still to start
+  std::int64_t cycle_budget_;        // arcs of cycles still to cancel before giving up
 };
 
 }  // namespace
 
 template <class Arc>
 void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
-                   vertex_t sink) {
+                   vertex_t sink, flow_stats* stats) {
   bool any = false;
   for (vertex_t v = 0; v < g.n && !any; ++v)
     any = v != source && v != sink && excess[std::size_t(v)] > 0;
   if (!any) return;  // the preflow is already a flow: no allocations
   excess_return<Arc> pass(g, excess);
-  pass.order(source, sink);
-  pass.send_back(source, sink);
+  if (pass.order(source, sink)) {
+    pass.send_back(source, sink);
+    return;
+  }
+  highest_label<Arc>(g, excess, source, sink, 0, stats).run();  // counts into stats
 }
 
 template void return_excess<std::int32_t>(residual_graph<std::int32_t>&, std::vector<capacity_t>&,
-                                          vertex_t, vertex_t);
+                                          vertex_t, vertex_t, flow_stats*);
 template void return_excess<std::int64_t>(residual_graph<std::int64_t>&, std::vector<capacity_t>&,
-                                          vertex_t, vertex_t);
+                                          vertex_t, vertex_t, flow_stats*);
 
 }  // namespace matchflow::detail

@@ -17,9 +17,12 @@ namespace matchflow::detail {
 /// then each vertex, in that order, sends its excess back along its
 /// incoming flow.  Every vertex with excess cannot reach the sink, nor can
 /// any vertex that sends it flow, so only flows among vertices that cannot
-/// reach the sink change: the minimum cut is unchanged.
+/// reach the sink change: the minimum cut is unchanged.  When the cycles
+/// cost too much (flow_decomposition.cpp), a push-relabel pass back to the
+/// source returns the excess instead, its pushes and relabels counted in
+/// `stats`.
 template <class Arc>
 void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
-                   vertex_t sink);
+                   vertex_t sink, flow_stats* stats);
 
 }  // namespace matchflow::detail
