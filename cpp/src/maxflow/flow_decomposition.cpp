@@ -162,7 +162,7 @@ class excess_return {
   /// The current arcs of path_ from grey w to its top, the last one back to
   /// w, form a cycle of flow: cancels its least flow.  The search resumes at
   /// the first vertex from w whose current arc lost all its flow; those
-  /// above it on the path go back to white (their path is broken).
+  /// above it on the path go back to met, unsearched (their path is broken).
   void cancel_cycle(vertex_t w) {
     const std::size_t from = std::size_t(depth_[std::size_t(w)]), top = path_.size();
     cycle_budget_ -= std::int64_t(top - from);
