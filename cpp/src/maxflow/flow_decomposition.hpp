@@ -12,13 +12,17 @@ namespace matchflow::detail {
 /// source along the flow that brought it, as hi_pr's second stage does
 /// (Cherkassky & Goldberg 1997): a depth-first search backward
 /// along arcs that carry flow, from each vertex with excess, cancels the
-/// flow cycles it meets and orders the vertices it finishes topologically;
+/// flow cycles it meets (the anti-parallel flows of a low-degree vertex in
+/// one pass when first met) and orders the vertices it finishes topologically;
 /// then each vertex, in that order, sends its excess back along its
 /// incoming flow.  Every vertex with excess cannot reach the sink, nor can
 /// any vertex that sends it flow, so only flows among vertices that cannot
-/// reach the sink change: the minimum cut is unchanged.
+/// reach the sink change: the minimum cut is unchanged.  When the cycles
+/// cost too much (flow_decomposition.cpp), a push-relabel pass back to the
+/// source returns the excess instead, its pushes and relabels counted in
+/// `stats`.
 template <class Arc>
 void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
-                   vertex_t sink);
+                   vertex_t sink, flow_stats* stats);
 
 }  // namespace matchflow::detail

@@ -24,6 +24,8 @@ inline constexpr vertex_t no_vertex = -1;
 /// Phase 1: moves excess toward `target` (the sink) until every vertex
 /// other than `target` and `origin` (the source, held at label n) with
 /// excess > 0 has label n, i.e. cannot reach the target: a maximum preflow.
+/// With target = source and origin = sink it returns a maximum preflow's
+/// excess to the source (flow_decomposition.cpp's fallback).
 template <class Arc>
 class highest_label {
  public:

@@ -19,7 +19,8 @@
 // - Two phases.  Phase 1 finds a maximum preflow: only
 //   vertices with label < n are active.  Phase 2 returns the excess stranded
 //   at label n to the source by flow decomposition (flow_decomposition.hpp),
-//   as hi_pr does.
+//   as hi_pr does, or, where the flow's cycles cost too much, by this loop
+//   again with the source as target.
 //
 // The algorithm is sequential; the residual graph's construction uses
 // options.threads threads (two_phase.hpp).

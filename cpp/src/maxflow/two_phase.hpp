@@ -42,7 +42,7 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    return_excess(g, excess, net.source, net.sink);
+    return_excess(g, excess, net.source, net.sink, stats);
     if (result->arc_flow != nullptr) write_arc_flow(net, g, team, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
   }
