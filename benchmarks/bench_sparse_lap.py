@@ -1,6 +1,7 @@
 """Sparse linear assignment benchmark: SciPy's min_weight_full_bipartite_matching
-(LAPJVsp) vs matchflow's sparse shortest augmenting path solver, and
-weighted_transversal vs maximum_transversal on the same matrices.
+(LAPJVsp) vs matchflow's sparse shortest augmenting path solver (sparse-sap,
+and gpu-sparse-sap where a GPU is usable), and weighted_transversal vs
+maximum_transversal on the same matrices (unless --no-transversal).
 
 Instances (all seeded):
   random  n x n, k entries per row (n = 10^5 ... 10^6, k = 5 ... 20): k - 1
@@ -18,6 +19,7 @@ seconds: a capped time is reported as "> T s" and the speedup as "> ratio".
 
     python benchmarks/bench_sparse_lap.py --out DIR [--n 100000 1000000]
            [--k 5 10 20] [--log2 18 20] [--scipy-timeout 600] [--repeat 3]
+           [--no-transversal]
 """
 from __future__ import annotations
 
@@ -136,14 +138,23 @@ def bench(name, graph, args) -> dict:
                  cost=r.cost, seconds_init=r.stats.seconds_init,
                  seconds_solve=r.stats.seconds_solve, searches=r.stats.augmenting_paths,
                  columns_scanned=r.stats.dual_updates)
+    if matchflow.cuda_available():
+        t_gpu, g = timed(lambda: solve_sparse_assignment(graph, method="gpu-sparse-sap"),
+                         args.repeat)
+        check(graph, g)
+        assert np.isclose(g.cost, r.cost, rtol=1e-12), "gpu-sparse-sap's cost differs"
+        entry.update(gpu_seconds=t_gpu, gpu_seconds_init=g.stats.seconds_init,
+                     gpu_seconds_solve=g.stats.seconds_solve)
     entry["scipy"] = (dict(status="skipped") if args.no_scipy
                       else run_scipy(graph, args.scipy_timeout))
     if entry["scipy"]["status"] == "ok":
         assert np.isclose(entry["scipy"]["cost"], r.cost, rtol=1e-9), "cost differs from SciPy"
-    entry.update(transversal_times(graph, args.repeat))
-    print(f"   matchflow {t_ours:.3f} s  scipy {fmt_scipy(entry)}  "
-          f"weighted/structural {entry['weighted_seconds']:.3f}/"
-          f"{entry['structural_seconds']:.3f} s", flush=True)
+    if not args.no_transversal:
+        entry.update(transversal_times(graph, args.repeat))
+    gpu = f"  gpu {entry['gpu_seconds']:.3f} s" if "gpu_seconds" in entry else ""
+    print(f"   matchflow {t_ours:.3f} s{gpu}  scipy {fmt_scipy(entry)}  " + (
+        f"weighted/structural {entry['weighted_seconds']:.3f}/{entry['structural_seconds']:.3f} s"
+        if "weighted_seconds" in entry else ""), flush=True)
     return entry
 
 
@@ -156,38 +167,61 @@ def fmt_scipy(e) -> str:
     return s["status"]
 
 
-def speedup(e) -> str:
+def speedup(e, key="seconds") -> str:
     s = e["scipy"]
+    if key not in e:
+        return "-"
     if s["status"] == "ok":
-        return f"{s['seconds'] / e['seconds']:.1f}x"
+        return f"{s['seconds'] / e[key]:.1f}x"
     if s["status"] == "timeout":
-        return f"> {s['limit'] / e['seconds']:.1f}x"
+        return f"> {s['limit'] / e[key]:.1f}x"
     return "-"
+
+
+def split_time(e, prefix="") -> str:
+    """'total (init + searches)' of sparse-sap (prefix "") or gpu-sparse-sap ("gpu_")."""
+    if prefix + "seconds" not in e:
+        return "-"
+    return (f"{e[prefix + 'seconds']:.3f} ({e[prefix + 'seconds_init']:.3f} + "
+            f"{e[prefix + 'seconds_solve']:.3f})")
+
+
+def fmt_seconds(e, key) -> str:
+    return f"{e[key]:.3f}" if key in e else "-"
+
+
+def ratio(e) -> str:
+    if "weighted_seconds" not in e:
+        return "-"
+    return f"{e['weighted_seconds'] / e['structural_seconds']:.1f}"
 
 
 def markdown(header: dict, rows: list[dict]) -> str:
     m = header["machine"]
     lines = [
-        "# Sparse linear assignment: matchflow sparse-sap vs SciPy LAPJVsp", "",
+        "# Sparse linear assignment: matchflow sparse-sap and gpu-sparse-sap vs SciPy LAPJVsp",
+        "",
         f"command: `{m['command']}`  ", f"commit: {m['git_sha']}  ",
         f"date: {m['date']}; cpu: {m['cpu']} ({m['cpu_affinity']} usable); "
         f"versions: {m['versions']}", "",
         f"SciPy runs in a child process killed after {header['scipy_timeout']:g} s: a capped "
         "time is shown as \"> T\" and the speedup as a lower bound.  Times are medians of "
         f"{header['repeat']} runs of the public call (conversion included); SciPy one run.  "
+        "sparse-sap runs on the CPU threads; gpu-sparse-sap runs its auction start on the GPU "
+        "(init: upload, auction, greedy pass) and the searches on the CPU.  "
         "weighted = weighted_transversal (product, with scaling); structural = "
         "maximum_transversal (maximum_matching where it does not exist).", "",
-        "| instance | n | nnz | matchflow s (init + searches) | searches | SciPy s | speedup "
+        "| instance | n | nnz | sparse-sap s (init + searches) | searches "
+        "| gpu-sparse-sap s (init + searches) | SciPy s | speedup | speedup (GPU) "
         "| weighted s | structural s | weighted / structural |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for e in rows:
         lines.append(
-            f"| {e['instance']} | {e['n']} | {e['nnz']} | {e['seconds']:.3f} "
-            f"({e['seconds_init']:.3f} + {e['seconds_solve']:.3f}) | {e['searches']} "
-            f"| {fmt_scipy(e)} | {speedup(e)} | {e['weighted_seconds']:.3f} "
-            f"| {e['structural_seconds']:.3f} "
-            f"| {e['weighted_seconds'] / e['structural_seconds']:.1f} |")
+            f"| {e['instance']} | {e['n']} | {e['nnz']} | {split_time(e)} | {e['searches']} "
+            f"| {split_time(e, 'gpu_')} | {fmt_scipy(e)} | {speedup(e)} "
+            f"| {speedup(e, 'gpu_seconds')} | {fmt_seconds(e, 'weighted_seconds')} "
+            f"| {fmt_seconds(e, 'structural_seconds')} | {ratio(e)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -201,6 +235,8 @@ def parse_args(argv=None):
     p.add_argument("--families", nargs="*", default=["uniform", "rmat", "rgg"])
     p.add_argument("--scipy-timeout", type=float, default=600.0)
     p.add_argument("--no-scipy", action="store_true")
+    p.add_argument("--no-transversal", action="store_true",
+                   help="skip the weighted_transversal / maximum_transversal columns")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--git-sha", default=None)

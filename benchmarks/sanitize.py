@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 from scipy.sparse.csgraph import maximum_flow as scipy_maxflow
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
 import matchflow
 from matchflow import generators
@@ -112,8 +113,27 @@ def main() -> int:
                       and r.stats.paths_per_iteration.sum() == r.stats.augmenting_paths)
                 wrong += not ok
                 print(f"{name:<11} {method:<11} {'ok' if ok else 'WRONG'}")
+    wrong += check_sparse_assignment()
     print("wrong answers:", wrong)
     return 1 if wrong else 0
+
+
+def check_sparse_assignment() -> int:
+    """gpu-sparse-sap (its auction start on the GPU) against SciPy."""
+    wrong = 0
+    rng = np.random.default_rng(5)
+    for n, k in ((300, 4), (64, 1), (500, 8)):
+        cols = rng.integers(0, n, (n, k))
+        cols[:, 0] = rng.permutation(n)
+        g = sp.csr_array((rng.random(n * k) + 0.1, (np.repeat(np.arange(n), k), cols.ravel())),
+                         shape=(n, n))
+        g.sum_duplicates()
+        want = g[scipy_mwfbm(g)].sum()
+        r = matchflow.solve_sparse_assignment(g, method="gpu-sparse-sap")
+        ok = bool(np.isclose(r.cost, want))
+        wrong += not ok
+        print(f"sparse {n}x{n} k={k} gpu-sparse-sap {'ok' if ok else 'WRONG'}")
+    return wrong
 
 
 if __name__ == "__main__":

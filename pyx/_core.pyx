@@ -296,7 +296,8 @@ def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
                 const sparse_weight[::1] weight, int64_t n_cols, int threads, int device):
     """Sparse LSAP over a CSR pattern, n_rows <= n_cols; returns (col4row, u, v, stats).
 
-    u and v have the weights' dtype (float64 or int64).
+    u and v have the weights' dtype (float64 or int64).  device: the GPU of
+    the auction start, -1 for the CPU's.
     """
     cdef int64_t n_rows = row_ptr.shape[0] - 1
     dtype = np.float64 if sparse_weight is double else np.int64
@@ -312,7 +313,8 @@ def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
     cdef sparse_weight* pv = &v_view[0] if n_cols > 0 else NULL
     cdef lsap_options opt
     opt.threads = threads
-    opt.device = device
+    opt.device = max(device, 0)
+    opt.sparse_auction_on_gpu = device >= 0
     cdef sparse_lsap_stats stats
     cdef status st
     with nogil:

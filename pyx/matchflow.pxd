@@ -89,6 +89,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
         uintptr_t stream
         cbool cost_int32
         uint64_t cost_max_abs
+        cbool sparse_auction_on_gpu
     cdef cppclass lsap_stats:
         double seconds_init, seconds_solve, seconds_transfer
         int64_t iterations, augmenting_paths, dual_updates, kernel_launches

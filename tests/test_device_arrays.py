@@ -231,13 +231,16 @@ def test_matching_from_cupy_sparse(fmt):
 
 @requires_gpu
 @pytest.mark.skipif(not HAVE_TORCH, reason="no PyTorch")
+# torch 2.11 warns on building any sparse tensor unless a global flag was set,
+# check_invariants=True notwithstanding (seen on the GPU host).
+@pytest.mark.filterwarnings("ignore:Sparse invariant checks are implicitly disabled")
 def test_matching_from_torch_sparse_csr():
     import torch
     g = sp.random(200, 250, density=0.02, format="csr", random_state=5)
     t = torch.sparse_csr_tensor(torch.as_tensor(g.indptr.astype(np.int64)),
                                 torch.as_tensor(g.indices.astype(np.int64)),
                                 torch.ones(g.nnz), size=g.shape, device="cuda",
-                                check_invariants=True)  # opting in silences torch's warning
+                                check_invariants=True)
     r = matchflow.maximum_matching(t)
     assert _kind_ok("torch", r.col4row)
     _check_matching(g, _to_host(r.col4row), _to_host(r.row4col), scipy_rank(g))

@@ -22,7 +22,7 @@ from matchflow import (min_weight_full_bipartite_matching, solve_sparse_assignme
 
 from matchflow import _core
 
-from conftest import data_dir
+from conftest import GPU_REPEATS, data_dir, requires_cuda
 
 ZERO_WARNING = "explicit zero weights are removed before matching"
 
@@ -201,7 +201,7 @@ def test_auction_start_against_scipy(block):
         dense = graph.toarray()
         assert_certificate(graph, dense != 0, dense, result, False)
         stats = _core.lsap_sparse(graph.indptr.astype(np.int64), graph.indices.astype(np.int32),
-                                  graph.data, n, 0, 0)[3]
+                                  graph.data, n, 0, -1)[3]
         ran += stats["auction_phases"] > 0
     assert ran > 20
 
@@ -224,14 +224,15 @@ def square_case(rng, n, kind=None, p_full=0.9):
     return graph
 
 
-def assert_as_scipy(graph, threads=None):
+def assert_as_scipy(graph, threads=None, method="auto"):
     """Both raise, or the same cost, with matchflow's dual certificate."""
     expected = outcome(scipy_mwfbm, graph, False)
     if isinstance(expected, str):
         with pytest.raises(ValueError, match="no full matching exists"):
-            solve_sparse_assignment(graph, threads=threads)
+            solve_sparse_assignment(graph, threads=threads, method=method)
         return
-    result = solve_sparse_assignment(graph, threads=threads)
+    result = solve_sparse_assignment(graph, threads=threads, method=method)
+    assert result.method == method or method == "auto"
     assert np.isclose(result.cost, graph[expected].sum(), rtol=1e-12)
     dense = graph.toarray()
     assert_certificate(graph, dense != 0, dense, result, False)
@@ -247,6 +248,58 @@ def test_many_square_cases_against_scipy(block):
         assert_as_scipy(square_case(rng, int(rng.integers(1, 41))))
     for _ in range(10):
         assert_as_scipy(square_case(rng, int(rng.integers(256, 2001))), threads=2)
+
+
+@requires_cuda
+@pytest.mark.parametrize("block", range(4))
+def test_gpu_auction_start_against_scipy(block):
+    """gpu-sparse-sap (the auction start on the GPU, sparse_auction.cu): 600
+    seeded square cases of 1-40 rows and 20 of 256-2000 rows (ties, single
+    entries, infeasible ones), each solved GPU_REPEATS times against SciPy
+    with the dual certificate, and the GPU's auction seen to run."""
+    rng = np.random.default_rng(6300 + block)
+    graphs = [square_case(rng, int(rng.integers(1, 41))) for _ in range(150)]
+    graphs += [square_case(rng, int(rng.integers(256, 2001))) for _ in range(5)]
+    ran = 0
+    for graph in graphs:
+        for _ in range(GPU_REPEATS):
+            assert_as_scipy(graph, method="gpu-sparse-sap")
+        if graph.nnz and np.ptp(graph.data) > 0:
+            stats = _core.lsap_sparse(graph.indptr.astype(np.int64),
+                                      graph.indices.astype(np.int32), graph.data,
+                                      graph.shape[1], 0, 0)[3]
+            ran += stats["auction_phases"] > 0
+    assert ran > 100
+
+
+def assert_sparse_certificate(graph, result, rtol=1e-9):
+    """u_i + v_j <= w_ij on every stored entry, equality on the assigned
+    pairs, v <= 0 (no dense copy: for large graphs)."""
+    coo = graph.tocoo()
+    scale = max(1.0, float(np.abs(coo.data).max()))
+    slack = coo.data - result.u[coo.row] - result.v[coo.col]
+    assert slack.min() >= -rtol * scale
+    tight = graph[result.row_ind, result.col_ind] - result.u[result.row_ind] - result.v[result.col_ind]
+    assert np.abs(tight).max() <= rtol * scale
+    assert result.v.max() <= 0
+
+
+@requires_cuda
+@pytest.mark.parametrize("weights", ["float", "int"])
+def test_gpu_auction_start_large(weights):
+    """2^17 rows with 5 entries: the GPU start's cost equals the CPU
+    solver's, certified, on GPU_REPEATS runs; and device="auto" picks it."""
+    rng = np.random.default_rng(88)
+    graph = permutation_graph(rng, 1 << 17, 5, weights)
+    cpu = solve_sparse_assignment(graph, method="sparse-sap")
+    for _ in range(GPU_REPEATS):
+        gpu = solve_sparse_assignment(graph, method="gpu-sparse-sap")
+        assert gpu.cost == cpu.cost if weights == "int" else np.isclose(gpu.cost, cpu.cost,
+                                                                         rtol=1e-12)
+        assert gpu.device.startswith("cuda")
+        assert_sparse_certificate(graph, gpu)
+    assert solve_sparse_assignment(graph).method == "gpu-sparse-sap"
+    assert solve_sparse_assignment(graph, device="cpu").method == "sparse-sap"
 
 
 def test_same_answer_for_any_thread_count():
@@ -331,9 +384,9 @@ def test_errors_as_scipy():
         assert str(ours.value) == str(theirs.value)
     with pytest.raises(ValueError, match="method must be one of"):
         min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), method="lapjv")
-    # no GPU method: asking for one is an error, with or without a GPU
-    with pytest.raises((ValueError, RuntimeError)):
-        min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"), device="cuda")
+    with pytest.raises(ValueError, match="runs on a GPU"):
+        min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"),
+                                           method="gpu-sparse-sap", device="cpu")
 
 
 def test_complex_warns_as_scipy():

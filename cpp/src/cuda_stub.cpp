@@ -63,6 +63,13 @@ status gpu_auction(const In*, std::int64_t, std::int64_t, const lsap_options&, s
 MATCHFLOW_GPU_AUCTION_TYPES(MATCHFLOW_INSTANTIATE_GPU_AUCTION)
 
 template <class T>
+status gpu_sparse_auction(const std::int64_t*, const std::int32_t*, const T*, std::int64_t, int,
+                          double*, bool*, sparse_lsap_stats*) noexcept {
+  return unavailable();
+}
+MATCHFLOW_GPU_SPARSE_AUCTION_TYPES(MATCHFLOW_INSTANTIATE_GPU_SPARSE_AUCTION)
+
+template <class T>
 status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
                        const batched_lsap_options&, std::int64_t*, std::int64_t*,
                        batched_lsap_stats*) noexcept {

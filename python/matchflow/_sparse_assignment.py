@@ -21,11 +21,14 @@ from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
                           _least_matching_bytes, check_allocation, check_choice, check_threads,
                           check_vertex_ids)
 
-# Method name -> nothing to pass yet: one CPU solver behind the entry point.
 CPU_METHODS = ("sparse-sap",)
-GPU_METHODS: tuple[str, ...] = ()
-METHODS = ("auto",) + CPU_METHODS
-
+# The same solver with the auction start of square problems on the GPU
+# (cuda/src/lsap/sparse_auction.cu); the exact searches stay on the CPU.
+GPU_METHODS = ("gpu-sparse-sap",)
+METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
+# device="auto" takes the GPU for square problems from this many stored
+# entries (provisional: benchmarks/bench_sparse_lap.py measures the crossing).
+GPU_MIN_ENTRIES = 1 << 18
 
 
 def _as_weighted_csr(biadjacency, maximize: bool):
@@ -86,16 +89,16 @@ def _as_weighted_csr(biadjacency, maximize: bool):
             np.ascontiguousarray(data), int(m.shape[1]), transposed)
 
 
-def _solve_csr(indptr, indices, data, n_cols, threads):
-    """Runs the core; int64 weights too large to solve exactly in int64
-    (OverflowError from its first pass) are solved in float64, as SciPy
-    solves every input."""
+def _solve_csr(indptr, indices, data, n_cols, threads, gpu):
+    """Runs the core (the auction start on GPU `gpu`, or on the CPU when it
+    is -1); int64 weights too large to solve exactly in int64 (OverflowError
+    from its first pass) are solved in float64, as SciPy solves every input."""
     try:
-        return _core.lsap_sparse(indptr, indices, data, n_cols, threads, 0)
+        return _core.lsap_sparse(indptr, indices, data, n_cols, threads, gpu)
     except OverflowError:
         if data.dtype != np.int64:
             raise
-        return _core.lsap_sparse(indptr, indices, data.astype(np.float64), n_cols, threads, 0)
+        return _core.lsap_sparse(indptr, indices, data.astype(np.float64), n_cols, threads, gpu)
 
 
 def _solve(biadjacency, maximize, method, device, threads):
@@ -103,14 +106,14 @@ def _solve(biadjacency, maximize, method, device, threads):
     check_choice(method, "method", METHODS)
     n_threads = check_threads(threads)
     indptr, indices, data, n_cols, transposed = _as_weighted_csr(biadjacency, bool(maximize))
+    square = indptr.size - 1 == n_cols
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=False)
-    if backend != "cpu":
-        raise ValueError("the sparse assignment runs on the CPU only (no GPU method yet); "
-                         "use device='cpu' or 'auto'")
+        method, device, CPU_METHODS, GPU_METHODS,
+        large_enough=square and indices.size >= GPU_MIN_ENTRIES)
     if method == "auto":
-        method = "sparse-sap"
-    col4row, u, v, stats = _solve_csr(indptr, indices, data, n_cols, n_threads)
+        method = "gpu-sparse-sap" if backend == "cuda" else "sparse-sap"
+    gpu = ordinal if backend == "cuda" else -1
+    col4row, u, v, stats = _solve_csr(indptr, indices, data, n_cols, n_threads, gpu)
     # The cost, from the stored entries on the assignment (one per row).
     rows = np.repeat(np.arange(col4row.shape[0]), np.diff(indptr))
     picked = data[indices == col4row[rows]] if rows.size else data[:0]
@@ -147,19 +150,23 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
         removed, zeros with a warning; duplicate entries are summed.
     maximize : bool
         Maximise the total weight instead.
-    method : {"auto", "sparse-sap"}
+    method : {"auto", "sparse-sap", "gpu-sparse-sap"}
         "sparse-sap": a start (square: Bertsekas' auction with
         epsilon-scaling, whose duals leave few rows unassigned; otherwise
         Jonker & Volgenant's row reduction) and augmenting row reduction,
         then shortest augmenting paths (4-ary-heap Dijkstra over the stored
         entries) for the remaining rows, exact whatever the start.
-    device : {"auto", "cpu"}
-        The solver runs on the CPU; asking for a GPU raises ValueError
-        (RuntimeError where matchflow has no CUDA).
+        "gpu-sparse-sap": the same with the auction on the GPU (the rest,
+        and rectangular problems entirely, on the CPU).  "auto": the GPU
+        method for square problems with at least 2**18 stored entries when
+        `device` allows a GPU, else "sparse-sap".
+    device : {"auto", "cpu", "cuda", "cuda:N"}
+        Where the auction start runs; an explicit GPU raises RuntimeError
+        where there is none.
     threads : int, optional
-        OpenMP threads of the auction start (square problems; default: all,
-        or ``OMP_NUM_THREADS``).  The answer is the same for every count;
-        the searches after it are sequential.
+        OpenMP threads of the CPU's auction start (square problems; default:
+        all, or ``OMP_NUM_THREADS``).  The answer is the same for every
+        count; the searches after it are sequential.
 
     Returns
     -------

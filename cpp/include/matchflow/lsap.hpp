@@ -40,6 +40,10 @@ struct lsap_options {
   /// is max |cost| (the overflow bound is checked against it).
   bool cost_int32 = false;
   std::uint64_t cost_max_abs = 0;
+  /// solve_lsap_sparse only: the auction start of square problems runs on
+  /// GPU `device` (cuda/src/lsap/sparse_auction.cu); the exact shortest
+  /// augmenting paths that follow stay on the CPU.
+  bool sparse_auction_on_gpu = false;
 };
 
 struct lsap_stats {

@@ -81,15 +81,35 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_metho
 
 template <class T>
 status solve_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
-                    std::int64_t n_rows, std::int64_t n_cols, int threads,
+                    std::int64_t n_rows, std::int64_t n_cols, const lsap_options& options,
                     std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats) noexcept {
   return guarded([&] {
     *stats = sparse_lsap_stats{};
     if (n_rows > n_cols) {
       return fail(status::invalid_input, "solve_lsap_sparse needs n_rows <= n_cols");
     }
-    return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols, threads,
-                                        col4row, u, v, stats);
+    if (!options.sparse_auction_on_gpu) {
+      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols,
+                                          options.threads, col4row, u, v, stats);
+    }
+    // The GPU's auction start (timed within seconds_init); its error (no
+    // device, no memory; last_error() holds the message) ends the call.
+    struct gpu_failed {
+      status code;
+    };
+    const detail::auction_start_fn on_gpu = [&](double* dv) {
+      bool usable = false;
+      const status st = cuda::gpu_sparse_auction(row_ptr, col_idx, weight, n_rows,
+                                                 options.device, dv, &usable, stats);
+      if (st != status::ok) throw gpu_failed{st};
+      return usable;
+    };
+    try {
+      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols,
+                                          options.threads, col4row, u, v, stats, on_gpu);
+    } catch (const gpu_failed& e) {
+      return e.code;
+    }
   });
 }
 
@@ -119,22 +139,20 @@ status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int6
   return solve(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
 }
 
-// The sparse solver's auction start runs on options.threads; options.device is
-// accepted for a GPU variant behind the same entry point.
+// The sparse solver's auction start runs on options.threads, or on GPU
+// options.device with options.sparse_auction_on_gpu.
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const double* weight, std::int64_t n_rows, std::int64_t n_cols,
                          const lsap_options& options, std::int64_t* col4row, double* u,
                          double* v, sparse_lsap_stats* stats) noexcept {
-  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options.threads, col4row, u, v,
-                      stats);
+  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options, col4row, u, v, stats);
 }
 
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const std::int64_t* weight, std::int64_t n_rows, std::int64_t n_cols,
                          const lsap_options& options, std::int64_t* col4row, std::int64_t* u,
                          std::int64_t* v, sparse_lsap_stats* stats) noexcept {
-  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options.threads, col4row, u, v,
-                      stats);
+  return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options, col4row, u, v, stats);
 }
 
 }  // namespace matchflow

@@ -124,6 +124,7 @@ struct sparse_sap {
   const T* w;
   std::int64_t n_rows, n_cols;
   int threads;            // the auction's
+  const auction_start_fn& auction;  // the caller's, or empty: sparse_auction
   std::int64_t* col4row;  // the caller's
   T *u, *v;               // the caller's
   std::vector<std::int64_t> row4col;
@@ -165,7 +166,9 @@ struct sparse_sap {
   /// reduction then starts instead.
   bool auction_start(std::vector<std::int64_t>& free_rows) {
     std::vector<double> dv(n_cols);
-    if (!sparse_auction(ptr, idx, w, n_rows, threads, dv.data(), stats)) return false;
+    const bool ok = auction ? auction(dv.data())
+                            : sparse_auction(ptr, idx, w, n_rows, threads, dv.data(), stats);
+    if (!ok) return false;
     if constexpr (std::is_integral_v<T>) {
       std::uint64_t max_abs = 0;
       for (std::int64_t k = 0; k < ptr[n_rows]; ++k) max_abs = std::max(max_abs, magnitude(w[k]));
@@ -520,13 +523,13 @@ template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                             const T* weight, std::int64_t n_rows, std::int64_t n_cols,
                             int threads, std::int64_t* col4row, T* u, T* v,
-                            sparse_lsap_stats* stats) {
+                            sparse_lsap_stats* stats, const auction_start_fn& auction) {
   if constexpr (std::is_integral_v<T>) {
     if (!int_weights_fit(weight, row_ptr[n_rows], n_rows, n_cols)) {
       return fail(status::overflow, sparse_int_overflow_message);
     }
   }
-  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads, col4row, u, v,
+  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads, auction, col4row, u, v,
                   {}, {}, {}, {}, {}, {}, {}, column_heap<T>(n_cols), stats};
   return s.solve();
 }
@@ -534,10 +537,11 @@ status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col
 template status sparse_shortest_path<double>(const std::int64_t*, const std::int32_t*,
                                              const double*, std::int64_t, std::int64_t, int,
                                              std::int64_t*, double*, double*,
-                                             sparse_lsap_stats*);
+                                             sparse_lsap_stats*, const auction_start_fn&);
 template status sparse_shortest_path<std::int64_t>(const std::int64_t*, const std::int32_t*,
                                                    const std::int64_t*, std::int64_t,
                                                    std::int64_t, int, std::int64_t*, std::int64_t*,
-                                                   std::int64_t*, sparse_lsap_stats*);
+                                                   std::int64_t*, sparse_lsap_stats*,
+                                                   const auction_start_fn&);
 
 }  // namespace matchflow::detail

@@ -285,9 +285,8 @@ __device__ inline double next_eps(double eps, const schedule& s, bool integer) {
 /// most rounds of a phase move a handful of rows along an eviction chain,
 /// and there a grid.sync() would cost more than the round's work.  The
 /// same steps as in rounds(), with __syncthreads() between them.
-template <class S>
-__device__ void block_rounds(const params<S>& p, int slot, int r, int cap, double eps,
-                             double big) {
+template <class P>
+__device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, double big) {
   const int warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   control* ctl = p.ctl;
   for (; r < cap; ++r, ++slot) {
@@ -312,10 +311,12 @@ __device__ void block_rounds(const params<S>& p, int slot, int r, int cap, doubl
 
 /// Jacobi rounds on list slot % 3 until it is empty or `cap` rounds ran.
 /// On entry ctl->count[(slot + 1) % 3] is 0; on exit the same holds for the
-/// returned slot, whose list holds the rows still free.
-template <class S>
-__device__ int rounds(const params<S>& p, cg::grid_group& grid, int slot, double eps,
-                      double big, int cap) {
+/// returned slot, whose list holds the rows still free.  P: params<S>, or
+/// the sparse problem of sparse_auction.cu, with its own bid_step and
+/// resolve_step (found by argument-dependent lookup): the rounds are the same.
+template <class P>
+__device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, double big,
+                      int cap) {
   const std::int64_t tid = grid.thread_rank(), n_threads = grid.size();
   const std::int64_t warp = tid / 32, n_warps = n_threads / 32;
   const int lane = threadIdx.x & 31;

@@ -67,6 +67,14 @@ status gpu_auction(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
                    const lsap_options& options, std::int64_t* col4row, U* u, U* v,
                    lsap_stats* stats) noexcept;
 
+/// The auction start of sparse-sap on the GPU (cuda/src/lsap/sparse_auction.cu):
+/// column duals v (n entries, on the host) of the n x n CSR problem, as
+/// matchflow::detail::sparse_auction computes them on the CPU; *usable is
+/// false when the auction stopped early (an empty row).  T: double or int64.
+template <class T>
+status gpu_sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx,
+                          const T* weight, std::int64_t n, int device, double* v, bool* usable,
+                          sparse_lsap_stats* stats) noexcept;
 /// gpu-sap: one thread block per problem (cuda/src/lsap/batched_kernels.cuh);
 /// same contract as matchflow::solve_batched_lsap, except that a failing
 /// problem's status comes back with its index in stats->failed_problem and
@@ -86,6 +94,11 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
   template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
                                      const lsap_options&, std::int64_t*, U*, U*,         \
                                      lsap_stats*) noexcept;
+#define MATCHFLOW_GPU_SPARSE_AUCTION_TYPES(X) X(double) X(std::int64_t)
+#define MATCHFLOW_INSTANTIATE_GPU_SPARSE_AUCTION(T)                                        \
+  template status gpu_sparse_auction<T>(const std::int64_t*, const std::int32_t*, const T*, \
+                                        std::int64_t, int, double*, bool*,                 \
+                                        sparse_lsap_stats*) noexcept;
 #define MATCHFLOW_GPU_BATCHED_TYPES(X) \
   X(double) X(float) X(std::int64_t) X(std::int32_t) X(std::uint8_t)
 #define MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP(T)                                         \
