@@ -264,7 +264,8 @@ def test_gpu_auction_start_against_scipy(block):
     for graph in graphs:
         for _ in range(GPU_REPEATS):
             assert_as_scipy(graph, method="gpu-sparse-sap")
-        if graph.nnz and np.ptp(graph.data) > 0:
+        if graph.nnz and np.ptp(graph.data) > 0 and not isinstance(
+                outcome(scipy_mwfbm, graph, False), str):
             stats = _core.lsap_sparse(graph.indptr.astype(np.int64),
                                       graph.indices.astype(np.int32), graph.data,
                                       graph.shape[1], 0, 0)[3]
@@ -288,7 +289,8 @@ def assert_sparse_certificate(graph, result, rtol=1e-9):
 @pytest.mark.parametrize("weights", ["float", "int"])
 def test_gpu_auction_start_large(weights):
     """2^17 rows with 5 entries: the GPU start's cost equals the CPU
-    solver's, certified, on GPU_REPEATS runs; and device="auto" picks it."""
+    solver's, certified, on GPU_REPEATS runs; device="auto" keeps the CPU
+    (the GPU start is slower: sparse-lap.md)."""
     rng = np.random.default_rng(88)
     graph = permutation_graph(rng, 1 << 17, 5, weights)
     cpu = solve_sparse_assignment(graph, method="sparse-sap")
@@ -298,8 +300,7 @@ def test_gpu_auction_start_large(weights):
                                                                          rtol=1e-12)
         assert gpu.device.startswith("cuda")
         assert_sparse_certificate(graph, gpu)
-    assert solve_sparse_assignment(graph).method == "gpu-sparse-sap"
-    assert solve_sparse_assignment(graph, device="cpu").method == "sparse-sap"
+    assert solve_sparse_assignment(graph).method == "sparse-sap"
 
 
 def test_same_answer_for_any_thread_count():

@@ -24,11 +24,10 @@ from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
 CPU_METHODS = ("sparse-sap",)
 # The same solver with the auction start of square problems on the GPU
 # (cuda/src/lsap/sparse_auction.cu); the exact searches stay on the CPU.
+# Never picked by "auto": its Jacobi rounds took 4-7x the CPU's 16-thread
+# auction on random 10^5-10^6 rows (results/h100/sparse-lap-gpu.md).
 GPU_METHODS = ("gpu-sparse-sap",)
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
-# device="auto" takes the GPU for square problems from this many stored
-# entries (provisional: benchmarks/bench_sparse_lap.py measures the crossing).
-GPU_MIN_ENTRIES = 1 << 18
 
 
 def _as_weighted_csr(biadjacency, maximize: bool):
@@ -106,10 +105,8 @@ def _solve(biadjacency, maximize, method, device, threads):
     check_choice(method, "method", METHODS)
     n_threads = check_threads(threads)
     indptr, indices, data, n_cols, transposed = _as_weighted_csr(biadjacency, bool(maximize))
-    square = indptr.size - 1 == n_cols
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS,
-        large_enough=square and indices.size >= GPU_MIN_ENTRIES)
+        method, device, CPU_METHODS, GPU_METHODS, large_enough=False)
     if method == "auto":
         method = "gpu-sparse-sap" if backend == "cuda" else "sparse-sap"
     gpu = ordinal if backend == "cuda" else -1
@@ -157,9 +154,9 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
         then shortest augmenting paths (4-ary-heap Dijkstra over the stored
         entries) for the remaining rows, exact whatever the start.
         "gpu-sparse-sap": the same with the auction on the GPU (the rest,
-        and rectangular problems entirely, on the CPU).  "auto": the GPU
-        method for square problems with at least 2**18 stored entries when
-        `device` allows a GPU, else "sparse-sap".
+        and rectangular problems entirely, on the CPU); today slower than
+        "sparse-sap" on many cores.  "auto": "sparse-sap" on the CPU, or
+        "gpu-sparse-sap" when `device` names a GPU.
     device : {"auto", "cpu", "cuda", "cuda:N"}
         Where the auction start runs; an explicit GPU raises RuntimeError
         where there is none.
