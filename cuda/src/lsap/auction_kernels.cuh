@@ -286,13 +286,14 @@ __device__ inline double next_eps(double eps, const schedule& s, bool integer) {
 /// and there a grid.sync() would cost more than the round's work.  The
 /// same steps as in rounds(), with __syncthreads() between them.
 template <class P>
-__device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, double big) {
+__device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, double big,
+                             int stop_at) {
   const int warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   control* ctl = p.ctl;
   for (; r < cap; ++r, ++slot) {
     const int cur = slot % 3, nxt = (slot + 1) % 3;
     const int m = atomic_read(&ctl->count[cur]);
-    if (m == 0 || m > n_warps) break;
+    if (m <= stop_at || m > n_warps) break;
     if (threadIdx.x == 0) {
       ctl->count[(slot + 2) % 3] = 0;
       ++ctl->rounds;
@@ -309,14 +310,14 @@ __device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, d
   }
 }
 
-/// Jacobi rounds on list slot % 3 until it is empty or `cap` rounds ran.
-/// On entry ctl->count[(slot + 1) % 3] is 0; on exit the same holds for the
-/// returned slot, whose list holds the rows still free.  P: params<S>, or
+/// Jacobi rounds on list slot % 3 until it holds at most `stop_at` rows or
+/// `cap` rounds ran.  On entry ctl->count[(slot + 1) % 3] is 0; on exit the
+/// same holds for the returned slot, whose list holds the rows still free.  P: params<S>, or
 /// the sparse problem of sparse_auction.cu, with its own bid_step and
 /// resolve_step (found by argument-dependent lookup): the rounds are the same.
 template <class P>
 __device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, double big,
-                      int cap) {
+                      int cap, int stop_at = 0) {
   const std::int64_t tid = grid.thread_rank(), n_threads = grid.size();
   const std::int64_t warp = tid / 32, n_warps = n_threads / 32;
   const int lane = threadIdx.x & 31;
@@ -324,10 +325,10 @@ __device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, do
   for (int r = 0; r < cap; ++r) {
     const int cur = slot % 3, nxt = (slot + 1) % 3;
     const int m = atomic_read(&ctl->count[cur]);
-    if (m == 0) break;
+    if (m <= stop_at) break;
     if (m <= static_cast<int>(blockDim.x >> 5)) {
       grid.sync();  // every thread has read m before block 0 changes the counts
-      if (blockIdx.x == 0) block_rounds(p, slot, r, cap, eps, big);
+      if (blockIdx.x == 0) block_rounds(p, slot, r, cap, eps, big, stop_at);
       grid.sync();
       slot = atomic_read(&ctl->tail_slot);
       r = atomic_read(&ctl->tail_round) - 1;  // the loop's ++r

@@ -17,8 +17,13 @@
 // column.
 //
 // Deviations from the CPU auction, and why.
-//   - Jacobi rounds to the end of every phase (no Gauss-Seidel tail): one
-//     block runs the short rounds, a few microseconds each.
+//   - No Gauss-Seidel tail: a phase ends once at most 256 rows are free
+//     (the CPU's jacobi_min_free), and the next starts from its duals.  Run
+//     to the end, Jacobi rounds fought price wars of 65,536 rounds and more
+//     in the first phase on 10^6 random rows with 5 entries (12 s, against
+//     6.6 s for the CPU's whole auction: benchmarks/NOTES.md, "Sparse LAP
+//     on the GPU"); the rows left free by the last phase go to the exact
+//     searches.
 //   - A phase stops after phase_rounds rounds (the CPU counts bids): a
 //     problem without a full matching bids forever, and the exact stage,
 //     which reports it, needs no particular start.  The duals so far are
@@ -40,6 +45,8 @@ namespace matchflow::cuda::auction {
 
 constexpr double sparse_eps_ratio = 10.0;  ///< as cpp/src/lsap/sparse_auction.cpp
 constexpr int sparse_phase_rounds = 1 << 16;
+/// A phase ends once at most this many rows are free (see the header).
+constexpr int sparse_phase_free_rows = 256;
 
 /// One square sparse problem and its auction state (sizes: sparse_buffers).
 template <class T>
@@ -167,8 +174,9 @@ __global__ __launch_bounds__(solve_threads) void sparse_auction_kernel(sparse_pa
       ++ctl->phases;
     }
     grid.sync();
-    slot = rounds(p, grid, slot, eps, range, sparse_phase_rounds);
-    const bool stop = atomic_read(&ctl->error) != 0 || atomic_read(&ctl->count[slot % 3]) > 0 ||
+    slot = rounds(p, grid, slot, eps, range, sparse_phase_rounds, sparse_phase_free_rows);
+    const bool stop = atomic_read(&ctl->error) != 0 ||
+                      atomic_read(&ctl->count[slot % 3]) > sparse_phase_free_rows ||
                       eps <= final_eps;
     grid.sync();  // every thread has decided before the next phase resets the counts
     if (stop) return;
