@@ -289,8 +289,7 @@ def assert_sparse_certificate(graph, result, rtol=1e-9):
 @pytest.mark.parametrize("weights", ["float", "int"])
 def test_gpu_auction_start_large(weights):
     """2^17 rows with 5 entries: the GPU start's cost equals the CPU
-    solver's, certified, on GPU_REPEATS runs; device="auto" keeps the CPU
-    (the GPU start is slower: sparse-lap.md)."""
+    solver's, certified, on GPU_REPEATS runs; device="auto" picks it."""
     rng = np.random.default_rng(88)
     graph = permutation_graph(rng, 1 << 17, 5, weights)
     cpu = solve_sparse_assignment(graph, method="sparse-sap")
@@ -300,7 +299,8 @@ def test_gpu_auction_start_large(weights):
                                                                          rtol=1e-12)
         assert gpu.device.startswith("cuda")
         assert_sparse_certificate(graph, gpu)
-    assert solve_sparse_assignment(graph).method == "sparse-sap"
+    assert solve_sparse_assignment(graph).method == "gpu-sparse-sap"
+    assert solve_sparse_assignment(graph, device="cpu").method == "sparse-sap"
 
 
 def test_same_answer_for_any_thread_count():

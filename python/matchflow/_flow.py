@@ -30,13 +30,13 @@ SCIPY_METHODS = ("dinic", "edmonds_karp")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 
 # At or above this many arcs "auto" runs on a GPU when one is usable.  On the
-# H100 host (benchmarks/results/h100/flow-suite.md) gpu-pr tied pr at 0.5M
-# arcs (complete DAG n = 1000: 43 vs 42 ms whole call) and won on every
-# instance from 1.3M arcs (1.2x-15x); nothing smaller was measured there.
-GPU_MIN_ARCS = 1_000_000
-# CPU "auto" is "pr": "ppr" on 16 threads was no faster over the same suite
-# (geometric mean 0.96x pr on the 15 instances of >= 10^6 arcs; 1.5-2x
-# faster on R-MAT, slower on grids, roads and Washington graphs).
+# H100 host (benchmarks/results/h100/flow-suite.md) gpu-pr's whole call beat
+# pr's on all 18 instances, the smallest a complete DAG of 0.5M arcs (n =
+# 1000: 15 vs 24 ms); nothing smaller was measured there.
+GPU_MIN_ARCS = 400_000
+# CPU "auto" is "pr": "ppr" on 16 threads was hardly faster over the same
+# suite (geometric mean 1.03x pr on the 17 instances of >= 10^6 arcs; 2.6x
+# on one R-MAT graph, slower on grids, roads and Washington graphs).
 
 # Every excess in push-relabel is at most the capacity leaving the source;
 # below 2^62 it, and every sum of two, fits in int64 (maxflow.hpp).

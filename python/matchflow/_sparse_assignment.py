@@ -24,10 +24,13 @@ from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
 CPU_METHODS = ("sparse-sap",)
 # The same solver with the auction start of square problems on the GPU
 # (cuda/src/lsap/sparse_auction.cu); the exact searches stay on the CPU.
-# Never picked by "auto": its Jacobi rounds took 4-7x the CPU's 16-thread
-# auction on random 10^5-10^6 rows (results/h100/sparse-lap-gpu.md).
 GPU_METHODS = ("gpu-sparse-sap",)
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
+# device="auto" takes the GPU for square problems from this many stored
+# entries.  H100 host against sparse-sap on 16 threads, random rows
+# (results/h100/sparse-lap-1e6.md and benchmarks/NOTES.md): 10^5 x 5 entries
+# 0.41 vs 0.46 s, 10^5 x 10 0.40 vs 0.87 s, 10^6 x 5 3.1 vs 7.3 s.
+GPU_MIN_ENTRIES = 1 << 19
 
 
 def _as_weighted_csr(biadjacency, maximize: bool):
@@ -105,8 +108,10 @@ def _solve(biadjacency, maximize, method, device, threads):
     check_choice(method, "method", METHODS)
     n_threads = check_threads(threads)
     indptr, indices, data, n_cols, transposed = _as_weighted_csr(biadjacency, bool(maximize))
+    square = indptr.size - 1 == n_cols
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=False)
+        method, device, CPU_METHODS, GPU_METHODS,
+        large_enough=square and indices.size >= GPU_MIN_ENTRIES)
     if method == "auto":
         method = "gpu-sparse-sap" if backend == "cuda" else "sparse-sap"
     gpu = ordinal if backend == "cuda" else -1
@@ -154,9 +159,10 @@ def solve_sparse_assignment(biadjacency, maximize=False, *, method: str = "auto"
         then shortest augmenting paths (4-ary-heap Dijkstra over the stored
         entries) for the remaining rows, exact whatever the start.
         "gpu-sparse-sap": the same with the auction on the GPU (the rest,
-        and rectangular problems entirely, on the CPU); today slower than
-        "sparse-sap" on many cores.  "auto": "sparse-sap" on the CPU, or
-        "gpu-sparse-sap" when `device` names a GPU.
+        and rectangular problems entirely, on the CPU).  "auto": the GPU
+        method for square problems with at least 2**19 stored entries when
+        `device` allows a GPU (and always when it names one), else
+        "sparse-sap".
     device : {"auto", "cpu", "cuda", "cuda:N"}
         Where the auction start runs; an explicit GPU raises RuntimeError
         where there is none.

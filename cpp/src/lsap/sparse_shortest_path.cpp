@@ -15,7 +15,8 @@
 // dual update of D. F. Crouse, IEEE TAES 52(4), 2016, pages 1685-1686.
 //   (1) Initial assignment: for square matrices, column duals from the
 //       auction algorithm with epsilon-scaling (sparse_auction.cpp, on
-//       OpenMP threads, the same duals for any number), each
+//       OpenMP threads, the same duals for any number; or the caller's
+//       `auction`, the GPU's in gpu-sparse-sap: cuda/src/lsap/sparse_auction.cu), each
 //       row taking its least reduced weight; where the auction gives up, JV's
 //       column reduction with reduction transfer (section 4).  For
 //       rectangular ones a row reduction with greedy assignment.  Then

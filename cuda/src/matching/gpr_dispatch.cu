@@ -69,6 +69,7 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
+#include "common/pinned.cuh"
 #include "common/launch.cuh"
 #include "matching/gpr_kernels.cuh"
 #include "matching/graph_upload.cuh"
@@ -90,20 +91,7 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Pinned host copy of the control block (read back with one small copy).
-class pinned_control {
- public:
-  pinned_control() { MATCHFLOW_CUDA_TRY(cudaMallocHost(&ptr_, sizeof(control))); }
-  ~pinned_control() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  pinned_control(const pinned_control&) = delete;
-  pinned_control& operator=(const pinned_control&) = delete;
-  control* get() const { return ptr_; }
-
- private:
-  control* ptr_ = nullptr;
-};
+using pinned_control = pinned_value<control>;
 
 /// Everything one solve owns on the device besides the graph and mates
 /// (device_graph, graph_upload.cuh).

@@ -79,6 +79,7 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
+#include "common/pinned.cuh"
 #include "common/launch.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
@@ -101,20 +102,7 @@ constexpr int cycle_limit = 1 << 30;                // stamps stay positive int3
 constexpr int lift_share = 8;                       // tuned: see relabel_due()
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
-/// Pinned host copy of the control block.
-class pinned_control {
- public:
-  pinned_control() { MATCHFLOW_CUDA_TRY(cudaMallocHost(&ptr_, sizeof(control))); }
-  ~pinned_control() {
-    if (ptr_) cudaFreeHost(ptr_);
-  }
-  pinned_control(const pinned_control&) = delete;
-  pinned_control& operator=(const pinned_control&) = delete;
-  control* get() const { return ptr_; }
-
- private:
-  control* ptr_ = nullptr;
-};
+using pinned_control = pinned_value<control>;
 
 class ecl_solver {
  public:
