@@ -28,9 +28,10 @@
 //     problem without a full matching bids forever, and the exact stage,
 //     which reports it, needs no particular start.  The duals so far are
 //     returned; later phases are skipped.
-//   - Bids tie by row through the float32 price in the atomic key, not by
-//     row index: the duals may differ from run to run (the answer's cost
-//     cannot: the exact stage certifies it).
+//   - A column goes to the best bid by its float32 price in the atomic key
+//     (then the highest row), not by the exact bid and the lowest row: the
+//     duals differ from the CPU's (the answer's cost cannot: the exact
+//     stage certifies it).
 #include <cooperative_groups.h>
 
 #include <algorithm>
