@@ -17,6 +17,7 @@ import scipy.sparse.linalg
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
+import matchflow
 from matchflow import (min_weight_full_bipartite_matching, solve_sparse_assignment,
                        weighted_transversal)
 
@@ -388,6 +389,17 @@ def test_errors_as_scipy():
     with pytest.raises(ValueError, match="runs on a GPU"):
         min_weight_full_bipartite_matching(sp.eye_array(2, format="csr"),
                                            method="gpu-sparse-sap", device="cpu")
+
+
+@pytest.mark.skipif(matchflow.cuda_available(), reason="needs a machine without CUDA")
+def test_gpu_method_without_cuda():
+    """Asked for explicitly, the GPU method raises; "auto" stays on the CPU."""
+    graph = sp.eye_array(2, format="csr")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        solve_sparse_assignment(graph, method="gpu-sparse-sap")
+    with pytest.raises(RuntimeError, match="CUDA"):
+        solve_sparse_assignment(graph, device="cuda")
+    assert solve_sparse_assignment(graph).method == "sparse-sap"
 
 
 def test_complex_warns_as_scipy():
