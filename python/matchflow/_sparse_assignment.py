@@ -9,6 +9,7 @@ int64 or float64 weights, to be minimised.
 """
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -31,6 +32,8 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 # (results/h100/sparse-lap-1e6.md and benchmarks/NOTES.md): 10^5 x 5 entries
 # 0.41 vs 0.46 s, 10^5 x 10 0.40 vs 0.87 s, 10^6 x 5 3.1 vs 7.3 s.
 GPU_MIN_ENTRIES = 1 << 19
+# n times the largest |weight| stays below 2**this in the core (see _solve_float).
+_FLOAT_PATH_LOG2 = 1000
 
 
 def _as_weighted_csr(biadjacency, maximize: bool):
@@ -95,12 +98,38 @@ def _solve_csr(indptr, indices, data, n_cols, threads, gpu):
     """Runs the core (the auction start on GPU `gpu`, or on the CPU when it
     is -1); int64 weights too large to solve exactly in int64 (OverflowError
     from its first pass) are solved in float64, as SciPy solves every input."""
+    if data.dtype == np.float64:
+        return _solve_float(indptr, indices, data, n_cols, threads, gpu)
     try:
         return _core.lsap_sparse(indptr, indices, data, n_cols, threads, gpu)
     except OverflowError:
         if data.dtype != np.int64:
             raise
-        return _core.lsap_sparse(indptr, indices, data.astype(np.float64), n_cols, threads, gpu)
+        return _solve_float(indptr, indices, data.astype(np.float64), n_cols, threads, gpu)
+
+
+def _solve_float(indptr, indices, data, n_cols, threads, gpu):
+    """The core on float64 weights, scaled by a power of two (exact, and the
+    optimum is the same) when they are so large that a path's sum of duals
+    and weights could overflow: near 1e308 the duals would turn inf and NaN
+    and the assignment be wrong.  The duals are scaled back."""
+    big = float(np.abs(data).max()) if data.size else 0.0
+    excess = math.log2(big) + math.log2(max(indptr.size - 1, n_cols, 8)) - _FLOAT_PATH_LOG2 \
+        if big > 0 else 0.0
+    shift = max(0, math.ceil(excess))
+    col4row, u, v, stats = _core.lsap_sparse(indptr, indices, np.ldexp(data, -shift), n_cols,
+                                             threads, gpu)
+    return col4row, np.ldexp(u, shift), np.ldexp(v, shift), stats
+
+
+def _float_sum(values) -> float:
+    """The exact sum rounded once (a pairwise sum of weights near 1e308 can
+    overflow where the total does not); +-inf where the total itself does."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        with np.errstate(over="ignore"):
+            return float(np.sum(values))
 
 
 def _solve(biadjacency, maximize, method, device, threads):
@@ -119,7 +148,7 @@ def _solve(biadjacency, maximize, method, device, threads):
     # The cost, from the stored entries on the assignment (one per row).
     rows = np.repeat(np.arange(col4row.shape[0]), np.diff(indptr))
     picked = data[indices == col4row[rows]] if rows.size else data[:0]
-    cost = int(picked.sum()) if data.dtype == np.int64 else float(picked.sum())
+    cost = int(picked.sum()) if data.dtype == np.int64 else _float_sum(picked)
     if maximize:
         cost, u, v = -cost, -u, -v
     row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
