@@ -113,23 +113,29 @@ def _solve_float(indptr, indices, data, n_cols, threads, gpu):
     optimum is the same) when they are so large that a path's sum of duals
     and weights could overflow: near 1e308 the duals would turn inf and NaN
     and the assignment be wrong.  The duals are scaled back."""
-    big = float(np.abs(data).max()) if data.size else 0.0
+    big = max(float(data.max()), -float(data.min())) if data.size else 0.0
     excess = math.log2(big) + math.log2(max(indptr.size - 1, n_cols, 8)) - _FLOAT_PATH_LOG2 \
         if big > 0 else 0.0
     shift = max(0, math.ceil(excess))
+    if shift == 0:
+        return _core.lsap_sparse(indptr, indices, data, n_cols, threads, gpu)
     col4row, u, v, stats = _core.lsap_sparse(indptr, indices, np.ldexp(data, -shift), n_cols,
                                              threads, gpu)
     return col4row, np.ldexp(u, shift), np.ldexp(v, shift), stats
 
 
 def _float_sum(values) -> float:
-    """The exact sum rounded once (a pairwise sum of weights near 1e308 can
-    overflow where the total does not); +-inf where the total itself does."""
+    """NumPy's sum, or where it overflows, the exact sum rounded once (a
+    pairwise sum of weights near 1e308 can overflow where the total does
+    not); +-inf where the total itself does."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(values))
+    if math.isfinite(total):
+        return total
     try:
         return math.fsum(values)
     except OverflowError:
-        with np.errstate(over="ignore"):
-            return float(np.sum(values))
+        return total
 
 
 def _solve(biadjacency, maximize, method, device, threads):
