@@ -276,6 +276,13 @@ def test_integers_are_exact():
     assert result.u.dtype == np.int64
 
 
+def test_cost_near_float64_max():
+    """The cost is the exact sum rounded once: a pairwise sum of the picked
+    entries overflows here (-1e308 - 1e308 + 1e308) where the total does not."""
+    c = np.array([[1e308, -1e308, 5.0], [-1e308, 1e308, 2.0], [3.0, 1.0, 1e308]])
+    assert solve_assignment(c, device="cpu").cost == -1e308
+
+
 def test_integer_overflow_guard():
     c = np.array([[2**61, 0], [0, 2**61]], dtype=np.int64)
     with pytest.raises(OverflowError, match="too large to solve exactly"):

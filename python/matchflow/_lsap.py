@@ -11,6 +11,7 @@ cannot solve exactly, which then takes the full path here.
 """
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -300,6 +301,22 @@ def _empty_result(c: np.ndarray, method: str, backend: str, ordinal: int,
         stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
 
 
+def _float_sum(values) -> float:
+    """NumPy's sum, or where it overflows, the exact sum rounded once: a
+    partial sum of values near 1e308 can overflow where the total does not,
+    so the values are summed scaled by 2**-64 (exact; what underflows is far
+    below the total's last bit) and the sum scaled back.  +-inf where the
+    total itself overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(values))
+    if math.isfinite(total):
+        return total
+    try:
+        return math.ldexp(math.fsum(np.ldexp(values, -64)), 64)
+    except OverflowError:
+        return total
+
+
 def _assignment_pairs(col4row: np.ndarray, u: np.ndarray, v: np.ndarray,
                       transposed: bool):
     """(row_ind, col_ind, u, v) in the caller's orientation from a solve of
@@ -369,7 +386,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         solved = _solve_oriented(c, maximize, method, backend, ordinal, device, n_threads)
     row_ind, col_ind, u, v, stats, method, backend, ordinal = solved
     picked = c[row_ind, col_ind]
-    cost = int(picked.sum()) if c.dtype.kind == "i" else float(picked.sum(dtype=np.float64))
+    cost = int(picked.sum()) if c.dtype.kind == "i" else _float_sum(np.asarray(picked, dtype=np.float64))
     device_name = _device.device_name(backend, ordinal)
     stats["seconds_total"] = time.perf_counter() - start
     return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,

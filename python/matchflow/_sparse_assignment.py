@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._lsap import AssignmentResult, AssignmentStats, _assignment_pairs
+from ._lsap import AssignmentResult, AssignmentStats, _assignment_pairs, _float_sum
 from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
                           _least_matching_bytes, check_allocation, check_choice, check_threads,
                           check_vertex_ids)
@@ -122,20 +122,6 @@ def _solve_float(indptr, indices, data, n_cols, threads, gpu):
     col4row, u, v, stats = _core.lsap_sparse(indptr, indices, np.ldexp(data, -shift), n_cols,
                                              threads, gpu)
     return col4row, np.ldexp(u, shift), np.ldexp(v, shift), stats
-
-
-def _float_sum(values) -> float:
-    """NumPy's sum, or where it overflows, the exact sum rounded once (a
-    pairwise sum of weights near 1e308 can overflow where the total does
-    not); +-inf where the total itself does."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = float(np.sum(values))
-    if math.isfinite(total):
-        return total
-    try:
-        return math.fsum(values)
-    except OverflowError:
-        return total
 
 
 def _solve(biadjacency, maximize, method, device, threads):
