@@ -198,11 +198,21 @@ __device__ void bid_step(const params<S>& p, const int* rows, int m, double eps,
   }
 }
 
-/// One thread per bidder: the winner of each column takes it (step 2/4);
-/// losers and evicted owners form the next list.
+/// The dense problem's bookkeeping of a won column: the row's column and
+/// its tight dual, the evicted owner's column cleared (resolve_step).
 template <class S>
-__device__ void resolve_step(const params<S>& p, const int* rows, int m, int* next,
-                             int* next_count, std::int64_t tid, std::int64_t n_threads) {
+__device__ void record_win(const params<S>& p, int i, int j, int owner) {
+  p.col4row[i] = j;
+  p.u[i] = cost_at(p, i, j) - p.bid_v[i];  // tight (exactly so once eps = 0)
+  if (owner >= 0) p.col4row[owner] = -1;
+}
+
+/// One thread per bidder: the winner of each column takes it (step 2/4);
+/// losers and evicted owners form the next list.  P as in rounds(), with
+/// its record_win.
+template <class P>
+__device__ void resolve_step(const P& p, const int* rows, int m, int* next, int* next_count,
+                             std::int64_t tid, std::int64_t n_threads) {
   for (std::int64_t k = tid; k < m; k += n_threads) {
     const int i = rows[k];
     const int j = p.bid_col[i];
@@ -214,14 +224,10 @@ __device__ void resolve_step(const params<S>& p, const int* rows, int m, int* ne
     }
     const int owner = p.row4col[j];
     p.row4col[j] = i;
-    p.col4row[i] = j;
     p.v[j] = p.bid_v[i];
-    p.u[i] = cost_at(p, i, j) - p.bid_v[i];  // tight (exactly so once eps = 0)
+    record_win(p, i, j, owner);
     atomic_write(&p.key[j], 0ull);
-    if (owner >= 0) {
-      p.col4row[owner] = -1;
-      push(next, next_count, owner);
-    }
+    if (owner >= 0) push(next, next_count, owner);
   }
 }
 
@@ -312,9 +318,10 @@ __device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, d
 
 /// Jacobi rounds on list slot % 3 until it holds at most `stop_at` rows or
 /// `cap` rounds ran.  On entry ctl->count[(slot + 1) % 3] is 0; on exit the
-/// same holds for the returned slot, whose list holds the rows still free.  P: params<S>, or
-/// the sparse problem of sparse_auction.cu, with its own bid_step and
-/// resolve_step (found by argument-dependent lookup): the rounds are the same.
+/// same holds for the returned slot, whose list holds the rows still free.
+/// P: params<S>, or the sparse problem of sparse_auction.cu, with its own
+/// bid_step and record_win (found by argument-dependent lookup): the rounds
+/// are the same.
 template <class P>
 __device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, double big,
                       int cap, int stop_at = 0) {

@@ -10,7 +10,7 @@
 // The rounds are gpu-auction's (auction_kernels.cuh: Jacobi bidding, one
 // warp per free row, the winner per column by one 64-bit atomicMax, block 0
 // alone for the short tails), over CSR rows instead of dense ones: only
-// bid_step and resolve_step differ, and these are the overloads below.  The
+// bid_step and record_win differ, and these are the overloads below.  The
 // schedule is the CPU auction's: eps from range / 10 down to range / n
 // (range = largest - least weight), divided by 10 per phase, every row freed
 // at the start of a phase; a row with one entry bids range below its
@@ -102,27 +102,10 @@ __device__ void bid_step(const sparse_params<T>& p, const int* rows, int m, doub
   }
 }
 
-/// One thread per bidder: the winner of each column takes it and lowers
-/// its dual; losers and evicted owners form the next list.
+/// Nothing per row to record when a row wins a column: the duals are the
+/// result (resolve_step, auction_kernels.cuh).
 template <class T>
-__device__ void resolve_step(const sparse_params<T>& p, const int* rows, int m, int* next,
-                             int* next_count, std::int64_t tid, std::int64_t n_threads) {
-  for (std::int64_t k = tid; k < m; k += n_threads) {
-    const int i = rows[k];
-    const int j = p.bid_col[i];
-    const bool won = j >= 0 && static_cast<unsigned>(atomic_read(&p.key[j])) ==
-                                   static_cast<unsigned>(i + 1);
-    if (!won) {
-      push(next, next_count, i);
-      continue;
-    }
-    const int owner = p.row4col[j];
-    p.row4col[j] = i;
-    p.v[j] = p.bid_v[i];
-    atomic_write(&p.key[j], 0ull);
-    if (owner >= 0) push(next, next_count, owner);
-  }
-}
+__device__ void record_win(const sparse_params<T>&, int, int, int) {}
 
 /// The least and the largest weight into p.extremes (a warp's, then one
 /// atomic per warp).
