@@ -100,9 +100,9 @@ class AssignmentStats:
     paths_per_iteration: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
     narrow_costs: bool = False      #: GPU: integer costs uploaded as int32 (they fit)
-    #: gpu-auction: epsilon-scaling phases, Jacobi bidding rounds (with the
-    #: augmenting row reduction's) and bids before the exact searches, which
-    #: are its `iterations` (one path each)
+    #: gpu-auction: epsilon-scaling phases (asynchronous bidding), the
+    #: augmenting row reduction's Jacobi rounds, and the bids of both before
+    #: the exact searches, which are its `iterations` (one path each)
     auction_phases: int = 0
     auction_rounds: int = 0
     auction_bids: int = 0

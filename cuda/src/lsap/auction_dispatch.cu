@@ -9,8 +9,8 @@
 // checked; buffers are RAII; the memory need is checked before any
 // allocation.
 //
-// Schedule (theta, final eps, round caps): the defaults below, not tuned on
-// a GPU yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_rounds,arr_rounds"
+// Schedule (theta, final eps, caps): the defaults below, not tuned on a GPU
+// yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_bids,arr_rounds"
 // overrides them, for benchmarking the schedule only.
 #include <algorithm>
 #include <chrono>
@@ -46,14 +46,16 @@ bool exact_in_float64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n
 
 schedule default_schedule() {
   // theta = 8: Bertsekas reports 4-10 as good for dense problems; final eps
-  // C / n^2; caps: a phase rarely needs more than a few hundred rounds, and
-  // eps = 0 rounds only help while they make progress.
-  schedule s{8.0, 1.0, 4096, 64};
+  // C / n^2; caps: a phase takes a few bids per row (about 32 per row over
+  // all phases at n = 1000, lsap-floats.md at 683a06f), so 1024 per row only
+  // stops a runaway price war, and eps = 0 rounds only help while they make
+  // progress.
+  schedule s{8.0, 1.0, 1024, 64};
   if (const char* env = std::getenv("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;
-    if (std::sscanf(env, "%lf,%lf,%d,%d", &t.theta, &t.final_divisor, &t.phase_rounds,
+    if (std::sscanf(env, "%lf,%lf,%d,%d", &t.theta, &t.final_divisor, &t.phase_bids,
                     &t.arr_rounds) == 4 &&
-        t.theta > 1 && t.final_divisor > 0 && t.phase_rounds > 0 && t.arr_rounds >= 0)
+        t.theta > 1 && t.final_divisor > 0 && t.phase_bids > 0 && t.arr_rounds >= 0)
       s = t;
   }
   return s;

@@ -4,8 +4,7 @@
 //
 // Why: the GPU tree Hungarian (hungarian_kernels.cuh) augments about one
 // path per iteration on floating costs (few ties).  An auction moves every
-// free row at once (Jacobi bidding: one warp per free row, one 64-bit
-// atomicMax per bid), and its prices are near-optimal column duals; the few
+// free row at once, and its prices are near-optimal column duals; the few
 // rows the auction leaves are then assigned by exact Dijkstra searches.
 //
 // Minimisation form, everything in float64 (float32 and integer costs are
@@ -15,39 +14,49 @@
 // 1. Scale: C = the largest finite |c| (one pass, which also resets the state).
 // 2. Square problems (0 < C < 2^900): epsilon-scaling phases (Bertsekas 1988), eps from C/theta
 //    down to the final eps, divided by theta each phase; each phase frees
-//    every row and runs Jacobi rounds until all are assigned (or a round cap).
-//    A round: every free row finds its best x (w1 at j1) and second best
-//    (w2) and bids v_j1 - (w2 - w1) - eps; per column the lowest bid wins
-//    (atomicMax on (float32 price, row + 1): the float32 rounding only picks
-//    the winner among near-equal bids, the winner writes its exact float64
-//    bid); the winner evicts the column's owner.  Integer costs use integer
-//    eps (final 1), so every value stays an exact integer in float64.
-//    Rounds with at most one bidder per warp of a block (most of them: the
-//    tail of a phase moves a few rows along eviction chains) run in block 0
-//    alone, with __syncthreads() instead of grid.sync().
+//    every row and runs until all are assigned (or a bid cap).  The phases
+//    are asynchronous (Bertsekas & Castanon 1991): one warp per free row
+//    finds its best x (w1 at j1) and second best (w2) and bids
+//    v_j1 - (w2 - w1) - eps by one atomicCAS on column j1's record (v and
+//    owner in one word: column_record); the bid stands if v_j1 is still the
+//    value it saw, else the row bids again on fresh prices.  The warp then
+//    carries the evicted owner, or takes the next unstarted row, so the
+//    eviction chains that make up most of a phase run without any grid-wide
+//    step (Jacobi rounds cost 12-22 us each, lsap-floats.md at 683a06f).
+//    Integer costs use integer eps (final 1).
 // 3. Exact duals: u_i = min_j x_ij (dual feasible whatever v is); rows whose
 //    assigned column is not exactly at that minimum are freed (so every
 //    assigned pair is tight).
-// 4. Augmenting row reduction (Jonker & Volgenant 1987), in parallel: the
-//    same Jacobi rounds with eps = 0, the winner taking u_i = c_ij1 - v_j1
-//    (= w2): prices only rise, so every assigned row stays tight and every
-//    row stays feasible (its u_i <= x_ik for all k).  On a tie (w1 = w2) a
-//    row takes its second column instead of evicting j1's owner (JV's rule).
-//    Capped: eps = 0 need not terminate.  Rectangular problems start here
-//    from v = 0 (no auction: unassigned columns must end with v = 0, which
-//    this keeps, a column once assigned stays assigned).
+// 4. Augmenting row reduction (Jonker & Volgenant 1987), in parallel: Jacobi
+//    rounds with eps = 0 (a round: every free row bids, per column the
+//    lowest bid wins by atomicMax on (float32 price, row + 1): the float32
+//    rounding only picks the winner among near-equal bids, the winner writes
+//    its exact float64 bid; the winner evicts the column's owner), the
+//    winner taking u_i = c_ij1 - v_j1 (= w2): prices only rise, so every
+//    assigned row stays tight and every row stays feasible (its u_i <= x_ik
+//    for all k).  On a tie (w1 = w2) a row takes its second column instead
+//    of evicting j1's owner (JV's rule).  Capped: eps = 0 need not
+//    terminate.  Rounds with at most one bidder per warp of a block run in
+//    block 0 alone, with __syncthreads() instead of grid.sync().
+//    Rectangular problems start here from v = 0 (no auction: unassigned
+//    columns must end with v = 0, which this keeps, a column once assigned
+//    stays assigned).
 // 5. The rows still free: one Dijkstra search each, in one block
 //    (batched_kernels.cuh's shortest_path and augment: Crouse's
 //    shortest augmenting path), which keeps the duals exact, so the result
 //    is optimal with the certificate u_i + v_j <= c_ij (equality on
 //    assigned pairs), v <= 0, v = 0 on unassigned columns.
 //
-// Races: bids of one round race only through atomicMax on key[j]; the
-// winner of column j is the one thread whose row id is in key[j]'s low
-// word, and only it writes v[j], row4col[j], col4row of the evicted row and
-// resets key[j] (a loser reading the reset key sees 0: still a loser).
-// Every other array is written by one thread per step, steps separated by
-// grid.sync().
+// Races.  Step 2: a column's record changes only by atomicCAS against the
+// record the bidder checked, so a column has one owner at a time and its v
+// only falls; bids read records with stale values allowed (prices only
+// rise, so a row's eps-CS holds against fresher prices too); a row is
+// carried by one warp at a time.  Step 4: bids of one round race only
+// through atomicMax on key[j]; the winner of column j is the one thread
+// whose row id is in key[j]'s low word, and only it writes v[j],
+// row4col[j], col4row of the evicted row and resets key[j] (a loser reading
+// the reset key sees 0: still a loser).  Every other array is written by
+// one thread per step, steps separated by grid.sync().
 #pragma once
 
 #include <cooperative_groups.h>
@@ -71,7 +80,7 @@ constexpr int finish_threads = batched::max_block_threads;  ///< the search bloc
 struct schedule {
   double theta;          ///< eps divisor between phases
   double final_divisor;  ///< floats: final eps = C / (final_divisor * n^2) (clamped)
-  int phase_rounds;      ///< round cap of one auction phase
+  int phase_bids;        ///< bid cap of one auction phase, per row (a safety net)
   int arr_rounds;        ///< round cap of the augmenting row reduction
 };
 
@@ -83,6 +92,9 @@ struct control {
   unsigned long long max_abs_bits;  ///< largest finite |c| (non-negative double's bits)
   long long phases, rounds, bids, searches;
   int tail_slot, tail_round;        ///< where block 0's tail rounds stopped
+  int next_row;                     ///< asynchronous phase: the next row not yet started
+  int capped;                       ///< 1: a phase hit its bid cap (the phases stop)
+  unsigned long long phase_bids;    ///< bids of the current phase, counted in batches
 };
 
 /// Everything the kernels share (sizes: auction_dispatch.cu).
@@ -228,6 +240,115 @@ __device__ void resolve_step(const P& p, const int* rows, int m, int* next, int*
     record_win(p, i, j, owner);
     atomic_write(&p.key[j], 0ull);
     if (owner >= 0) push(next, next_count, owner);
+  }
+}
+
+// ------------------------------------------------------------ asynchronous phases
+
+/// A column's state during the auction phases, v_j and its owner in one
+/// 64-bit word, so that one atomicCAS checks the v a bid was made against
+/// and installs the new v and owner together.  The owner (row + 1; 0: none)
+/// takes the low `bits` bits of v's float64 pattern; a stored v is the bid
+/// rounded towards -inf to the 52 - bits mantissa bits left (its magnitude
+/// rounded up: v < 0 once bid on), so every accepted bid lowers v, and the
+/// row's x_ij exceeds w2 + eps by at most 2^(bits - 52) |v| (exactness comes
+/// from steps 3-5, which read plain v).
+struct column_record {
+  unsigned long long mask;  ///< the owner's bits
+
+  __device__ static column_record for_rows(int n_rows) {
+    const int bits = 32 - __clz(n_rows);  // row + 1 <= n_rows fits
+    return {(1ull << bits) - 1};
+  }
+  __device__ double v(unsigned long long r) const { return __longlong_as_double(r & ~mask); }
+  __device__ int owner(unsigned long long r) const { return static_cast<int>(r & mask) - 1; }
+  /// The record of a bid `bid` (< 0) on a column whose record was `old`:
+  /// strictly below old's v even where bid - old's v is under the grid's
+  /// step (one step down then: -0.0 plus a step for v = 0).
+  __device__ unsigned long long make(double bid, unsigned long long old, int row) const {
+    constexpr unsigned long long sign = 1ull << 63;
+    auto b = (static_cast<unsigned long long>(__double_as_longlong(bid)) + mask) & ~mask;
+    if (!(__longlong_as_double(b) < v(old))) b = ((old & ~mask) | sign) + mask + 1;
+    return b | static_cast<unsigned long long>(row + 1);
+  }
+};
+
+/// Lane 0's bid for row i on the best two `t` (read on records that may be
+/// stale): the row the warp carries next, i.e. the evicted owner, -1 when
+/// the column was free (or the row has no allowed column), or i itself when
+/// the column's v fell since it was read (bid again on fresh prices).
+template <class S>
+__device__ int claim(const params<S>& p, const column_record& rec, int i, const top2& t,
+                     double eps, double big) {
+  if (!(t.w1 < INFINITY)) {  // no allowed column: infeasible (Python checks it first)
+    atomicExch(&p.ctl->error, 1);
+    return -1;
+  }
+  const int j = t.j1;
+  const double c = cost_at(p, i, j), inc = t.w2 < INFINITY ? t.w2 - t.w1 : big;
+  unsigned long long r = atomic_read(&p.key[j]);
+  for (;;) {
+    const double v = rec.v(r);
+    if (c - v > t.w1) return i;  // outbid since the scan: stale
+    const unsigned long long seen = r;
+    r = atomicCAS(&p.key[j], seen, rec.make(v - inc - eps, seen, i));
+    if (r == seen) return rec.owner(seen);
+  }
+}
+
+/// One asynchronous phase (step 2): every warp takes unstarted rows in turn
+/// and bids for the row it carries until that row's chain of evictions ends
+/// at a free column.  Returns when every row is assigned or the phase's bid
+/// cap is reached (ctl->capped; the rows then left free go to steps 3-5).
+template <class S>
+__device__ void async_phase(const params<S>& p, const column_record& rec, double eps, double big,
+                            unsigned long long bid_cap, int lane) {
+  constexpr int batch = 64;  // the most bids a warp makes between two looks at the count
+  const int n = p.n_cols;
+  control* ctl = p.ctl;
+  int i = -1, uncounted = 0;
+  for (;;) {
+    if (i < 0 || uncounted == batch) {  // a chain ended, or a batch: count, and check the cap
+      int stop = 0;
+      if (lane == 0) {
+        const auto total = atomicAdd(&ctl->phase_bids, static_cast<unsigned long long>(uncounted));
+        if (total + uncounted > bid_cap) atomicExch(&ctl->capped, 1);
+        stop = atomic_read(&ctl->capped);
+      }
+      uncounted = 0;
+      if (__shfl_sync(batched::full_mask, stop, 0)) break;  // row i, if any, stays free
+    }
+    if (i < 0) {
+      int k = 0;
+      if (lane == 0) k = atomicAdd(&ctl->next_row, 1);
+      i = __shfl_sync(batched::full_mask, k, 0);
+      if (i >= p.n_rows) break;
+    }
+    const int offset = i % n;
+    const S* row = p.cost + static_cast<std::int64_t>(i) * n;
+    top2 t{INFINITY, INFINITY, -1, -1};
+    for (int j = lane; j < n; j += 32)
+      insert(t, static_cast<double>(row[j]) - rec.v(atomic_read(&p.key[j])), j, offset, n);
+    warp_top2(t, offset, n);
+    int next = 0;
+    if (lane == 0) next = claim(p, rec, i, t, eps, big);
+    i = __shfl_sync(batched::full_mask, next, 0);
+    ++uncounted;
+  }
+}
+
+/// After the phases: plain v, row4col and col4row from the records, and the
+/// records zeroed (the rounds of step 4 use key[] as their bid keys).
+template <class S>
+__device__ void decode_records(const params<S>& p, const column_record& rec, std::int64_t tid,
+                               std::int64_t n_threads) {
+  for (std::int64_t j = tid; j < p.n_cols; j += n_threads) {
+    const unsigned long long r = p.key[j];
+    const int owner = rec.owner(r);
+    p.v[j] = rec.v(r);
+    p.row4col[j] = owner;
+    if (owner >= 0) p.col4row[owner] = static_cast<int>(j);
+    p.key[j] = 0;
   }
 }
 
@@ -381,24 +502,26 @@ __global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
     const double final_eps =
         p.integer ? 1.0 : fmax(c_max / (p.sched.final_divisor * n2), c_max * 0x1p-40);
     double eps = p.integer ? fmax(1.0, floor(c_max / p.sched.theta)) : c_max / p.sched.theta;
-    for (bool first = true;; first = false) {
-      if (!first) {  // a new phase: every row free again, the prices kept
-        for (std::int64_t j = tid; j < p.n_cols; j += n_threads) p.row4col[j] = -1;
-        for (std::int64_t i = tid; i < p.n_rows; i += n_threads) {
-          p.col4row[i] = -1;
-          p.list[slot % 3][i] = static_cast<int>(i);
-        }
-        if (tid == 0) {
-          ctl->count[slot % 3] = p.n_rows;
-          ctl->count[(slot + 1) % 3] = 0;
-        }
-        grid.sync();
+    const column_record rec = column_record::for_rows(p.n_rows);
+    const auto bid_cap = static_cast<unsigned long long>(p.sched.phase_bids) * p.n_rows;
+    for (;;) {
+      if (tid == 0) {
+        ++ctl->phases;
+        ctl->next_row = 0;
+        ctl->bids += static_cast<long long>(ctl->phase_bids);
+        ctl->phase_bids = 0;
       }
-      if (tid == 0) ++ctl->phases;
-      slot = rounds(p, grid, slot, eps, big, p.sched.phase_rounds);
-      if (eps <= final_eps) break;
+      grid.sync();
+      async_phase(p, rec, eps, big, bid_cap, lane);
+      grid.sync();
+      if (eps <= final_eps || atomic_read(&ctl->capped)) break;
       eps = fmax(next_eps(eps, p.sched, p.integer), final_eps);
+      // A new phase: every row free again, the prices kept.
+      for (std::int64_t j = tid; j < p.n_cols; j += n_threads) p.key[j] &= ~rec.mask;
     }
+    if (tid == 0) ctl->bids += static_cast<long long>(ctl->phase_bids);
+    decode_records(p, rec, tid, n_threads);
+    grid.sync();
     // Step 3 into list (slot + 1) % 3; its rows still free stay free.
     const int out = (slot + 1) % 3;
     if (tid == 0) ctl->count[(slot + 2) % 3] = 0;
