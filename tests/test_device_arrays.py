@@ -369,7 +369,7 @@ def _cost_cases():
 
 @requires_gpu
 @pytest.mark.parametrize("lib", LIBS)
-@pytest.mark.parametrize("method", ["auto", "gpu-tree", "gpu-classic"])
+@pytest.mark.parametrize("method", ["auto", "gpu-tree", "gpu-classic", "gpu-auction"])
 @pytest.mark.parametrize("maximize", [False, True])
 def test_assignment_from_device(lib, method, maximize):
     for c in _cost_cases():

@@ -20,10 +20,8 @@ template <class T, class U>
 status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_method method,
                   const lsap_options& options, std::int64_t* col4row, U* u, U* v,
                   lsap_stats* stats) {
-  if (options.cost_on_device && method != lsap_method::gpu_tree &&
-      method != lsap_method::gpu_classic) {
-    return fail(status::invalid_input, "only gpu-tree and gpu-classic read costs in GPU memory");
-  }
+  if (options.cost_on_device && method == lsap_method::omp_tree)
+    return fail(status::invalid_input, "omp-tree cannot read costs in GPU memory");
   if constexpr (std::is_same_v<T, std::int32_t>) {
     switch (method) {
       case lsap_method::omp_tree: {

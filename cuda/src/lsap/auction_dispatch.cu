@@ -177,6 +177,59 @@ status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integ
   return status::ok;
 }
 
+/// The float64 duals in the caller's dual type U (integers: every value is
+/// an exact integer in float64), and the stats.
+template <class U>
+status deliver(const std::vector<double>& du, const std::vector<double>& dv, std::int64_t n_rows,
+               std::int64_t n_cols, const lsap_stats& st, U* u, U* v, lsap_stats* stats) {
+  for (std::int64_t i = 0; i < n_rows; ++i) u[i] = static_cast<U>(du[static_cast<std::size_t>(i)]);
+  for (std::int64_t j = 0; j < n_cols; ++j) v[j] = static_cast<U>(dv[static_cast<std::size_t>(j)]);
+  *stats = st;
+  return status::ok;
+}
+
+/// Costs in the caller's GPU memory (lsap_options::cost_on_device): read
+/// where they are, on the caller's stream, with no copy (the auction only
+/// reads them).  Integer problems come with their max |c| in
+/// options.cost_max_abs, as int32 values where options.cost_int32.
+template <class In, class U>
+status solve_in_place(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
+                      const lsap_options& options, std::int64_t* col4row, U* u, U* v,
+                      lsap_stats* stats) {
+  lsap_stats st{};
+  st.paths_per_iteration = stats->paths_per_iteration;
+  use_device_with_memory(options.device, buffers<In>::bytes(n_rows, n_cols));
+  stream strm(reinterpret_cast<cudaStream_t>(options.stream), true);
+  std::vector<double> du, dv;
+  status result;
+  if constexpr (std::is_floating_point_v<In>) {
+    buffers<In> b(n_rows, n_cols);
+    result = run(cost, n_rows, n_cols, false, options.device, b, strm, col4row, du, dv, st);
+  } else {
+    const bool narrow = std::is_same_v<In, std::int32_t> || options.cost_int32;
+    const std::uint64_t max_abs =
+        std::is_same_v<In, std::int32_t> ? std::uint64_t{1} << 31 : options.cost_max_abs;
+    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
+      return fail(status::overflow, matchflow::detail::int_overflow_message);
+    if (!exact_in_float64(max_abs, n_rows, n_cols)) {
+      if constexpr (std::is_same_v<In, std::int64_t>)  // the tree Hungarian solves these in int64
+        return gpu_hungarian(cost, n_rows, n_cols, true, options, col4row, u, v, stats);
+      return fail(status::invalid_input, "gpu-auction: int32 costs with more than 2^19 columns");
+    }
+    st.narrow_costs = narrow;
+    if (narrow) {
+      buffers<std::int32_t> b(n_rows, n_cols);
+      result = run(reinterpret_cast<const std::int32_t*>(cost), n_rows, n_cols, true,
+                   options.device, b, strm, col4row, du, dv, st);
+    } else {
+      buffers<In> b(n_rows, n_cols);
+      result = run(cost, n_rows, n_cols, true, options.device, b, strm, col4row, du, dv, st);
+    }
+  }
+  if (result != status::ok) return result;
+  return deliver(du, dv, n_rows, n_cols, st, u, v, stats);
+}
+
 /// In: the caller's cost type; U: the duals' type (In for floats, int64 for integers).
 template <class In, class U>
 status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
@@ -196,6 +249,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
   }
   MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
   const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
+  if (options.cost_on_device)
+    return solve_in_place(cost, n_rows, n_cols, options, col4row, u, v, stats);
   use_device_with_memory(options.device,
                          n_items * sizeof(In) + buffers<In>::bytes(n_rows, n_cols));
   stream strm;
@@ -235,11 +290,7 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
                  dv, st);
   }
   if (result != status::ok) return result;
-  // Integers: every value is an exact integer in float64.
-  for (std::int64_t i = 0; i < n_rows; ++i) u[i] = static_cast<U>(du[static_cast<std::size_t>(i)]);
-  for (std::int64_t j = 0; j < n_cols; ++j) v[j] = static_cast<U>(dv[static_cast<std::size_t>(j)]);
-  *stats = st;
-  return status::ok;
+  return deliver(du, dv, n_rows, n_cols, st, u, v, stats);
 }
 
 }  // namespace
