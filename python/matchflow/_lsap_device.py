@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -86,7 +87,10 @@ def _check_feasible(x, kind: str) -> None:
         import cupyx.scipy.sparse as csp
         pattern = csp.csr_matrix(allowed.astype("float32"))
     else:
-        pattern = allowed.to(_lib(kind).float32).to_sparse_csr()
+        with warnings.catch_warnings():  # torch's notice that its sparse CSR is in beta
+            warnings.filterwarnings("ignore", "Sparse CSR tensor support is in beta",
+                                    UserWarning)
+            pattern = allowed.to(_lib(kind).float32).to_sparse_csr()
     if maximum_matching(pattern).cardinality < min(x.shape):
         raise ValueError("cost matrix is infeasible")
 

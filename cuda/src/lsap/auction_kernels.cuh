@@ -127,22 +127,26 @@ __device__ inline int tie_rank(int j, int offset, int n) {
   return j < 0 ? INT_MAX : (j >= offset ? j - offset : j + n - offset);
 }
 
-/// (value, column) of the best and second best, lexicographic by tie rank.
+/// (value, column) of the best and second best, lexicographic by tie rank;
+/// r1: the best column's record as read (asynchronous phases only).
 struct top2 {
   double w1, w2;
   int j1, j2;
+  unsigned long long r1;
 };
 
 __device__ inline bool before(double x, int j, double y, int k, int offset, int n) {
   return x < y || (x == y && tie_rank(j, offset, n) < tie_rank(k, offset, n));
 }
 
-__device__ inline void insert(top2& t, double x, int j, int offset, int n) {
+__device__ inline void insert(top2& t, double x, int j, int offset, int n,
+                              unsigned long long r = 0) {
   if (before(x, j, t.w1, t.j1, offset, n)) {
     t.w2 = t.w1;
     t.j2 = t.j1;
     t.w1 = x;
     t.j1 = j;
+    t.r1 = r;
   } else if (before(x, j, t.w2, t.j2, offset, n)) {
     t.w2 = x;
     t.j2 = j;
@@ -156,6 +160,7 @@ __device__ inline void warp_top2(top2& t, int offset, int n) {
     const double b2 = __shfl_xor_sync(batched::full_mask, t.w2, d);
     const int k1 = __shfl_xor_sync(batched::full_mask, t.j1, d);
     const int k2 = __shfl_xor_sync(batched::full_mask, t.j2, d);
+    const unsigned long long s1 = __shfl_xor_sync(batched::full_mask, t.r1, d);
     if (before(b1, k1, t.w1, t.j1, offset, n)) {
       if (!before(t.w1, t.j1, b2, k2, offset, n)) {
         t.w2 = b2;
@@ -166,6 +171,7 @@ __device__ inline void warp_top2(top2& t, int offset, int n) {
       }
       t.w1 = b1;
       t.j1 = k1;
+      t.r1 = s1;
     } else if (before(b1, k1, t.w2, t.j2, offset, n)) {
       t.w2 = b1;
       t.j2 = k1;
@@ -191,7 +197,7 @@ __device__ void bid_step(const params<S>& p, const int* rows, int m, double eps,
     const int i = rows[k];
     const int offset = i % n;
     const S* row = p.cost + static_cast<std::int64_t>(i) * n;
-    top2 t{INFINITY, INFINITY, -1, -1};
+    top2 t{INFINITY, INFINITY, -1, -1, 0};
     for (int j = lane; j < n; j += 32) insert(t, static_cast<double>(row[j]) - p.v[j], j, offset, n);
     warp_top2(t, offset, n);
     if (lane != 0) continue;
@@ -286,14 +292,45 @@ __device__ int claim(const params<S>& p, const column_record& rec, int i, const 
   }
   const int j = t.j1;
   const double c = cost_at(p, i, j), inc = t.w2 < INFINITY ? t.w2 - t.w1 : big;
-  unsigned long long r = atomic_read(&p.key[j]);
+  unsigned long long seen = t.r1;  // c - v(seen) = w1
   for (;;) {
-    const double v = rec.v(r);
-    if (c - v > t.w1) return i;  // outbid since the scan: stale
-    const unsigned long long seen = r;
-    r = atomicCAS(&p.key[j], seen, rec.make(v - inc - eps, seen, i));
+    const double v = rec.v(seen);
+    const unsigned long long r = atomicCAS(&p.key[j], seen, rec.make(v - inc - eps, seen, i));
     if (r == seen) return rec.owner(seen);
+    if (c - rec.v(r) > t.w1) return i;  // outbid since the scan: stale
+    seen = r;
   }
+}
+
+/// The best two of row i for a bid (step 2), one warp: each lane loads
+/// `batch` costs and records before using any, so a bid waits on a few
+/// memory round trips rather than one per 32 columns.  The records are read
+/// as they are now (raced reads: claim() checks the one it bids on).
+template <class S>
+__device__ top2 scan_row(const params<S>& p, const column_record& rec, int i, int lane) {
+  constexpr int batch = 16;
+  const int n = p.n_cols, offset = i % n;
+  const S* row = p.cost + static_cast<std::int64_t>(i) * n;
+  top2 t{INFINITY, INFINITY, -1, -1, 0};
+  for (int base = lane; base < n; base += 32 * batch) {
+    S c[batch];
+    unsigned long long r[batch];
+#pragma unroll
+    for (int k = 0; k < batch; ++k) {
+      const int j = base + 32 * k;
+      if (j < n) {
+        c[k] = row[j];
+        r[k] = atomic_read(&p.key[j]);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < batch; ++k) {
+      const int j = base + 32 * k;
+      if (j < n) insert(t, static_cast<double>(c[k]) - rec.v(r[k]), j, offset, n, r[k]);
+    }
+  }
+  warp_top2(t, offset, n);
+  return t;
 }
 
 /// One asynchronous phase (step 2): every warp takes unstarted rows in turn
@@ -304,16 +341,15 @@ template <class S>
 __device__ void async_phase(const params<S>& p, const column_record& rec, double eps, double big,
                             unsigned long long bid_cap, int lane) {
   constexpr int batch = 64;  // the most bids a warp makes between two looks at the count
-  const int n = p.n_cols;
   control* ctl = p.ctl;
   int i = -1, uncounted = 0;
   for (;;) {
-    if (i < 0 || uncounted == batch) {  // a chain ended, or a batch: count, and check the cap
+    if ((i < 0 && uncounted > 0) || uncounted == batch) {  // count, and check the cap
       int stop = 0;
       if (lane == 0) {
-        const auto total = atomicAdd(&ctl->phase_bids, static_cast<unsigned long long>(uncounted));
-        if (total + uncounted > bid_cap) atomicExch(&ctl->capped, 1);
-        stop = atomic_read(&ctl->capped);
+        const auto counted = atomicAdd(&ctl->phase_bids, static_cast<unsigned long long>(uncounted));
+        stop = counted + uncounted > bid_cap;  // so too for every later count
+        if (stop) atomicExch(&ctl->capped, 1);
       }
       uncounted = 0;
       if (__shfl_sync(batched::full_mask, stop, 0)) break;  // row i, if any, stays free
@@ -324,12 +360,7 @@ __device__ void async_phase(const params<S>& p, const column_record& rec, double
       i = __shfl_sync(batched::full_mask, k, 0);
       if (i >= p.n_rows) break;
     }
-    const int offset = i % n;
-    const S* row = p.cost + static_cast<std::int64_t>(i) * n;
-    top2 t{INFINITY, INFINITY, -1, -1};
-    for (int j = lane; j < n; j += 32)
-      insert(t, static_cast<double>(row[j]) - rec.v(atomic_read(&p.key[j])), j, offset, n);
-    warp_top2(t, offset, n);
+    const top2 t = scan_row(p, rec, i, lane);
     int next = 0;
     if (lane == 0) next = claim(p, rec, i, t, eps, big);
     i = __shfl_sync(batched::full_mask, next, 0);

@@ -83,7 +83,7 @@ __device__ void bid_step(const sparse_params<T>& p, const int* rows, int m, doub
   for (std::int64_t k = warp; k < m; k += n_warps) {
     const int i = rows[k];
     const int offset = i % p.n;
-    top2 t{INFINITY, INFINITY, -1, -1};
+    top2 t{INFINITY, INFINITY, -1, -1, 0};
     for (std::int64_t e = p.ptr[i] + lane; e < p.ptr[i + 1]; e += 32) {
       const int j = p.idx[e];
       insert(t, static_cast<double>(p.w[e]) - p.v[j], j, offset, p.n);
