@@ -10,7 +10,7 @@
 // allocation.
 //
 // Schedule (theta, final eps, caps): the defaults below, not tuned on a GPU
-// yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_bids,arr_rounds"
+// yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_bids,arr_rounds[,phase_free]"
 // overrides them, for benchmarking the schedule only.
 #include <algorithm>
 #include <chrono>
@@ -50,12 +50,13 @@ schedule default_schedule() {
   // all phases at n = 1000, lsap-floats.md at 683a06f), so 1024 per row only
   // stops a runaway price war, and eps = 0 rounds only help while they make
   // progress.
-  schedule s{8.0, 1.0, 1024, 64};
+  schedule s{8.0, 1.0, 1024, 64, 0};
   if (const char* env = std::getenv("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;
-    if (std::sscanf(env, "%lf,%lf,%d,%d", &t.theta, &t.final_divisor, &t.phase_bids,
-                    &t.arr_rounds) == 4 &&
-        t.theta > 1 && t.final_divisor > 0 && t.phase_bids > 0 && t.arr_rounds >= 0)
+    const int got = std::sscanf(env, "%lf,%lf,%d,%d,%d", &t.theta, &t.final_divisor,
+                                &t.phase_bids, &t.arr_rounds, &t.phase_free);
+    if (got >= 4 && t.theta > 1 && t.final_divisor > 0 && t.phase_bids > 0 &&
+        t.arr_rounds >= 0 && t.phase_free >= 0)
       s = t;
   }
   return s;

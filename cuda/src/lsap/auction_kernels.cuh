@@ -82,6 +82,7 @@ struct schedule {
   double final_divisor;  ///< floats: final eps = C / (final_divisor * n^2) (clamped)
   int phase_bids;        ///< bid cap of one auction phase, per row (a safety net)
   int arr_rounds;        ///< round cap of the augmenting row reduction
+  int phase_free;        ///< a phase ends with at most this many rows free
 };
 
 /// Scalars shared between steps and with the host.
@@ -95,6 +96,7 @@ struct control {
   int next_row;                     ///< asynchronous phase: the next row not yet started
   int capped;                       ///< 1: a phase hit its bid cap (the phases stop)
   unsigned long long phase_bids;    ///< bids of the current phase, counted in batches
+  int assigned;                     ///< chains of the current phase ended on a free column
 };
 
 /// Everything the kernels share (sizes: auction_dispatch.cu).
@@ -360,10 +362,20 @@ __device__ void async_phase(const params<S>& p, const column_record& rec, double
       i = __shfl_sync(batched::full_mask, k, 0);
       if (i >= p.n_rows) break;
     }
+    // Read before the scan, used after it: the phase's end costs no extra wait.
+    const int assigned = lane == 0 ? atomic_read(&ctl->assigned) : 0;
     const top2 t = scan_row(p, rec, i, lane);
     int next = 0;
-    if (lane == 0) next = claim(p, rec, i, t, eps, big);
+    if (lane == 0) {
+      // The last few free rows bounce along long eviction chains, one bid at
+      // a time: leave them to the exact steps (a phase's only product is
+      // its prices, and the next phase frees every row again).
+      const bool done = p.n_rows - assigned <= p.sched.phase_free;
+      next = done ? -2 : claim(p, rec, i, t, eps, big);
+      if (next == -1) atomicAdd(&ctl->assigned, 1);
+    }
     i = __shfl_sync(batched::full_mask, next, 0);
+    if (i == -2) break;  // row i stays free
     ++uncounted;
   }
 }
@@ -539,6 +551,7 @@ __global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
       if (tid == 0) {
         ++ctl->phases;
         ctl->next_row = 0;
+        ctl->assigned = 0;
         ctl->bids += static_cast<long long>(ctl->phase_bids);
         ctl->phase_bids = 0;
       }
