@@ -685,12 +685,27 @@ def test_few_ties_by_sampled_spread():
 @pytest.mark.cuda
 @_no_cuda
 @pytest.mark.parametrize("spread,method", [(1, "gpu-tree"), (10, "gpu-tree"),
-                                           (1000, "omp-tree")])
+                                           (1000, "gpu-auction")])
 def test_gpu_auto_by_cost_spread(spread, method):
     n = 600
     c = np.random.default_rng(spread).integers(0, spread * n + 1, (n, n))
     result = solve_assignment(c)
     assert result.method == method
+    assert_certificate(c, result)
+
+
+@pytest.mark.cuda
+@_no_cuda
+@pytest.mark.parametrize("shape,method", [((600, 600), "gpu-auction"), ((600, 700), "omp-tree"),
+                                          ((8193, 40), "omp-tree")])
+def test_gpu_auto_floats(shape, method):
+    """Square float problems go to gpu-auction; rectangular ones (no auction
+    phases) and wider than its column cap stay on the CPU below the float
+    threshold."""
+    c = np.random.default_rng(0).random(shape).astype(np.float32)
+    result = solve_assignment(c)
+    assert result.method == method
+    assert_same_optimum(c, result)
     assert_certificate(c, result)
 
 

@@ -72,9 +72,10 @@ def test_against_scipy(seed, maximize):
 @pytest.mark.cuda
 @needs_gpu
 @pytest.mark.parametrize("schedule", [
-    "8,1,1,0",       # a cap of n bids per phase, no row reduction: the searches do the rest
+    "8,1,1,0,0",     # a cap of n bids per phase, no row reduction: the searches do the rest
     "2,1e-6,4096,0",  # coarse final eps, no row reduction
     "16,100,4096,1000",
+    "3,1,1024,64,1000",  # phases end at once (n <= 1000 free rows): all left to the exact steps
 ])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
 def test_schedules_leave_exact_answers(schedule, dtype, monkeypatch):
@@ -87,7 +88,7 @@ def test_schedules_leave_exact_answers(schedule, dtype, monkeypatch):
         result = solve(c, METHOD)
         assert_same_optimum(c, result)
         assert_certificate(c, result)
-        if schedule == "8,1,1,0" and n == 300:  # ~110 rows lose their first column
+        if schedule == "8,1,1,0,0" and n == 300:  # ~110 rows lose their first column
             assert result.stats.auction_phases == 1  # capped: no later phase
 
 

@@ -46,6 +46,12 @@ GPU_MIN_ELEMENTS = 250_000
 # 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
 # 1.30 s) on the H100 host (benchmarks/results/h100/lsap-lapx.md).
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
+# ... except on square problems, which gpu-auction solves (an asynchronous
+# epsilon-scaling auction, then exact searches): from GPU memory at n = 1000
+# float32 in 4 ms, n = 5000 float64 in 36 ms (H100 host, schedule sweep in
+# benchmarks/NOTES.md, "gpu-auction"); its final searches hold the columns
+# in one block's registers, hence the cap (auction_dispatch.cu).
+AUCTION_MAX_COLUMNS = 8192
 # Integer costs spread wider than this many values per row or column have
 # few ties too and take the floating threshold.  On the H100 host
 # (benchmarks/results/h100/lsap-tiny-ties.md, costs in [0, kn]):
@@ -266,18 +272,26 @@ def _few_ties(c: np.ndarray) -> bool:
     return int(sample.max()) - int(sample.min()) > FEW_TIES_SPREAD * max(c.shape)
 
 
-def _resolve(n_elements: int, method: str, device, few_ties: bool = False
-             ) -> tuple[str, str, int]:
+def _auction_fits(shape) -> bool:
+    """gpu-auction's problems: square (its phases need them) and within its column cap."""
+    return shape[0] == shape[1] <= AUCTION_MAX_COLUMNS
+
+
+def _resolve(shape, method: str, device, few_ties: bool = False) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
-    threshold = GPU_MIN_FLOAT_ELEMENTS if few_ties else GPU_MIN_ELEMENTS
+    auction = few_ties and _auction_fits(shape)
+    threshold = GPU_MIN_FLOAT_ELEMENTS if few_ties and not auction else GPU_MIN_ELEMENTS
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=n_elements >= threshold)
-    if method == "auto":
+        method, device, CPU_METHODS, GPU_METHODS,
+        large_enough=shape[0] * shape[1] >= threshold)
+    if method == "auto" and backend == "cuda":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
         # instances of paper 001's Tables 1 and 3 measured (the other: 0.091 s
         # vs 0.089 s; benchmarks/results/h100/lsap-lapx.md).
-        method = "gpu-tree" if backend == "cuda" else "omp-tree"
+        method = "gpu-auction" if auction else "gpu-tree"
+    elif method == "auto":
+        method = "omp-tree"
     return method, backend, ordinal
 
 
@@ -360,13 +374,13 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         from ._lsap_device import solve_on_device
         return solve_on_device(cost_matrix, maximize, method, device, threads, METHODS,
                                GPU_METHODS, _METHOD_CODES, (AssignmentResult, AssignmentStats),
-                               exact_ints=exact_ints)
+                               _auction_fits, exact_ints=exact_ints)
     start = time.perf_counter()
     n_threads = check_threads(threads)
     c = _as_cost_array(cost_matrix)
     _check_2d(c)
     maximize = bool(maximize)
-    method, backend, ordinal = _resolve(c.size, method, device, _few_ties(c))
+    method, backend, ordinal = _resolve(c.shape, method, device, _few_ties(c))
     if c.shape[0] == 0 or c.shape[1] == 0:
         return _empty_result(c, method, backend, ordinal, start)
     try:
@@ -417,11 +431,13 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         "omp-tree": Date & Nagi's alternating-tree Hungarian algorithm on
         the CPU with OpenMP; "gpu-tree" / "gpu-classic": their GPU
         alternating-tree and classical variants (paper 001); "gpu-auction":
-        Bertsekas' epsilon-scaling auction on the GPU (square problems),
-        Jonker-Volgenant's augmenting row reduction, then exact shortest
-        augmenting paths, in float64 (integers exactly while
-        ``max(n_rows, n_cols, 8) * max|c| <= 2**50``; larger ones go to
-        gpu-tree's int64 solve).  "auto" picks by device.
+        Bertsekas' epsilon-scaling auction on the GPU (square problems;
+        asynchronous bids), Jonker-Volgenant's augmenting row reduction,
+        then exact shortest augmenting paths, in float64 (integers exactly
+        while ``max(n_rows, n_cols, 8) * max|c| <= 2**50``; larger ones go
+        to gpu-tree's int64 solve); at most 8192 columns.  "auto" picks by
+        device: on a GPU, gpu-auction for square problems with few ties
+        (floats, widely spread integers), else gpu-tree.
     device : {"auto", "cpu", "cuda", "cuda:N"}
         "auto" uses a GPU when one is usable and the matrix is large enough
         to gain from it.  Asking for a GPU that is not there raises

@@ -106,7 +106,7 @@ def _fits_int64(max_abs: int, shape) -> bool:
 
 
 def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu_methods,
-                    method_codes, result_types, *, exact_ints: bool):
+                    method_codes, result_types, auction_fits, *, exact_ints: bool):
     """`_lsap._solve` for a cost matrix in GPU memory; returns an
     AssignmentResult whose arrays are of the caller's kind on its device.
     Integer costs too large for an exact int64 solve raise OverflowError
@@ -124,7 +124,8 @@ def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu
                          f"cuda:{a.device}; use a GPU method ({', '.join(gpu_methods)}) or "
                          f"'auto'")
     _device.resolve(f"cuda:{a.device}", large_enough=True)  # RuntimeError without CUDA
-    method = "gpu-tree" if method == "auto" else method
+    if method == "auto":  # as _lsap._resolve: floats have few ties
+        method = "gpu-auction" if a.dtype.kind == "f" and auction_fits(a.shape) else "gpu-tree"
     result, stats_type = result_types
     dtype = _work_dtype(a)
     x = a.obj if a.dtype.name == dtype else _as_dtype(a.obj, a.kind, dtype)

@@ -45,12 +45,15 @@ bool exact_in_float64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n
 }
 
 schedule default_schedule() {
-  // theta = 8: Bertsekas reports 4-10 as good for dense problems; final eps
-  // C / n^2; caps: a phase takes a few bids per row (about 32 per row over
-  // all phases at n = 1000, lsap-floats.md at 683a06f), so 1024 per row only
-  // stops a runaway price war, and eps = 0 rounds only help while they make
-  // progress.
-  schedule s{8.0, 1.0, 1024, 64, 0};
+  // Measured on the H100 host (uniform costs, n = 1000-5000, whole call
+  // from GPU memory; benchmarks/NOTES.md, "gpu-auction"): theta 3 (4 and 5
+  // within 1.3x; 8 and 16 2-7x slower: the searches from coarser prices run
+  // long), final eps C / n^2, phases ending at 16 free rows (0: 3-14x
+  // slower, the last rows bouncing along eviction chains one bid at a time;
+  // 64-256: more and longer searches).  Caps: a phase takes a few bids per
+  // row (13-40 per row over all phases), so 1024 per row only stops a
+  // runaway price war, and eps = 0 rounds only help while they make progress.
+  schedule s{3.0, 1.0, 1024, 64, 16};
   if (const char* env = std::getenv("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;
     const int got = std::sscanf(env, "%lf,%lf,%d,%d,%d", &t.theta, &t.final_divisor,

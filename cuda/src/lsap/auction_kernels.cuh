@@ -14,7 +14,10 @@
 // 1. Scale: C = the largest finite |c| (one pass, which also resets the state).
 // 2. Square problems (0 < C < 2^900): epsilon-scaling phases (Bertsekas 1988), eps from C/theta
 //    down to the final eps, divided by theta each phase; each phase frees
-//    every row and runs until all are assigned (or a bid cap).  The phases
+//    every row and runs until at most schedule::phase_free rows are free
+//    (or a bid cap): the last free rows of a phase bounce along long
+//    eviction chains one bid at a time, and the exact steps below place
+//    them faster.  The phases
 //    are asynchronous (Bertsekas & Castanon 1991): one warp per free row
 //    finds its best x (w1 at j1) and second best (w2) and bids
 //    v_j1 - (w2 - w1) - eps by one atomicCAS on column j1's record (v and
