@@ -4,8 +4,8 @@ Suites (all seeded):
   table1  n = 500 ... 5000, integer costs in [0, n]              (paper 001, Table 1)
   table3  n = 5000 ... 20000 x costs in [0, n/10], [0, n], [0, 10n] (paper 001, Table 3)
   float   uniform float64 costs in [0, 1)
-  floats  n = 1000, 2000, 5000, 10000, uniform costs in [0, 1) as float32 and as
-          float64 (gpu-auction's targets; pick columns with --configs)
+  floats  n = 600, 1000, 2000, 5000, 10000, uniform costs in [0, 1) as float32 and
+          as float64 (gpu-auction's targets; pick columns with --configs)
   rect    n x 2n, integer costs in [0, n]
   ties    n = 500 ... 5000, integer costs in [0, kn] for k = 1, 10, ..., 10^4
   orlib   OR-Library assign500/600/700 (MATCHFLOW_DATA/orlib), when present
@@ -81,7 +81,7 @@ def instances(suites, data_dir):
         for n in (1000, 5000, 10000):
             yield f"float[0,1) n={n}", (lambda n=n: np.random.default_rng(n).random((n, n)))
     if "floats" in suites:
-        for n in (1000, 2000, 5000, 10000):
+        for n in (600, 1000, 2000, 5000, 10000):
             for dtype in (np.float32, np.float64):
                 yield (f"{np.dtype(dtype).name}[0,1) n={n}",
                        lambda n=n, d=dtype: np.random.default_rng(n).random((n, n)).astype(d))
