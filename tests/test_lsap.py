@@ -809,7 +809,7 @@ def test_threads_do_not_change_the_answer(threads):
 def test_gil_is_released():
     """A Python thread keeps running while another solves."""
     c = np.random.default_rng(9).random((1200, 1200))
-    assert_gil_released(lambda: solve_assignment(c, threads=1), min_seconds=0.01)
+    assert_gil_released(lambda: solve_assignment(c, device="cpu", threads=1), min_seconds=0.01)
 
 
 # ---- OR-Library instances (../shared/data/orlib), optima published in assignopt.txt
