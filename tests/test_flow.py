@@ -146,6 +146,21 @@ def test_source_capacity_bound():
     # The self loop carries no flow, so it does not count.
     under = sp.csr_array(np.array([[2**62, big, big - 1], [0, 0, 0], [0, 0, 0]]))
     assert _flow._checked(under, 0, 2).n_arcs == 3  # 2**62 - 1 leaves the source
+    # A total past int64 (summed in 31-bit halves): reported exactly.
+    wide = sp.csr_array(np.array([[0, 2**62, 2**62, 2**62], [0] * 4, [0] * 4, [0] * 4]))
+    with pytest.raises(ValueError, match=f"total capacity {3 * 2**62}; "):
+        maximum_flow(wide, 0, 3)
+
+
+def test_negative_capacity_named_first_in_large_graph():
+    """The first negative arc is named, also where the check runs in parallel."""
+    n = 1 << 17
+    caps = np.ones(n, dtype=np.int64)
+    caps[[n - 70_000, n - 5]] = [-7, -3]
+    g = sp.csr_array((caps, (np.zeros(n, dtype=np.int64), np.arange(n))), shape=(n, n))
+    with pytest.raises(ValueError, match=rf"non-negative; arc \(0, {n - 70_000}\) has "
+                                         r"capacity -7$"):
+        solve_flow(g, 0, 1)
 
 
 @pytest.mark.parametrize("source, sink", [(0.0, 1), (0, "1"), (None, 1)])
