@@ -473,6 +473,24 @@ def test_flow_matrix_routes_agree(scale, threads):
 
 @pytest.mark.cuda
 @_no_cuda
+def test_gpu_large_flow_matrix():
+    """A device-built flow matrix of 2.25M entries (18 MB of data, 9 MB of
+    indices, a 4.5 MB indptr, most flows nonzero) comes back through staged
+    chunks (cuda/src/common/host_copy.cuh): SciPy's pattern, a maximum flow."""
+    from test_flow_gpu import grid_network
+    n, (ptr, heads, caps), s, t = grid_network(750, 750, seed=3)
+    g = sp.csr_array((caps, heads, ptr), shape=(n, n))
+    res = solve_flow(g, s, t, method="gpu-pr", device="cuda")
+    net = _flow._checked(g, s, t)
+    want = _flow_matrix_reference(net, np.zeros(net.n_arcs, dtype=np.int64), True)
+    for attr in ("indptr", "indices"):
+        assert_array_equal(getattr(res.flow, attr), getattr(want, attr))
+    assert np.count_nonzero(res.flow.data) > res.flow.nnz // 2
+    assert_max_flow(g, s, t, res, solve_flow(g, s, t, method="pr", return_flow=False).flow_value)
+
+
+@pytest.mark.cuda
+@_no_cuda
 @pytest.mark.parametrize("seed", range(4))
 def test_gpu_flow_matrix_is_scipys(seed):
     """gpu-pr builds the flow matrix on the device: SciPy's pattern and
