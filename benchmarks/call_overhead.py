@@ -16,9 +16,13 @@ by own time.
 
     python benchmarks/call_overhead.py [--log2 20] [--repeat 7] [--device-input] [--flow]
 
---flow: for flow-suite instances, the median whole `solve_flow` call (gpu-pr)
-split into validation (`_checked`), the core call (its stats: setup,
-transfer, phases) and SciPy's flow matrix (`_flow_matrix`).
+--flow: for flow-suite instances, the median whole `solve_flow` call (gpu-pr,
+or --flow-method) split into validation (`_checked`), the core call (its
+stats: setup, transfer, phases), SciPy's flow matrix (`_flow_matrix`) and
+the rest, each part timed inside the same calls as the total.
+
+    python benchmarks/call_overhead.py --flow [--flow-method pr --threads 2]
+                                       [--instances grid road] [--repeat 3]
 """
 from __future__ import annotations
 
@@ -96,30 +100,77 @@ def report_device(name, graph, method, repeat):
           flush=True)
 
 
-def report_flow(name, inst, repeat):
+def _timed_calls(module, names, call, repeat: int) -> list[dict]:
+    """`repeat` calls (after a warm-up), each with the wall time of every
+    function in `names` of `module` it ran (wrapped for the duration) and
+    its own total: parts and total come from the same call, so their
+    difference is what ran outside the parts (separately taken medians
+    differ by the calls' own variation)."""
+    saved = {name: getattr(module, name) for name in names}
+    parts: dict = {}
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                parts[name] = parts.get(name, 0.0) + time.perf_counter() - t0
+        return wrapper
+
+    rows = []
+    try:
+        for name, fn in saved.items():
+            setattr(module, name, timed(name, fn))
+        last = call()  # warm-up
+        for _ in range(repeat):
+            parts.clear()
+            del last  # the previous result is freed outside the timing
+            t0 = time.perf_counter()
+            last = call()
+            rows.append(dict(parts, total=time.perf_counter() - t0, stats=last.stats))
+    finally:
+        for name, fn in saved.items():
+            setattr(module, name, fn)
+    return rows
+
+
+def report_flow(name, inst, repeat, method="gpu-pr", threads=None):
+    """Medians over calls of the whole call and of its parts, each call's
+    parts timed inside it: validation (`_checked`), the core call
+    (`_solve`; its stats: setup, transfer, phases), SciPy's flow matrix
+    (`_flow_matrix`: on the GPU path only its wrapping, built in transfer)
+    and the rest of the call ("Python": method and device choice, stats,
+    result)."""
     from matchflow import _flow
-    call = lambda: _flow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr")  # noqa: E731
-    total, _ = median_seconds(call, repeat)
-    check, net = median_seconds(lambda: _flow._checked(inst.graph, inst.source, inst.sink),
-                                repeat)
-    core, (_, arc_flow, _, s, built) = median_seconds(
-        lambda: _flow._solve(net, "gpu-pr", 0, _flow._Tuning()), repeat)
-    matrix, _ = median_seconds(lambda: _flow._flow_matrix(net, arc_flow, True, built=built),
-                               repeat)
-    cells = "  ".join(f"{k} {s['seconds_' + k] * 1e3:.1f}"
-                      for k in ("setup", "transfer", "phase1", "phase2"))
-    print(f"{name:<40} total {total * 1e3:7.1f} ms = validate {check * 1e3:.1f} + core "
-          f"{core * 1e3:.1f} + flow matrix {matrix * 1e3:.1f} (+ Python "
-          f"{(total - check - core - matrix) * 1e3:.1f}); core: {cells}", flush=True)
+    call = lambda: _flow.solve_flow(inst.graph, inst.source, inst.sink,  # noqa: E731
+                                    method=method, threads=threads)
+    rows = _timed_calls(_flow, ("_checked", "_solve", "_flow_matrix"), call, repeat)
+    for r in rows:
+        r["python"] = r["total"] - r["_checked"] - r["_solve"] - r.get("_flow_matrix", 0.0)
+        for k in ("setup", "transfer", "phase1", "phase2"):
+            r[k] = getattr(r["stats"], "seconds_" + k)
+    med = {k: statistics.median(r.get(k, 0.0) for r in rows) * 1e3
+           for k in ("total", "_checked", "_solve", "_flow_matrix", "python",
+                     "setup", "transfer", "phase1", "phase2")}
+    cells = "  ".join(f"{k} {med[k]:.1f}" for k in ("setup", "transfer", "phase1", "phase2"))
+    print(f"{name:<40} total {med['total']:7.1f} ms = validate {med['_checked']:.1f} + core "
+          f"{med['_solve']:.1f} + flow matrix {med['_flow_matrix']:.1f} (+ Python "
+          f"{med['python']:.1f}); core: {cells}", flush=True)
 
 
-def flow_main(repeat: int) -> None:
+def flow_main(repeat: int, method: str, threads, names) -> None:
     from matchflow.generators import flow
-    instances = [flow.acyclic_dense(1000, seed=0), flow.grid_flow(1024, 1024, seed=0)[0],
-                 flow.segmentation_grid(1024, 1024, seed=0), flow.rmat_flow(18, seed=0)[0],
-                 flow.road_flow(1024, p_delete=0.35, seed=0)[0], flow.delaunay_flow(1 << 20, seed=0)[0]]
-    for inst in instances:
-        report_flow(inst.name, inst, repeat)
+    instances = {
+        "ac": lambda: flow.acyclic_dense(1000, seed=0),
+        "grid": lambda: flow.grid_flow(1024, 1024, seed=0)[0],
+        "segmentation": lambda: flow.segmentation_grid(1024, 1024, seed=0),
+        "rmat": lambda: flow.rmat_flow(18, seed=0)[0],
+        "road": lambda: flow.road_flow(1024, p_delete=0.35, seed=0)[0],
+        "delaunay": lambda: flow.delaunay_flow(1 << 20, seed=0)[0]}
+    for key in names or instances:
+        inst = instances[key]()
+        report_flow(inst.name, inst, repeat, method, threads)
 
 
 def profile(graph, method):
@@ -139,11 +190,15 @@ def main() -> None:
     p.add_argument("--log2", type=int, default=20)
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--flow", action="store_true", help="maximum flow instead of matching")
+    p.add_argument("--flow-method", default="gpu-pr", help="--flow: the method (default gpu-pr)")
+    p.add_argument("--threads", type=int, default=None, help="--flow: OpenMP threads")
+    p.add_argument("--instances", nargs="*", default=None,
+                   help="--flow: some of ac grid segmentation rmat road delaunay (default all)")
     p.add_argument("--device-input", action="store_true",
                    help="also time the graphs from GPU memory (CuPy CSR)")
     args = p.parse_args()
     if args.flow:
-        flow_main(args.repeat)
+        flow_main(args.repeat, args.flow_method, args.threads, args.instances)
         return
     n = 1 << args.log2
     graphs = {"uniform": generators.uniform_random(n, degree=3, seed=0),

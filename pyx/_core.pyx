@@ -127,6 +127,15 @@ def validate_compressed(const int64_t[::1] ptr, const index_t[::1] ids, int64_t 
     _check(st)
 
 
+def find_negative(const int64_t[::1] values):
+    """Index of the first negative value, or -1 (one parallel pass)."""
+    cdef int64_t found
+    cdef const int64_t* first = &values[0] if values.shape[0] > 0 else NULL
+    with nogil:
+        found = first_negative(first, values.shape[0], 0)
+    return found
+
+
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
              int n_cols, int method, int init, int threads, double relabel_k,
              int bfs_kernel, int thread_layout, int device, bint paper_structure):

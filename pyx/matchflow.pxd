@@ -51,6 +51,7 @@ cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
                             int64_t nnz, int64_t n_minor, int threads)
     status check_compressed(const int64_t* ptr, int64_t n_major, const int64_t* ids,
                             int64_t nnz, int64_t n_minor, int threads)
+    int64_t first_negative(const int64_t* values, int64_t n, int threads)
 
 
 cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:

@@ -146,6 +146,21 @@ def test_source_capacity_bound():
     # The self loop carries no flow, so it does not count.
     under = sp.csr_array(np.array([[2**62, big, big - 1], [0, 0, 0], [0, 0, 0]]))
     assert _flow._checked(under, 0, 2).n_arcs == 3  # 2**62 - 1 leaves the source
+    # A total past int64 (summed in 31-bit halves): reported exactly.
+    wide = sp.csr_array(np.array([[0, 2**62, 2**62, 2**62], [0] * 4, [0] * 4, [0] * 4]))
+    with pytest.raises(ValueError, match=f"total capacity {3 * 2**62}; "):
+        maximum_flow(wide, 0, 3)
+
+
+def test_negative_capacity_named_first_in_large_graph():
+    """The first negative arc is named, also where the check runs in parallel."""
+    n = 1 << 17
+    caps = np.ones(n, dtype=np.int64)
+    caps[[n - 70_000, n - 5]] = [-7, -3]
+    g = sp.csr_array((caps, (np.zeros(n, dtype=np.int64), np.arange(n))), shape=(n, n))
+    with pytest.raises(ValueError, match=rf"non-negative; arc \(0, {n - 70_000}\) has "
+                                         r"capacity -7$"):
+        solve_flow(g, 0, 1)
 
 
 @pytest.mark.parametrize("source, sink", [(0.0, 1), (0, "1"), (None, 1)])
@@ -454,6 +469,24 @@ def test_flow_matrix_routes_agree(scale, threads):
                 assert getattr(got, attr).dtype == getattr(want, attr).dtype, attr
                 assert_array_equal(getattr(got, attr), getattr(want, attr))
         assert_array_equal(flow, before)  # the core's array is not modified
+
+
+@pytest.mark.cuda
+@_no_cuda
+def test_gpu_large_flow_matrix():
+    """A device-built flow matrix of 2.25M entries (18 MB of data, 9 MB of
+    indices, a 4.5 MB indptr, most flows nonzero) comes back through staged
+    chunks (cuda/src/common/host_copy.cuh): SciPy's pattern, a maximum flow."""
+    from test_flow_gpu import grid_network
+    n, (ptr, heads, caps), s, t = grid_network(750, 750, seed=3)
+    g = sp.csr_array((caps, heads, ptr), shape=(n, n))
+    res = solve_flow(g, s, t, method="gpu-pr", device="cuda")
+    net = _flow._checked(g, s, t)
+    want = _flow_matrix_reference(net, np.zeros(net.n_arcs, dtype=np.int64), True)
+    for attr in ("indptr", "indices"):
+        assert_array_equal(getattr(res.flow, attr), getattr(want, attr))
+    assert np.count_nonzero(res.flow.data) > res.flow.nnz // 2
+    assert_max_flow(g, s, t, res, solve_flow(g, s, t, method="pr", return_flow=False).flow_value)
 
 
 @pytest.mark.cuda

@@ -1,4 +1,5 @@
-// check_compressed: one parallel pass over the ids and the offsets.
+// check_compressed: one parallel pass over the ids and the offsets;
+// first_negative: one over the values.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -63,6 +64,18 @@ status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::in
 status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::int64_t* ids,
                         offset_t nnz, std::int64_t n_minor, int threads) noexcept {
   return check(ptr, n_major, ids, nnz, n_minor, threads);
+}
+
+std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept {
+  const int team = detail::team_size(threads);
+  // The OR of all values has the sign bit iff one is negative: a reduction
+  // that vectorizes with plain SSE2 (an int64 min does not, before AVX-512).
+  std::uint64_t bits = 0;
+#pragma omp parallel for num_threads(team) if (n >= parallel_min) schedule(static) \
+    reduction(| : bits)
+  for (std::int64_t i = 0; i < n; ++i) bits |= std::uint64_t(values[i]);
+  if (std::int64_t(bits) >= 0) return -1;
+  return std::find_if(values, values + n, [](std::int64_t v) { return v < 0; }) - values;
 }
 
 }  // namespace matchflow

@@ -175,8 +175,8 @@ def _int64_capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> n
         raise ValueError(f"graph capacities must fit in int64; arc {_arc_name(arc, ptr, heads)} "
                          f"has capacity {int(data[arc])}")
     caps = np.ascontiguousarray(data, dtype=np.int64)
-    if caps.size and caps.min() < 0:
-        arc = int(np.argmax(caps < 0))
+    arc = _core.find_negative(caps)  # in parallel (NumPy's min is one thread)
+    if arc >= 0:
         raise ValueError(f"graph capacities must be non-negative; arc "
                          f"{_arc_name(arc, ptr, heads)} has capacity {int(caps[arc])}")
     return caps
@@ -189,9 +189,19 @@ def _arc_name(arc: int, ptr: np.ndarray, heads: np.ndarray) -> str:
 
 def _source_capacity(ptr, heads, caps, source: int) -> int:
     """Exact total capacity of the arcs leaving the source (self loops carry
-    no flow): summed in two 31-bit halves so that NumPy cannot overflow."""
+    no flow).  One int64 sum where no partial sum can overflow (count times
+    the largest capacity fits: the common case, and the source of a
+    segmentation grid has an arc to every pixel), else summed in two 31-bit
+    halves so that NumPy cannot overflow."""
     lo, hi = int(ptr[source]), int(ptr[source + 1])
-    out = caps[lo:hi][heads[lo:hi] != source]
+    out = caps[lo:hi]
+    loops = heads[lo:hi] == source
+    if loops.any():
+        out = out[~loops]
+    if out.size == 0:
+        return 0
+    if int(out.max()) <= _INT64_MAX // out.size:
+        return int(out.sum())
     return (int(np.sum(out >> 31)) << 31) + int(np.sum(out & (2**31 - 1)))
 
 

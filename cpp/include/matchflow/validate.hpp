@@ -1,4 +1,5 @@
-// Structural validation of sparse patterns, shared by every backend.
+// Structural validation of sparse patterns, shared by every backend, and the
+// O(nnz) check of a flow network's capacities.
 //
 // The Python layer does the O(1) checks (shape, lengths, ptr[0] == 0) with
 // SciPy's own messages and calls these for the O(nnz) pass, which SciPy's
@@ -22,5 +23,11 @@ status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::in
                         offset_t nnz, std::int64_t n_minor, int threads) noexcept;
 status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::int64_t* ids,
                         offset_t nnz, std::int64_t n_minor, int threads) noexcept;
+
+/// Index of the first negative entry of `values[0, n)`, or -1: one parallel
+/// pass (the capacity check of a flow network; NumPy's min is sequential).
+///
+/// @param threads  OpenMP threads; 0 = the OpenMP default
+std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept;
 
 }  // namespace matchflow

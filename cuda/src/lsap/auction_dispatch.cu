@@ -24,7 +24,7 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
-#include "common/staged_upload.cuh"
+#include "common/host_copy.cuh"
 #include "lsap/auction_kernels.cuh"
 #include "lsap/cost_upload.cuh"
 #include "matchflow/cuda/entry.hpp"

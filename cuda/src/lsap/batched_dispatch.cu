@@ -10,7 +10,7 @@
 // result arrays; nothing goes through the host but one status per problem.
 // From host memory: small stacks are copied in one piece,
 // then solved.  Larger ones go in up to about eight chunks of whole
-// problems through pinned staging (common/staged_upload.cuh, host threads
+// problems through pinned staging (common/host_copy.cuh, host threads
 // filling one chunk while the previous one is on the bus), each chunk's
 // solve queued as soon as its copy is (on a stream of its own, so that a
 // chunk's kernel never waits for another's): the call then costs about the
@@ -29,7 +29,7 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
-#include "common/staged_upload.cuh"
+#include "common/host_copy.cuh"
 #include "lsap/batched_kernels.cuh"
 #include "lsap/batched_launch.cuh"
 #include "matchflow/cuda/entry.hpp"
@@ -155,19 +155,6 @@ constexpr std::size_t min_chunk_bytes = std::size_t(1) << 20;
 constexpr std::size_t max_chunk_bytes = std::size_t(32) << 20;
 constexpr int max_lanes = 16;  ///< streams of the chunks' solves
 
-/// Pinned staging kept for the process (never freed: pinned allocation is
-/// slow, and a static's destructor would run after the CUDA runtime's).
-/// One caller at a time; a concurrent one gets its own buffer.
-struct pinned_cache {
-  std::mutex m;
-  std::unique_ptr<pinned_buffer> buffer;
-  std::size_t bytes = 0;
-};
-pinned_cache& staging_cache() {
-  static auto* cache = new pinned_cache;
-  return *cache;
-}
-
 /// Problems per chunk: about an eighth of the stack, within
 /// [min_chunk_bytes, max_chunk_bytes], whole problems.
 std::int64_t chunk_problems(std::int64_t batch, std::size_t problem_bytes) {
@@ -188,22 +175,8 @@ void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T*
   const std::int64_t n_chunks = (batch + per_chunk - 1) / per_chunk;
   const std::size_t stage_bytes = static_cast<std::size_t>(per_chunk) * problem_bytes;
 
-  pinned_cache& cache = staging_cache();
-  std::unique_lock<std::mutex> lock(cache.m, std::try_to_lock);
-  std::unique_ptr<pinned_buffer> own;
-  char* base = nullptr;
-  if (lock.owns_lock()) {
-    if (cache.bytes < 2 * stage_bytes) {
-      cache.buffer.reset();
-      cache.bytes = 0;
-      cache.buffer = std::make_unique<pinned_buffer>(2 * stage_bytes);
-      cache.bytes = 2 * stage_bytes;
-    }
-    base = cache.buffer->data();
-  } else {
-    own = std::make_unique<pinned_buffer>(2 * stage_bytes);
-    base = own->data();
-  }
+  staging_lease lease(2 * stage_bytes);  // kept between calls
+  char* const base = lease.data();
   char* const stage[2] = {base, base + stage_bytes};
 
   const int n_lanes = static_cast<int>(std::min<std::int64_t>(n_chunks, max_lanes));

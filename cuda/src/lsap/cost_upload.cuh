@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/error.cuh"
-#include "common/staged_upload.cuh"
+#include "common/host_copy.cuh"
 #include "matchflow/lsap.hpp"
 
 namespace matchflow::cuda {

@@ -45,7 +45,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/launch.cuh"
-#include "common/staged_upload.cuh"
+#include "common/host_copy.cuh"
 #include "lsap/cost_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
 #include "matchflow/cuda/entry.hpp"

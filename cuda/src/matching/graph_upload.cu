@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "common/error.cuh"
+#include "common/host_copy.cuh"
 #include "common/launch.cuh"
 #include "matching/graph_upload_kernels.cuh"
 
@@ -84,77 +85,6 @@ std::size_t transpose_temp_bytes(vertex_t n, offset_t nnz) {
 }
 
 // ---- host -> device copies ---------------------------------------------------
-
-/// Copies of at least this many bytes page-lock the host range first
-/// (cudaHostRegister).  Measured on the H100 host (uniform 2^22, the 84 MB
-/// CSR, median of 5): 8.0 ms registered, 12.8-18.3 ms pageable, 35.0 ms
-/// through our own double-buffered 8 MB pinned chunks (memcpy-bound).
-constexpr std::size_t large_copy = std::size_t(4) << 20;
-
-/// Page-locks a host range for the lifetime of the object (RAII); when the
-/// range cannot be registered (e.g. already registered) it stays pageable.
-class host_registration {
- public:
-  host_registration(const void* p, std::size_t n) {
-    if (cudaHostRegister(const_cast<void*>(p), n, cudaHostRegisterDefault) == cudaSuccess) {
-      p_ = const_cast<void*>(p);
-    } else {
-      cudaGetLastError();  // not sticky: clear it, the copy goes pageable
-    }
-  }
-  ~host_registration() {
-    if (p_) cudaHostUnregister(p_);
-  }
-  host_registration(const host_registration&) = delete;
-  host_registration& operator=(const host_registration&) = delete;
-
- private:
-  void* p_ = nullptr;
-};
-
-/// Large copies are page-locked and sent in pieces of about this many bytes,
-/// cut at page boundaries (no page is registered twice): each piece's DMA
-/// runs while the next piece is page-locked, instead of after the whole
-/// range is.  Not measured yet against one registration of the whole range
-/// (benchmarks/call_overhead.py shows the transfer time).
-constexpr std::size_t copy_piece = std::size_t(16) << 20;
-constexpr std::uintptr_t page_bytes = 4096;
-
-template <class T>
-void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
-  const std::size_t bytes = n * sizeof(T);
-  if (bytes == 0) return;
-  if (bytes < large_copy) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
-    return;
-  }
-  const char* src = reinterpret_cast<const char*>(h_src);
-  char* dst = reinterpret_cast<char*>(d_dst);
-  const auto base = reinterpret_cast<std::uintptr_t>(src);
-  std::vector<std::unique_ptr<host_registration>> pieces;
-  for (std::size_t done = 0; done < bytes;) {
-    const std::uintptr_t cut = (base + done + copy_piece) & ~(page_bytes - 1);
-    const std::size_t end = std::min<std::size_t>(bytes, cut - base);
-    pieces.push_back(std::make_unique<host_registration>(src + done, end - done));
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + done, src + done, end - done,
-                                       cudaMemcpyHostToDevice, s));
-    done = end;
-  }
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registrations end
-}
-
-template <class T>
-void copy_d2h(T* h_dst, const device_buffer<T>& src, std::size_t n, cudaStream_t s) {
-  const std::size_t bytes = n * sizeof(T);
-  if (bytes == 0) return;
-  if (bytes < large_copy) {
-    src.copy_to_host(h_dst, n, s);
-    return;
-  }
-  host_registration reg(h_dst, bytes);
-  src.copy_to_host(h_dst, n, s);
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registration ends
-}
 
 // ---- the steps ---------------------------------------------------------------
 

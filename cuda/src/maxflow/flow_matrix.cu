@@ -16,6 +16,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/launch.cuh"
+#include "common/host_copy.cuh"
 #include "maxflow/flow_matrix.cuh"
 
 namespace matchflow::cuda {
@@ -123,14 +124,11 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   long long entries = 0;
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&entries, count.data(), sizeof(entries),
                                      cudaMemcpyDeviceToHost, s));
-  d_indptr.copy_to_host(indptr, std::size_t(f.n + 1), s);
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(indices, columns, sizeof(vertex_t) * std::size_t(entries),
-                                     cudaMemcpyDeviceToHost, s));
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(data, values.Alternate(),
-                                     sizeof(capacity_t) * std::size_t(entries),
-                                     cudaMemcpyDeviceToHost, s));
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  // 12 bytes per entry into fresh pageable arrays: staged (common/host_copy.cuh).
+  staged_download(indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1), s);
+  staged_download(indices, columns, sizeof(vertex_t) * std::size_t(entries), s);
+  staged_download(data, values.Alternate(), sizeof(capacity_t) * std::size_t(entries), s);
   *nnz = entries;
   return true;
 }

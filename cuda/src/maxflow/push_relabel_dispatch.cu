@@ -81,6 +81,7 @@
 #include "common/error.cuh"
 #include "common/pinned.cuh"
 #include "common/launch.cuh"
+#include "common/host_copy.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
 #include "maxflow/flow_matrix.cuh"
@@ -460,9 +461,9 @@ void ecl_solver::run() {
   phase_clock clock(stream_);
   allocate();
   stats_->seconds_setup += clock.mark();
-  ptr_.copy_from_host(net_.ptr, std::size_t(n_ + 1), stream_);
-  heads_.copy_from_host(net_.heads, std::size_t(m_), stream_);
-  caps_.copy_from_host(reinterpret_cast<const flow_t*>(net_.caps), std::size_t(m_), stream_);
+  copy_h2d(ptr_.data(), net_.ptr, std::size_t(n_ + 1), stream_);  // page-locked (host_copy.cuh)
+  copy_h2d(heads_.data(), net_.heads, std::size_t(m_), stream_);
+  copy_h2d(caps_.data(), reinterpret_cast<const flow_t*>(net_.caps), std::size_t(m_), stream_);
   stats_->seconds_transfer += clock.mark();
   build_reverse();
   stats_->seconds_setup += clock.mark();
@@ -487,7 +488,7 @@ void ecl_solver::run() {
                                      cudaMemcpyDeviceToHost, stream_));
   side_.copy_to_host(result_->source_side, std::size_t(n_), stream_);
   if (options_.return_flow && !flow_matrix() && result_->arc_flow != nullptr) {
-    flow_.copy_to_host(reinterpret_cast<flow_t*>(result_->arc_flow), std::size_t(m_), stream_);
+    staged_download(result_->arc_flow, flow_.data(), sizeof(flow_t) * std::size_t(m_), stream_);
   }
   stats_->seconds_transfer += clock.mark();
   result_->value = value;
