@@ -47,7 +47,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 
 import matchflow
-from matchflow._lsap import GPU_METHODS
+from matchflow._lsap import AUCTION_MAX_COLUMNS, GPU_METHODS
 
 try:  # optional: the lapx package (imported as `lap`)
     import lap as lapx
@@ -330,6 +330,9 @@ def bench_instance(name, cost, args, configs):
     for label, method, device, threads in configs:
         if label.endswith("/t1") and n > args.t1_max_n:
             continue
+        if method == "gpu-auction" and (cost.shape[0] != cost.shape[1]
+                                        or n > AUCTION_MAX_COLUMNS):
+            continue  # its cap (and auto would not pick it)
         if label.endswith("/cupy"):
             t, r = timed_device_input(cost, method, args.repeat)
         else:
