@@ -340,8 +340,9 @@ __device__ top2 scan_row(const params<S>& p, const column_record& rec, int i, in
 
 /// One asynchronous phase (step 2): every warp takes unstarted rows in turn
 /// and bids for the row it carries until that row's chain of evictions ends
-/// at a free column.  Returns when every row is assigned or the phase's bid
-/// cap is reached (ctl->capped; the rows then left free go to steps 3-5).
+/// at a free column.  Returns when at most schedule::phase_free rows are
+/// free, or the phase's bid cap is reached (ctl->capped: no further phase);
+/// the rows then left free go to steps 3-5.
 template <class S>
 __device__ void async_phase(const params<S>& p, const column_record& rec, double eps, double big,
                             unsigned long long bid_cap, int lane) {
@@ -375,7 +376,7 @@ __device__ void async_phase(const params<S>& p, const column_record& rec, double
       // its prices, and the next phase frees every row again).
       const bool done = p.n_rows - assigned <= p.sched.phase_free;
       next = done ? -2 : claim(p, rec, i, t, eps, big);
-      if (next == -1) atomicAdd(&ctl->assigned, 1);
+      if (next == -1) atomicAdd(&ctl->assigned, 1);  // (or infeasible: ctl->error ends the solve)
     }
     i = __shfl_sync(batched::full_mask, next, 0);
     if (i == -2) break;  // row i stays free
