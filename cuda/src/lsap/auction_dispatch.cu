@@ -9,9 +9,10 @@
 // checked; buffers are RAII; the memory need is checked before any
 // allocation.
 //
-// Schedule (theta, final eps, caps): the defaults below, not tuned on a GPU
-// yet.  MATCHFLOW_GPU_AUCTION="theta,final_divisor,phase_bids,arr_rounds[,phase_free]"
-// overrides them, for benchmarking the schedule only.
+// Schedule (theta, final eps, caps, phase end): the defaults below, from a
+// sweep on the H100 host.  MATCHFLOW_GPU_AUCTION=
+// "theta,final_divisor,phase_bids,arr_rounds[,phase_free]" overrides them,
+// for benchmarking the schedule only.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -42,6 +43,16 @@ using matchflow::detail::seconds_since;
 bool exact_in_float64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n_cols) {
   const auto n = static_cast<std::uint64_t>(std::max<std::int64_t>({n_rows, n_cols, 8}));
   return max_abs <= (std::uint64_t{1} << 50) / n;
+}
+
+/// Who solves int64 costs of max |c| = max_abs (int32 ones always fit: at
+/// most max_finish_columns columns).
+enum class int_route { auction, tree, overflow };
+
+int_route route_int64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n_cols) {
+  if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols)) return int_route::overflow;
+  // Exact in int64 but not in float64: the tree Hungarian solves these in int64.
+  return exact_in_float64(max_abs, n_rows, n_cols) ? int_route::auction : int_route::tree;
 }
 
 schedule default_schedule() {
@@ -105,11 +116,11 @@ struct buffers {
   }
 };
 
-/// Runs both kernels on costs already on the device (stored type S) and
-/// copies the results back; float64 duals into du, dv.
 /// The final searches' block holds at most this many columns in registers.
 constexpr std::int64_t max_finish_columns =
     std::int64_t(finish_threads) * batched::max_columns_per_thread;
+static_assert((std::int64_t{1} << 31) * max_finish_columns <= (std::int64_t{1} << 50),
+              "int32 costs are exact in float64 (exact_in_float64) at any allowed width");
 
 /// finish_kernel with the fewest columns per thread that covers n_cols.
 template <class S>
@@ -129,6 +140,8 @@ void launch_finish(const params<S>& p, cudaStream_t s) {
   MATCHFLOW_CUDA_CHECK_LAUNCH();
 }
 
+/// Runs both kernels on costs already on the device (stored type S) and
+/// copies the results back; float64 duals into du, dv.
 template <class S>
 status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integer, int device,
            buffers<S>& b, cudaStream_t strm, std::int64_t* col4row, std::vector<double>& du,
@@ -194,7 +207,7 @@ status deliver(const std::vector<double>& du, const std::vector<double>& dv, std
 
 /// Costs in the caller's GPU memory (lsap_options::cost_on_device): read
 /// where they are, on the caller's stream, with no copy (the auction only
-/// reads them).  Integer problems come with their max |c| in
+/// reads them).  int64 problems come with their max |c| in
 /// options.cost_max_abs, as int32 values where options.cost_int32.
 template <class In, class U>
 status solve_in_place(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
@@ -211,14 +224,12 @@ status solve_in_place(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
     result = run(cost, n_rows, n_cols, false, options.device, b, strm, col4row, du, dv, st);
   } else {
     const bool narrow = std::is_same_v<In, std::int32_t> || options.cost_int32;
-    const std::uint64_t max_abs =
-        std::is_same_v<In, std::int32_t> ? std::uint64_t{1} << 31 : options.cost_max_abs;
-    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
-      return fail(status::overflow, matchflow::detail::int_overflow_message);
-    if (!exact_in_float64(max_abs, n_rows, n_cols)) {
-      if constexpr (std::is_same_v<In, std::int64_t>)  // the tree Hungarian solves these in int64
+    if constexpr (std::is_same_v<In, std::int64_t>) {
+      const int_route route = route_int64(options.cost_max_abs, n_rows, n_cols);
+      if (route == int_route::overflow)
+        return fail(status::overflow, matchflow::detail::int_overflow_message);
+      if (route == int_route::tree)
         return gpu_hungarian(cost, n_rows, n_cols, true, options, col4row, u, v, stats);
-      return fail(status::invalid_input, "gpu-auction: int32 costs with more than 2^19 columns");
     }
     st.narrow_costs = narrow;
     if (narrow) {
@@ -265,19 +276,15 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
   if constexpr (std::is_same_v<In, std::int64_t>) {
     std::uint64_t max_abs = 0;
     narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm);
-    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
+    const int_route route = route_int64(max_abs, n_rows, n_cols);
+    if (route == int_route::overflow)
       return fail(status::overflow, matchflow::detail::int_overflow_message);
-    if (!exact_in_float64(max_abs, n_rows, n_cols)) {
-      // Exact in int64 but not in float64: the tree Hungarian solves these in int64.
+    if (route == int_route::tree) {
       d_cost = device_buffer<In>();
       return gpu_hungarian(cost, n_rows, n_cols, true, options, col4row, u, v, stats);
     }
   } else {
     upload_costs(d_cost.data(), cost, n_items, strm);
-    if constexpr (std::is_same_v<In, std::int32_t>) {
-      if (!exact_in_float64(std::uint64_t{1} << 31, n_rows, n_cols))
-        return fail(status::invalid_input, "gpu-auction: int32 costs with more than 2^19 columns");
-    }
   }
   st.seconds_transfer = seconds_since(t0);
   st.narrow_costs = narrow || std::is_same_v<In, std::int32_t>;
