@@ -1,15 +1,20 @@
-"""Per-phase seconds of solve_flow ("pr", "ppr@THREADS") on the flow suite's generators, and
-the solve alone of SciPy and OR-Tools (when importable), min of --repeat runs after a warm-up.
+"""Per-phase seconds of solve_flow ("pr", "ppr@THREADS", "gpu-pr") on the flow suite's generators,
+and the solve alone of SciPy and OR-Tools (when importable), min of --repeat runs after a warm-up.
 
     python benchmarks/flow_phases.py --instances ac gl seg del rmat grid road \\
         --methods pr ppr@16 ortools --repeat 2
 
+--env NAME=V1,V2,...: each matchflow method once per value of the environment variable NAME
+(a same-call A/B of a tuning knob, e.g. MATCHFLOW_GPU_PR_DISCHARGE=1,4,16).
+
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
-DAG n 1000, gl = GENRMF long a32, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
+DAG n 1000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
+wide 1024 x 1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup
 and both phases: validation, the flow matrix, Python.
 """
 import argparse
+import os
 import time
 
 import numpy as np
@@ -21,6 +26,9 @@ from matchflow.generators import flow as gen
 INSTANCES = {
     "ac": lambda: [gen.acyclic_dense(1000, seed=0)],
     "gl": lambda: [gen.genrmf_long(32, seed=0)],
+    "gw": lambda: [gen.genrmf_wide(64, seed=0)],
+    "wl": lambda: [gen.washington_rlg_long(512, seed=0)],
+    "ww": lambda: [gen.washington_rlg_wide(1024, seed=0)],
     "seg": lambda: [gen.segmentation_grid(1024, 1024, seed=0)],
     "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),
     "rmat": lambda: gen.rmat_flow(18, k=1, seed=0),
@@ -65,7 +73,11 @@ def main():
     ap.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=list(INSTANCES))
     ap.add_argument("--methods", nargs="+", default=["pr", "ppr"])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--env", default=None, metavar="NAME=V1,V2",
+                    help="run each matchflow method once per value of this variable")
     args = ap.parse_args()
+    env_name, _, values = (args.env or "").partition("=")
+    settings = [(env_name, v) for v in values.split(",")] if args.env else [(None, None)]
     for key in args.instances:
         for inst in INSTANCES[key]():
             g, s, t = inst.graph, int(inst.source), int(inst.sink)
@@ -75,16 +87,25 @@ def main():
                     sec, value = peer(method, g, s, t, args.repeat)
                     print(f"{head} total {sec:.4f} value {value}", flush=True)
                     continue
-                name, _, threads = method.partition("@")
-                runs = [matchflow.solve_flow(g, s, t, method=name, device="cpu",
-                                             threads=int(threads) if threads else None)
-                        for _ in range(args.repeat + 1)][1:]
-                st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
-                other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
-                print(f"{head} total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
-                      f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
-                      f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
-                      f"rounds {st.iterations}", flush=True)
+                for name, value in settings:
+                    if name:
+                        os.environ[name] = value
+                    label = f"{head}{f' {name}={value}' if name else ''}"
+                    print(f"{label} {phases(g, s, t, method, args.repeat)}", flush=True)
+
+
+def phases(g, s, t, method, repeat):
+    name, _, threads = method.partition("@")
+    runs = [matchflow.solve_flow(g, s, t, method=name,
+                                 device="cuda" if name.startswith("gpu") else "cpu",
+                                 threads=int(threads) if threads else None)
+            for _ in range(repeat + 1)][1:]
+    st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
+    other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
+    return (f"total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
+            f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
+            f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
+            f"rounds {st.iterations}")
 
 
 if __name__ == "__main__":
