@@ -74,8 +74,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -107,25 +105,12 @@ constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 using pinned_control = pinned_value<control>;
 
-/// Discharge steps per visit of the tuned variant (ecl::discharge; the
-/// paper's Algorithm 5 is 1).  MATCHFLOW_GPU_PR_DISCHARGE=k overrides it
-/// for A/B runs.
-int discharge_steps() {
-  int steps = 1;
-  if (const char* env = std::getenv("MATCHFLOW_GPU_PR_DISCHARGE")) {
-    int k = 0;
-    if (std::sscanf(env, "%d", &k) == 1 && k >= 1 && k <= 1024) steps = k;
-  }
-  return steps;
-}
-
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
              flow_stats* stats)
       : net_(net), options_(options), result_(result), stats_(stats),
-        n_(net.n), m_(net.n_arcs()), paper_(options.paper_variant),
-        steps_(paper_ ? 1 : discharge_steps()) {}
+        n_(net.n), m_(net.n_arcs()), paper_(options.paper_variant) {}
 
   void run();
 
@@ -156,7 +141,6 @@ class ecl_solver {
   flow_stats* stats_;
   const std::int64_t n_, m_;
   const bool paper_;
-  const int steps_;  // discharge steps per visit (ecl::discharge)
 
   stream stream_;
   pinned_control host_ctl_;
@@ -379,7 +363,7 @@ int ecl_solver::collect_active(bool phase1) {
 
 void ecl_solver::launch_cycle(bool phase1, unsigned blocks) {
   ecl::push_relabel_kernel<<<blocks, threads_per_block, 0, stream_>>>(
-      g_, lists(), phase1, infinity(phase1), cycle_++, steps_, ctl_.data());
+      g_, lists(), phase1, infinity(phase1), cycle_++, ctl_.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
   advance(1);
@@ -422,12 +406,11 @@ int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
                        list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-                       infinity(phase1), cycle_, steps_, cycles, ecl::tail_max_list / 2,
-                       ctl_.data());
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-        infinity(phase1), cycle_, steps_, cycles, ctl_.data());
+        infinity(phase1), cycle_, cycles, ctl_.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
   count_launch();

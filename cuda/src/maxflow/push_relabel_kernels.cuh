@@ -70,9 +70,6 @@
 //    vertex of high degree one arc per cycle (on R-MAT, phase 2 took 5x
 //    phase 1: flow-suite.md, rmat18_s35067).  The least label comes from
 //    the warp's min-reduction; lane 0 lifts.  Both variants do this.
-//  * The tuned loop may let a warp take several push / lift steps of its
-//    vertex in one visit (discharge), as a sequential discharge does;
-//    Algorithm 5 is one step, the paper variant's choice.
 //  * Kernels take their list size from device memory and stride over it.
 //    The paper variant still launches exactly one warp per list entry; the
 //    tuned loop runs Algorithm 6's level loop and Algorithm 4's cycle loop
@@ -398,9 +395,7 @@ __device__ inline flow_t push_to_lowest(const graph_view& g, const list_view& l,
 /// the shuffle min-reduction), then the push (lines 10-15, to every lowest
 /// neighbour: push_to_lowest) or the lift (lines 17-21, lane 0).  Phase 2
 /// scans the reverse CSR only and pushes are Reduce operations (Algorithm 3).
-/// Returns (uniform over the warp) whether v is still active after it: it
-/// kept excess after pushing, or it lifted to a label below `infinity`.
-__device__ inline bool discharge_step(const graph_view& g, const list_view& l, vertex_t v,
+__device__ inline void discharge_once(const graph_view& g, const list_view& l, vertex_t v,
                                       bool phase1, label_t infinity, int stamp, int lane,
                                       unsigned long long& pushes, unsigned long long& lifts) {
   // Lane 0 reads e(v) and h(v) for the whole warp: others may change them
@@ -413,7 +408,7 @@ __device__ inline bool discharge_step(const graph_view& g, const list_view& l, v
   }
   e = __shfl_sync(0xffffffffu, e, 0);
   hv = __shfl_sync(0xffffffffu, hv, 0);
-  if (e <= 0 || hv >= infinity) return false;  // line 2
+  if (e <= 0 || hv >= infinity) return;  // line 2
   label_t lowest = no_label;
   if (phase1) {  // forward arcs with residual capacity
     for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
@@ -434,7 +429,6 @@ __device__ inline bool discharge_step(const graph_view& g, const list_view& l, v
     const label_t other = __shfl_xor_sync(0xffffffffu, lowest, d);
     lowest = other < lowest ? other : lowest;
   }
-  bool active = false;  // lane 0's answer, broadcast below
   if (lowest != no_label && hv > lowest) {  // lines 11-15: push
     flow_t pushed = 0;
     if (phase1) {
@@ -445,34 +439,16 @@ __device__ inline bool discharge_step(const graph_view& g, const list_view& l, v
       pushed += push_to_lowest<false>(g, l, v, g.rptr[v], g.rptr[v + 1], lowest, e - pushed,
                                       stamp, lane, pushes);
     }
-    if (lane == 0) active = atomic_add(&g.excess[v], -pushed) - pushed > 0;  // left over
+    if (lane == 0) {
+      const flow_t before = atomic_add(&g.excess[v], -pushed);
+      if (before - pushed > 0) append_once(g, l, v, stamp);  // left over, or a label moved
+    }
   } else if (lane == 0) {  // lines 17-21: lift
     const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
     atomic_write(&g.h[v], lifted);
     ++lifts;
-    active = lifted < infinity;
+    if (lifted < infinity) append_once(g, l, v, stamp);
   }
-  return __shfl_sync(0xffffffffu, active, 0);
-}
-
-/// Up to `steps` discharge steps of v in one visit, as a sequential
-/// push-relabel discharges a vertex (push, lift, push again ...) instead of
-/// one step per cycle: a vertex that must lift before its excess can move
-/// then needs no second cycle, and cycles (grid barriers) bound the long
-/// tails of a phase (benchmarks/NOTES.md, "gpu-pr, on the GPU").  The
-/// concurrency contract holds as for one step: v is still handled by one
-/// warp in the cycle, and each step reads afresh what others changed.  v
-/// goes on WL_next if it is still active after the last step.
-/// steps = 1 is Algorithm 5.
-__device__ inline void discharge(const graph_view& g, const list_view& l, vertex_t v,
-                                 bool phase1, label_t infinity, int stamp, int steps, int lane,
-                                 unsigned long long& pushes, unsigned long long& lifts) {
-  bool active = false;
-  for (int k = 0; k < steps; ++k) {
-    active = discharge_step(g, l, v, phase1, infinity, stamp, lane, pushes, lifts);
-    if (!active) break;
-  }
-  if (active && lane == 0) append_once(g, l, v, stamp);
 }
 
 /// Sums a block's counters into ctl (one atomicAdd each per block).  Every
@@ -495,7 +471,7 @@ __device__ inline void add_counts(control* ctl, unsigned long long pushes,
 /// (grid-stride).  `stamp` is the cycle number (timestamps).
 /// sync: see the header (flow, excess, h, time, the list counters).
 __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
-                                    int stamp, int steps, control* ctl) {
+                                    int stamp, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
   const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
   if (size == 0) return;  // the fallback loop may run past the end: nothing to do
@@ -505,7 +481,7 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
   unsigned long long pushes = 0, lifts = 0;
   for (int i = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size); i < size;
        i += warps) {
-    discharge(g, l, l.in[i], phase1, infinity, stamp, steps, lane, pushes, lifts);
+    discharge_once(g, l, l.in[i], phase1, infinity, stamp, lane, pushes, lifts);
   }
   add_counts(ctl, pushes, lifts);
 }
@@ -517,8 +493,7 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 /// ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int steps, int cycles, int min_size,
-    control* ctl) {
+    bool phase1, label_t infinity, int stamp, int cycles, int min_size, control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int lane = threadIdx.x % warp_size;
   unsigned long long pushes = 0, lifts = 0;
@@ -531,7 +506,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
     for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
-      discharge(g, l, l.in[i], phase1, infinity, stamp + c, steps, lane, pushes, lifts);
+      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
     }
     grid.sync();
   }
@@ -550,7 +525,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int steps, int cycles, control* ctl) {
+    bool phase1, label_t infinity, int stamp, int cycles, control* ctl) {
   const int lane = threadIdx.x % warp_size;
   const int warp = threadIdx.x / warp_size;
   constexpr int warps = tail_block / warp_size;
@@ -565,7 +540,7 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     __syncthreads();  // everyone has read the size before it is cleared
     if (threadIdx.x == 0) *l.count_clear = 0;
     for (int i = warp; i < size; i += warps) {
-      discharge(g, l, l.in[i], phase1, infinity, stamp + c, steps, lane, pushes, lifts);
+      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
     }
     __syncthreads();
   }
