@@ -5,7 +5,7 @@ and the solve alone of SciPy and OR-Tools (when importable), min of --repeat run
         --methods pr ppr@16 ortools --repeat 2
 
 --env NAME=V1,V2,...: each matchflow method once per value of the environment variable NAME
-(a same-call A/B of a tuning knob, e.g. MATCHFLOW_GPU_PR_DISCHARGE=1,4,16).
+(a same-call A/B of a tuning knob that the core reads from the environment).
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
 DAG n 1000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
