@@ -4,7 +4,8 @@ and the solve alone of SciPy and OR-Tools (when importable), min of --repeat run
     python benchmarks/flow_phases.py --instances ac gl seg del rmat grid road \\
         --methods pr ppr@16 ortools --repeat 2
 
---env NAME=V1,V2,...: each matchflow method once per value of the environment variable NAME
+A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
+e.g. gpu-pr/0.004.  --env NAME=V1,V2,...: each matchflow method once per value of the environment variable NAME
 (a same-call A/B of a tuning knob that the core reads from the environment).
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
@@ -96,9 +97,11 @@ def main():
 
 def phases(g, s, t, method, repeat):
     name, _, threads = method.partition("@")
+    name, _, freq = name.partition("/")
     runs = [matchflow.solve_flow(g, s, t, method=name,
                                  device="cuda" if name.startswith("gpu") else "cpu",
-                                 threads=int(threads) if threads else None)
+                                 threads=int(threads) if threads else None,
+                                 relabel_freq=float(freq) if freq else None)
             for _ in range(repeat + 1)][1:]
     st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
     other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
