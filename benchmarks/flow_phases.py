@@ -108,7 +108,8 @@ def phases(g, s, t, method, repeat):
     return (f"total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
             f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
             f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
-            f"rounds {st.iterations}")
+            f"rounds {st.iterations} relabels {st.global_relabels} "
+            f"in {st.seconds_global_relabel:.4f} s")
 
 
 if __name__ == "__main__":

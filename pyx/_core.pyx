@@ -249,6 +249,7 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
         "seconds_transfer": stats.seconds_transfer,
         "seconds_phase1": stats.seconds_phase1,
         "seconds_phase2": stats.seconds_phase2,
+        "seconds_global_relabel": stats.seconds_global_relabel,
         "pushes": stats.pushes,
         "relabels": stats.relabels,
         "global_relabels": stats.global_relabels,

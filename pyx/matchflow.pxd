@@ -163,6 +163,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         cbool paper_variant
     cdef cppclass flow_stats:
         double seconds_setup, seconds_transfer, seconds_phase1, seconds_phase2
+        double seconds_global_relabel
         int64_t pushes, relabels, global_relabels, gaps, iterations, kernel_launches
     cdef cppclass flow_result:
         int64_t value

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "matchflow/maxflow.hpp"
+#include "matchflow/timing.hpp"
 #include "residual_graph.hpp"
 
 namespace matchflow::detail {
@@ -49,8 +50,8 @@ class highest_label {
   }
 
   void run() {
-    global_update();
-    while (discharge_until_update()) global_update();
+    timed_global_update();
+    while (discharge_until_update()) timed_global_update();
   }
 
   /// Discharges active vertices, highest label first, until the relabel
@@ -119,6 +120,12 @@ class highest_label {
     std::fill(inactive_first_.begin(), inactive_first_.begin() + (d_max_ + 1), no_vertex);
     a_max_ = d_max_ = 0;
     a_min_ = n_;
+  }
+
+  void timed_global_update() {
+    const auto start = detail::clock_type::now();
+    global_update();
+    stats_->seconds_global_relabel += seconds_since(start);
   }
 
   /// Global relabeling: exact distances to the target by backward BFS; vertices

@@ -84,6 +84,7 @@
 #include "common/host_copy.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/timing.hpp"
 #include "maxflow/flow_matrix.cuh"
 #include "maxflow/push_relabel_kernels.cuh"
 
@@ -428,8 +429,10 @@ void ecl_solver::solve_phase(bool phase1) {
   bool relabel = true;
   for (;;) {
     if (relabel || count == 0) {
+      const auto start = matchflow::detail::clock_type::now();
       global_relabel(phase1);
       count = collect_active(phase1);
+      stats_->seconds_global_relabel += matchflow::detail::seconds_since(start);
       if (count == 0) break;
       lifts_at_relabel_ = host_ctl_.get()->lifts;
     }
