@@ -587,9 +587,11 @@ def test_stats_fields():
     res = solve_flow(sp.csr_array([[0, 5], [0, 0]]), 0, 1, device="cpu")
     fields = set(FlowStats.__dataclass_fields__)
     assert fields == {"seconds_total", "seconds_setup", "seconds_transfer", "seconds_phase1",
-                      "seconds_phase2", "pushes", "relabels", "global_relabels", "gaps",
-                      "iterations", "kernel_launches", "device"}
+                      "seconds_phase2", "seconds_global_relabel", "pushes", "relabels",
+                      "global_relabels", "gaps", "iterations", "kernel_launches", "device"}
     assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
+    st = res.stats
+    assert 0 < st.seconds_global_relabel <= st.seconds_phase1 + st.seconds_phase2
 
 
 def test_input_not_modified():
