@@ -253,6 +253,7 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
         "pushes": stats.pushes,
         "relabels": stats.relabels,
         "global_relabels": stats.global_relabels,
+        "bfs_levels": stats.bfs_levels,
         "gaps": stats.gaps,
         "iterations": stats.iterations,
         "kernel_launches": stats.kernel_launches,

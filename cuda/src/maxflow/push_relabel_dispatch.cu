@@ -315,9 +315,11 @@ void ecl_solver::global_relabel(bool phase1) {
   count_launch();
   if (cooperative_) {  // all levels in one launch
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, reached);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, reached,
+                       &ctl_.data()->bfs_levels);
     count_launch();
     read_control();
+    stats_->bfs_levels += host_ctl_.get()->bfs_levels;
   } else {
     relabel_levels(phase1, bfs_id, reached);
   }
@@ -340,6 +342,7 @@ void ecl_solver::relabel_levels(bool phase1, int bfs_id, int* reached) {
       const unsigned blocks = paper_ ? blocks_for(std::int64_t(size) * warp_size) : fixed_blocks_;
       ecl::relabel_level_kernel<<<blocks, threads_per_block, 0, stream_>>>(
           g_, lists(), phase1, ++level, bfs_id, reached);
+      ++stats_->bfs_levels;  // launches past the last level included
       MATCHFLOW_CUDA_CHECK_LAUNCH();
       count_launch();
       advance(1);

@@ -109,6 +109,7 @@ struct control {
   int source_reached;        ///< phase-1 BFS reached s: the preflow is not maximum
   int tail_cycles;           ///< cycles push_relabel_tail_kernel ran
   int busy_cycles;           ///< cycles that found a non-empty worklist
+  int bfs_levels;            ///< levels of the last relabel_persistent_kernel BFS
   unsigned long long pushes; ///< pushes (Algorithm 5, line 12)
   unsigned long long lifts;  ///< lifts (Algorithm 5, line 18)
 };
@@ -308,12 +309,15 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
 /// The lists start at list0 / count[0] (relabel_init_kernel).
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
-    int* reached) {
+    int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = 1;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1);
     const int size = block_read_size(l.count_in);
-    if (size == 0) break;
+    if (size == 0) {
+      if (grid.thread_rank() == 0) *levels = level - 1;
+      break;
+    }
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
     relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
     grid.sync();
