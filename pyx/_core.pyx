@@ -110,6 +110,7 @@ cdef dict _stats_dict(const matching_stats& s):
         "augmentations": s.augmentations,
         "bfs_levels": s.bfs_levels,
         "kernel_launches": s.kernel_launches,
+        "cardinality": s.cardinality,
     }
 
 

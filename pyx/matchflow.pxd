@@ -71,7 +71,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         double seconds_init, seconds_solve, seconds_transfer, seconds_transpose
         double seconds_setup, seconds_per_launch
         int64_t init_cardinality, iterations, global_relabels, pushes
-        int64_t augmentations, bfs_levels, kernel_launches
+        int64_t augmentations, bfs_levels, kernel_launches, cardinality
     status solve_matching(const bipartite_view& g, matching_method method,
                           const matching_options& options, int32_t* col4row,
                           int32_t* row4col, matching_stats* stats)

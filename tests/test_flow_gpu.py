@@ -223,9 +223,10 @@ def test_phase1_only(seed, paper):
 
 
 def test_large_grid_staged_copies():
-    """2.25M arcs: the upload page-locks the arrays in pieces and the arc
-    flows (17 MB, most of them nonzero) come back through three staged
-    chunks (cuda/src/common/host_copy.cuh); certified, value as pr's."""
+    """2.25M arcs: the upload (three arrays, one pass) goes through staged
+    pinned chunks and the arc flows (17 MB, most of them nonzero) come back
+    through three of them (cuda/src/common/host_copy.cuh); certified, value
+    as pr's."""
     from matchflow import _core
     n, csr, s, t = grid_network(750, 750, seed=11)
     expected = _core.maxflow(*csr, s, t, 0, 0, 0, False, -1.0, False)[0]  # pr, phase 1

@@ -64,6 +64,7 @@ pooled_allocations::pooled_allocations(cudaStream_t s, int device)
 
 void use_device_with_memory(int device, std::size_t bytes) {
   MATCHFLOW_CUDA_TRY(cudaSetDevice(device));
+  if (bytes == 0) return;  // nothing to check: spare the driver query
   std::size_t free_bytes = 0, total_bytes = 0;
   MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (bytes > free_bytes && memory_pools_supported(device)) {

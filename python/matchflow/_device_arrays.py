@@ -330,12 +330,6 @@ def pointer(arr) -> int:
     return int(face["data"][0] or 0)
 
 
-def count_nonnegative(arr) -> int:
-    """Host count of entries >= 0 of a CuPy array or torch tensor (the one
-    synchronisation a host-side count needs)."""
-    return int((arr >= 0).sum())
-
-
 # ---- sparse patterns -------------------------------------------------------------------
 
 

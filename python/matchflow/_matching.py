@@ -322,10 +322,10 @@ def _match_host(graph, start: float, method: str, device, tuning: _Tuning,
                     raise
                 warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
                 return _match(as_bipartite(graph), start, "auto", "cpu", tuning)
+            cardinality = _cardinality(stats, col4row)
             stats["seconds_total"] = time.perf_counter() - start
             return MatchingResult(
-                col4row=col4row, row4col=row4col,
-                cardinality=int(np.count_nonzero(col4row >= 0)), method=method_,
+                col4row=col4row, row4col=row4col, cardinality=cardinality, method=method_,
                 device=_device.device_name(backend, ordinal), stats=MatchingStats(**stats))
     return _match(as_bipartite(graph, sparse_message=sparse_message), start, method, device,
                   tuning)
@@ -347,11 +347,10 @@ def _device_method(g: _darr.DeviceCSR, method: str, device, tuning: _Tuning) -> 
 
 
 def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
-                     tuning: _Tuning, count: bool = True) -> MatchingResult:
+                     tuning: _Tuning) -> MatchingResult:
     """`_match` for a CSR in GPU memory: solved there on the caller's stream,
-    the mates returned as arrays of the caller's kind on its device.  The
-    cardinality (a host int) is the one synchronisation; `count` False skips
-    it (result.cardinality is then -1)."""
+    the mates returned as arrays of the caller's kind on its device (their
+    copies not waited for; the cardinality is counted by the core)."""
     method = _device_method(g, method, device, tuning)
     mates = [_darr.empty(g.kind, g.device, (k,), np.int32) for k in (g.n_rows, g.n_cols)]
     stats = _core.matching_raw(
@@ -361,11 +360,19 @@ def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
         tuning.relabel_k, tuning.bfs, tuning.layout, g.device, tuning.paper_structure,
         g.indptr.stream, _darr.pointer(mates[0]), _darr.pointer(mates[1]))
     col4row, row4col = mates[::-1] if g.transposed else mates
+    cardinality = _cardinality(stats, col4row)
     stats["seconds_total"] = time.perf_counter() - start
     return MatchingResult(
-        col4row=col4row, row4col=row4col,
-        cardinality=_darr.count_nonnegative(col4row) if count else -1,
+        col4row=col4row, row4col=row4col, cardinality=cardinality,
         method=method, device=f"cuda:{g.device}", stats=MatchingStats(**stats))
+
+
+def _cardinality(stats: dict, col4row) -> int:
+    """The matching's size, taken out of the core's `stats`: the GPU methods
+    count it on the device (no pass over the mates here); for the others
+    (-1) it is counted on the host."""
+    counted = stats.pop("cardinality")
+    return int(counted) if counted >= 0 else int(np.count_nonzero(col4row >= 0))
 
 
 def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> MatchingResult:
@@ -378,10 +385,10 @@ def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> 
         warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
         method, backend = _auto_method(g, "cpu", tuning.threads), "cpu"
         col4row, row4col, stats = _solve(g, method, 0, tuning)
+    cardinality = _cardinality(stats, col4row)
     stats["seconds_total"] = time.perf_counter() - start
     return MatchingResult(
-        col4row=col4row, row4col=row4col,
-        cardinality=int(np.count_nonzero(col4row >= 0)),
+        col4row=col4row, row4col=row4col, cardinality=cardinality,
         method=method, device=_device.device_name(backend, ordinal),
         stats=MatchingStats(**stats))
 
@@ -427,7 +434,7 @@ def maximum_bipartite_matching(graph, perm_type: str = "row", *, method: str = "
     check_choice(perm_type, "perm_type", ("row", "column"))
     if _darr.is_device_sparse(graph):
         result = _match_on_device(_darr.sparse_pattern(graph), time.perf_counter(), method,
-                                  device, _Tuning(), count=False)
+                                  device, _Tuning())
     else:
         result = _match_host(graph, time.perf_counter(), method, device, _Tuning())
     return result.row4col if perm_type == "row" else result.col4row

@@ -51,6 +51,7 @@ struct matching_stats {
   std::int64_t augmentations = 0;
   std::int64_t bfs_levels = 0;
   std::int64_t kernel_launches = 0;
+  std::int64_t cardinality = -1;  ///< GPU methods: the matching's size, counted on the device; else -1
 };
 
 /// Computes a maximum cardinality matching of `g`.

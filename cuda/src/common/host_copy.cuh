@@ -1,17 +1,29 @@
 // Copies between large pageable host arrays and the device, the one home of
-// both ways of making them fast:
-//  * page-locking the host range in pieces (copy_h2d, copy_d2h): the graph
-//    uploads of the GPU matching and maximum flow;
-//  * staging through pinned chunks, the host side done by a pool of threads
-//    while the DMA of the next chunk runs (staged_copy, staged_upload,
-//    staged_download): the cost uploads of the dense GPU assignment solvers
-//    (lsap/) and the maximum flow's result downloads (maxflow/).
+// making them fast: staging through pinned chunks kept for the process, the
+// host side done by a pool of threads while the DMA of the previous chunk
+// runs.  Users: the graph uploads and result downloads of the GPU matching
+// (upload_parts, download_parts: all of a call's arrays in one pass), the
+// maximum flow's network upload and result downloads (maxflow/), the cost
+// uploads of the dense GPU assignment solvers (staged_copy, staged_upload;
+// lsap/).
+//
+// Why not page-lock the caller's arrays instead (cudaHostRegister)?  On the
+// H100 host (benchmarks/host_link.py) registering and unregistering costs
+// more than the DMA it enables: 1.27 ms for 17 MB, 3.9 ms for 69 MB, against
+// 0.34 ms and 1.36 ms of pinned DMA at 52-55 GB/s; and pageable copies run
+// at 8-11 GB/s (one CPU thread's copy).  Filling kept pinned chunks with
+// several threads costs neither.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -56,77 +68,6 @@ class event {
   cudaEvent_t e_ = nullptr;
 };
 
-/// Copies of at least this many bytes page-lock the host range first
-/// (cudaHostRegister).  Measured on the H100 host (uniform 2^22, the 84 MB
-/// CSR, median of 5): 8.0 ms registered, 12.8-18.3 ms pageable, 35.0 ms
-/// through our own double-buffered 8 MB pinned chunks (memcpy-bound).
-constexpr std::size_t large_copy = std::size_t(4) << 20;
-
-/// Page-locks a host range for the lifetime of the object (RAII); when the
-/// range cannot be registered (e.g. already registered) it stays pageable.
-class host_registration {
- public:
-  host_registration(const void* p, std::size_t n) {
-    if (cudaHostRegister(const_cast<void*>(p), n, cudaHostRegisterDefault) == cudaSuccess) {
-      p_ = const_cast<void*>(p);
-    } else {
-      cudaGetLastError();  // not sticky: clear it, the copy goes pageable
-    }
-  }
-  ~host_registration() {
-    if (p_) cudaHostUnregister(p_);
-  }
-  host_registration(const host_registration&) = delete;
-  host_registration& operator=(const host_registration&) = delete;
-
- private:
-  void* p_ = nullptr;
-};
-
-/// Large copies are page-locked and sent in pieces of about this many bytes,
-/// cut at page boundaries (no page is registered twice): each piece's DMA
-/// runs while the next piece is page-locked, instead of after the whole
-/// range is.  Not measured yet against one registration of the whole range
-/// (benchmarks/call_overhead.py shows the transfer time).
-constexpr std::size_t copy_piece = std::size_t(16) << 20;
-constexpr std::uintptr_t page_bytes = 4096;
-
-template <class T>
-inline void copy_h2d(T* d_dst, const T* h_src, std::size_t n, cudaStream_t s) {
-  const std::size_t bytes = n * sizeof(T);
-  if (bytes == 0) return;
-  if (bytes < large_copy) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, s));
-    return;
-  }
-  const char* src = reinterpret_cast<const char*>(h_src);
-  char* dst = reinterpret_cast<char*>(d_dst);
-  const auto base = reinterpret_cast<std::uintptr_t>(src);
-  std::vector<std::unique_ptr<host_registration>> pieces;
-  for (std::size_t done = 0; done < bytes;) {
-    const std::uintptr_t cut = (base + done + copy_piece) & ~(page_bytes - 1);
-    const std::size_t end = std::min<std::size_t>(bytes, cut - base);
-    pieces.push_back(std::make_unique<host_registration>(src + done, end - done));
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + done, src + done, end - done,
-                                       cudaMemcpyHostToDevice, s));
-    done = end;
-  }
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registrations end
-}
-
-template <class T>
-inline void copy_d2h(T* h_dst, const device_buffer<T>& src, std::size_t n, cudaStream_t s) {
-  const std::size_t bytes = n * sizeof(T);
-  if (bytes == 0) return;
-  if (bytes < large_copy) {
-    src.copy_to_host(h_dst, n, s);
-    return;
-  }
-  host_registration reg(h_dst, bytes);
-  src.copy_to_host(h_dst, n, s);
-  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));  // before the registration ends
-}
-
 /// Pinned staging kept for the process (never freed: pinned allocation costs
 /// milliseconds, and a static's destructor would run after the CUDA
 /// runtime's).  A lease holds it, grown to at least `bytes`, for one caller
@@ -164,11 +105,70 @@ class staging_lease {
   char* base_ = nullptr;
 };
 
-/// Host threads (at most 8) that work through a sequence of chunks in
-/// step: each runs `work(k, w, workers)` (its share w of chunk k; false
-/// abandons the copy) once the caller has allowed chunk k, and the caller
-/// waits for all of them to be through a chunk before reusing its buffer.
-/// Only the caller calls CUDA.
+/// Host threads kept for the process: starting and joining a staged copy's
+/// workers costs about 0.2 ms per copy (8 threads, measured on the 2-core
+/// development VM), a sizeable part of what staging saves on a graph of a
+/// few MB.  start() runs a task at once, on an idle kept thread or a new one
+/// (never queued behind another task: the tasks of a copy wait for each
+/// other, and tasks of two concurrent copies must not starve each other).
+/// Threads are detached and never end; after fork() the child starts a pool
+/// of its own (the parent's threads are not in it).
+class kept_threads {
+ public:
+  static void start(std::function<void()> task) {
+    state& st = current();
+    std::lock_guard<std::mutex> lock(st.m);
+    st.tasks.push_back(std::move(task));
+    if (st.idle > 0) {
+      --st.idle;  // that thread takes the task
+      st.cv.notify_one();
+      return;
+    }
+    try {
+      std::thread([&st] { serve(st); }).detach();
+    } catch (...) {
+      st.tasks.pop_back();
+      throw;
+    }
+  }
+
+ private:
+  struct state {
+    pid_t pid = ::getpid();
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> tasks;
+    unsigned idle = 0;  // threads waiting for a task and not yet given one
+  };
+  static state& current() {
+    static std::atomic<state*> kept{nullptr};  // never freed (threads keep using it)
+    state* st = kept.load();
+    while (st == nullptr || st->pid != ::getpid()) {
+      auto* fresh = new state;
+      if (kept.compare_exchange_strong(st, fresh)) return *fresh;
+      delete fresh;  // another thread installed one: use it (st was reloaded)
+    }
+    return *st;
+  }
+  static void serve(state& st) {
+    std::unique_lock<std::mutex> lock(st.m);
+    for (;;) {
+      st.cv.wait(lock, [&st] { return !st.tasks.empty(); });
+      std::function<void()> task = std::move(st.tasks.front());
+      st.tasks.pop_front();
+      lock.unlock();
+      task();  // tasks do not throw (chunk_workers' work is memcpy)
+      lock.lock();
+      ++st.idle;
+    }
+  }
+};
+
+/// Host threads (at most 8, from kept_threads) that work through a sequence
+/// of chunks in step: each runs `work(k, w, workers)` (its share w of chunk
+/// k; false abandons the copy) once the caller has allowed chunk k, and the
+/// caller waits for all of them to be through a chunk before reusing its
+/// buffer.  Only the caller calls CUDA.
 class chunk_workers {
  public:
   template <class Work>
@@ -177,22 +177,22 @@ class chunk_workers {
     workers_ = std::max(1u, std::min(8u, hw ? hw : 1u));
     try {
       for (unsigned w = 0; w < workers_; ++w) {
-        pool_.emplace_back([this, n_chunks, work, w] {
-          for (std::size_t k = 0; k < n_chunks; ++k) {
-            {
-              std::unique_lock<std::mutex> lock(m_);
-              cv_.wait(lock, [&] { return stop_ || allowed_ > k; });
-              if (stop_) return;
-            }
-            const bool ok = work(k, w, workers_);
-            {
-              std::lock_guard<std::mutex> lock(m_);
-              failed_ = failed_ || !ok;
-              ++finished_[k & 1];
-            }
+        {
+          std::lock_guard<std::mutex> lock(m_);
+          ++running_;
+        }
+        try {
+          kept_threads::start([this, n_chunks, work, w] {
+            run(n_chunks, work, w);
+            std::lock_guard<std::mutex> lock(m_);  // notify under the lock: *this may
+            --running_;                            // be gone once stop() sees 0
             cv_.notify_all();
-          }
-        });
+          });
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(m_);
+          --running_;
+          throw;
+        }
       }
     } catch (...) {
       stop();
@@ -221,14 +221,30 @@ class chunk_workers {
   }
 
  private:
-  void stop() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      stop_ = true;
+  template <class Work>
+  void run(std::size_t n_chunks, const Work& work, unsigned w) {
+    for (std::size_t k = 0; k < n_chunks; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return stop_ || allowed_ > k; });
+        if (stop_) return;
+      }
+      const bool ok = work(k, w, workers_);
+      {
+        std::lock_guard<std::mutex> lock(m_);
+        failed_ = failed_ || !ok;
+        ++finished_[k & 1];
+      }
+      cv_.notify_all();
     }
+  }
+  /// Stops the workers (those not through their chunks leave at once) and
+  /// waits until none is running.
+  void stop() {
+    std::unique_lock<std::mutex> lock(m_);
+    stop_ = true;
     cv_.notify_all();
-    for (auto& t : pool_) t.join();
-    pool_.clear();
+    cv_.wait(lock, [&] { return running_ == 0; });
   }
 
   unsigned workers_ = 1;
@@ -236,8 +252,8 @@ class chunk_workers {
   std::condition_variable cv_;
   std::size_t allowed_;
   unsigned finished_[2] = {0, 0};  // workers through chunk k, slot k % 2
+  unsigned running_ = 0;           // tasks started and not yet through
   bool failed_ = false, stop_ = false;
-  std::vector<std::thread> pool_;
 };
 
 /// The share [first, end) of worker w in a chunk of `count` items.
@@ -248,18 +264,18 @@ inline std::pair<std::size_t, std::size_t> worker_share(std::size_t count, unsig
   return {first, std::min(count, first + part)};
 }
 
-/// Host -> device copy of `n_items` items (out_size bytes each) through the
-/// two pinned buffers `stage` (chunk_items items each), filled by
-/// chunk_workers (one slice of every chunk each), each chunk's DMA on `s`
-/// overlapping the filling of the next.  `fill(buf, first, count)` writes
-/// items [first, first + count) into the pinned `buf` and returns false to
-/// abandon the copy; `after(first, count)` runs on the calling thread once
-/// the chunk's DMA is queued on `s` (to queue work that reads it, e.g. a
-/// kernel on another stream behind an event).
-template <class Fill, class After>
-inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
-                        std::size_t chunk_items, char* const stage[2], Fill&& fill,
-                        After&& after, cudaStream_t s) {
+/// The pipeline of every staged host -> device copy: `n_items` items
+/// (out_size bytes each) through the two pinned buffers `stage`
+/// (chunk_items items each), filled by chunk_workers (one slice of every
+/// chunk each), each chunk's DMA on `s` overlapping the filling of the next.
+/// `fill(buf, first, count)` writes items [first, first + count) into the
+/// pinned `buf` and returns false to abandon the copy; `send(buf, first,
+/// count)` runs on the calling thread once chunk [first, first + count) is
+/// in `buf`, and queues its DMA(s) on `s` (and any work that reads them).
+/// Returns once every DMA is done.
+template <class Fill, class Send>
+inline bool staged_send(std::size_t n_items, std::size_t out_size, std::size_t chunk_items,
+                        char* const stage[2], Fill&& fill, Send&& send, cudaStream_t s) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   event done[2];
   bool ok = true;
@@ -269,16 +285,12 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
       const auto [a, e] = worker_share(std::min(chunk_items, n_items - first), w, workers);
       return a < e ? fill(stage[k & 1] + a * out_size, first + a, e - a) : true;
     });
-    char* dst = static_cast<char*>(d_dst);
     for (std::size_t k = 0; k < n_chunks; ++k) {
       ok = pool.wait(k);
       if (!ok) break;
       const std::size_t first = k * chunk_items;
-      const std::size_t count = std::min(chunk_items, n_items - first);
-      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1],
-                                         count * out_size, cudaMemcpyHostToDevice, s));
+      send(static_cast<const char*>(stage[k & 1]), first, std::min(chunk_items, n_items - first));
       MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
-      after(first, count);
       if (k + 2 < n_chunks) {
         MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
         pool.allow(k + 3);
@@ -289,40 +301,140 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
   return ok;
 }
 
-/// Device -> host copies of at least this many bytes are staged.
-constexpr std::size_t min_staged_download = std::size_t(4) << 20;
+/// staged_send into one device array `d_dst`; `after(first, count)` runs on
+/// the calling thread once the chunk's DMA is queued on `s` (to queue work
+/// that reads it, e.g. a kernel on another stream behind an event).
+template <class Fill, class After>
+inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
+                        std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                        After&& after, cudaStream_t s) {
+  char* dst = static_cast<char*>(d_dst);
+  return staged_send(
+      n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
+      [&](const char* buf, std::size_t first, std::size_t count) {
+        MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, buf, count * out_size,
+                                           cudaMemcpyHostToDevice, s));
+        after(first, count);
+      },
+      s);
+}
+
+/// One array of a copy: `bytes` bytes from `src` to `dst` (one of them in
+/// host memory, the other on the device, as the copying function says).
+struct copy_part {
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+
+/// Calls f(part, at, length, out) for each piece of the parts' concatenation
+/// that lies in [begin, end): bytes [at, at + length) of `part`, at offset
+/// `out` from `begin`.
+template <class F>
+inline void for_each_piece(const std::vector<copy_part>& parts, std::size_t begin,
+                           std::size_t end, F&& f) {
+  std::size_t start = 0;  // offset of the part in the concatenation
+  for (const copy_part& p : parts) {
+    const std::size_t lo = std::max(begin, start), hi = std::min(end, start + p.bytes);
+    if (lo < hi) f(p, lo - start, hi - lo, lo - begin);
+    start += p.bytes;
+    if (start >= end) return;
+  }
+}
+
+inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
+  std::size_t total = 0;
+  for (const copy_part& p : parts) total += p.bytes;
+  return total;
+}
+
+/// Copies of at least this many bytes in all are staged; smaller ones are
+/// plain cudaMemcpyAsync calls (starting the worker threads costs more).
+constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
+/// Chunk of a staged upload: the first chunk's filling and the last one's
+/// DMA are not overlapped (about 0.1 ms each at 4 MiB); smaller chunks pay
+/// more per-chunk handshakes.  Not tuned yet (benchmarks/call_overhead.py
+/// shows the transfer time).
+constexpr std::size_t upload_chunk = std::size_t(4) << 20;
 constexpr std::size_t download_chunk = std::size_t(8) << 20;
 
-/// Device -> host copy of `bytes` bytes into pageable host memory, returning
-/// once it is done.  A plain cudaMemcpy to pageable memory runs at one CPU
-/// thread's copy speed, and that thread also takes the page faults of a
-/// fresh destination (the result arrays are new); large copies go instead
-/// through two kept pinned chunks (staging_lease), each chunk's DMA
-/// overlapping chunk_workers' copying of the previous one out.
-inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, cudaStream_t s) {
-  if (bytes == 0) return;
-  if (bytes < min_staged_download) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, s));
+/// Host -> device copy of all of `parts` (dst on the device, src pageable
+/// host memory), as one staged pass through two kept pinned chunks
+/// (staging_lease), or plain copies when small.  Returns once the host
+/// arrays may be reused (a staged pass: once every DMA is done).
+inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
+  const std::size_t total = total_bytes(parts);
+  if (total < min_staged_copy) {
+    for (const copy_part& p : parts) {
+      if (p.bytes) {
+        MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, cudaMemcpyHostToDevice, s));
+      }
+    }
+    return;
+  }
+  staging_lease lease(2 * upload_chunk);
+  char* const stage[2] = {lease.data(), lease.data() + upload_chunk};
+  staged_send(
+      total, 1, upload_chunk, stage,
+      [&parts](char* buf, std::size_t first, std::size_t count) {
+        for_each_piece(parts, first, first + count,
+                       [buf](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+                         std::memcpy(buf + out, static_cast<const char*>(p.src) + at, n);
+                       });
+        return true;
+      },
+      [&parts, s](const char* buf, std::size_t first, std::size_t count) {
+        for_each_piece(parts, first, first + count,
+                       [buf, s](const copy_part& p, std::size_t at, std::size_t n,
+                                std::size_t out) {
+                         MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(p.dst) + at,
+                                                            buf + out, n,
+                                                            cudaMemcpyHostToDevice, s));
+                       });
+      },
+      s);
+}
+
+/// Device -> host copy of all of `parts` (src on the device, dst pageable
+/// host memory), returning once it is done.  A plain cudaMemcpy to pageable
+/// memory runs at one CPU thread's copy speed, and that thread also takes
+/// the page faults of a fresh destination (result arrays are new); large
+/// copies go instead through two kept pinned chunks (staging_lease), each
+/// chunk's DMA overlapping chunk_workers' copying of the previous one out.
+inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
+  const std::size_t total = total_bytes(parts);
+  if (total < min_staged_copy) {
+    for (const copy_part& p : parts) {
+      if (p.bytes) {
+        MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, cudaMemcpyDeviceToHost, s));
+      }
+    }
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
-  const std::size_t n_chunks = (bytes + download_chunk - 1) / download_chunk;
+  const std::size_t n_chunks = (total + download_chunk - 1) / download_chunk;
   staging_lease lease(2 * download_chunk);
   char* const stage[2] = {lease.data(), lease.data() + download_chunk};
-  const char* src = static_cast<const char*>(d_src);
-  char* dst = static_cast<char*>(h_dst);
   event done[2];
   auto queue = [&](std::size_t k) {
     const std::size_t first = k * download_chunk;
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(stage[k & 1], src + first,
-                                       std::min(download_chunk, bytes - first),
-                                       cudaMemcpyDeviceToHost, s));
+    const std::size_t end = std::min(total, first + download_chunk);
+    for_each_piece(parts, first, end,
+                   [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+                     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(stage[k & 1] + out,
+                                                        static_cast<const char*>(p.src) + at, n,
+                                                        cudaMemcpyDeviceToHost, s));
+                   });
     MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
   };
   chunk_workers pool(n_chunks, 0, [&](std::size_t k, unsigned w, unsigned workers) {
     const std::size_t first = k * download_chunk;
-    const auto [a, e] = worker_share(std::min(download_chunk, bytes - first), w, workers);
-    if (a < e) std::memcpy(dst + first + a, stage[k & 1] + a, e - a);
+    const auto [a, e] = worker_share(std::min(download_chunk, total - first), w, workers);
+    const char* buf = stage[k & 1];
+    for_each_piece(parts, first + a, first + e,
+                   [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+                     std::memcpy(static_cast<char*>(p.dst) + at, buf + a + out, n);
+                   });
     return true;
   });
   queue(0);
@@ -335,18 +447,23 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
   }
 }
 
+/// download_parts of one array.
+inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, cudaStream_t s) {
+  download_parts({copy_part{h_dst, d_src, bytes}}, s);
+}
+
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
 /// H100 host); large matrices are staged instead (staged_copy) through two
-/// pinned chunks of at most 16 MiB allocated here.
+/// kept pinned chunks of at most 16 MiB (staging_lease).
 template <class Fill>
 inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
                    cudaStream_t s) {
   constexpr std::size_t max_chunk = std::size_t(16) << 20;
   const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
-  pinned_buffer buffers[2] = {pinned_buffer(chunk_items * out_size),
-                              pinned_buffer(chunk_items * out_size)};
-  char* const stage[2] = {buffers[0].data(), buffers[1].data()};
+  const std::size_t chunk_bytes = chunk_items * out_size;
+  staging_lease lease(2 * chunk_bytes);
+  char* const stage[2] = {lease.data(), lease.data() + chunk_bytes};
   return staged_copy(d_dst, n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
                      [](std::size_t, std::size_t) {}, s);
 }

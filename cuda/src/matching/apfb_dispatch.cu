@@ -152,6 +152,7 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   const vertex_t nr = in.m, nc = in.n;
   if (nr == 0 || nc == 0) {
     if (start != gpu_start::host_mates) empty_matching(in);
+    stats->cardinality = 0;
     return status::ok;
   }
   const auto setup_start = clock_type::now();

@@ -431,6 +431,7 @@ status run_gpr(const matching_input& in, gpu_start start, const matching_options
                matching_stats* stats) {
   if (in.m == 0 || in.n == 0) {
     if (start != gpu_start::host_mates) empty_matching(in);
+    stats->cardinality = 0;
     return status::ok;
   }
   gpr_solver solver(in, start, options, stats);

@@ -8,8 +8,8 @@
 // the GPU solve itself (benchmarks/NOTES.md), so for the GPU methods both
 // are computed here, on the device, from the uploaded CSR:
 //
-//   1. upload the CSR (large copies page-lock the caller's arrays first:
-//      see large_copy), or, for the caller's raw CSR (raw_csr: 4- or 8-byte
+//   1. upload the CSR (all arrays in one pass staged through kept pinned
+//      chunks: host_copy.cuh), or, for the caller's raw CSR (raw_csr: 4- or 8-byte
 //      arrays as given, in host or GPU memory), upload host arrays as they
 //      are and convert them to int64 offsets / int32 ids in one pass on the
 //      device that checks them (load_raw_csr; graph_upload_kernels.cuh): no
@@ -52,6 +52,7 @@
 #include "common/error.cuh"
 #include "common/host_copy.cuh"
 #include "common/launch.cuh"
+#include "common/pinned.cuh"
 #include "matching/graph_upload_kernels.cuh"
 
 namespace matchflow::cuda {
@@ -84,8 +85,6 @@ std::size_t transpose_temp_bytes(vertex_t n, offset_t nnz) {
   return std::max<std::size_t>({scan_rows, scan_cols, sort, 1});
 }
 
-// ---- host -> device copies ---------------------------------------------------
-
 // ---- the steps ---------------------------------------------------------------
 
 /// Scratch of step 2 (allocated with the graph: setup).
@@ -116,6 +115,7 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
   d.col4row.fill_bytes(0xff, s);
   g.matched.fill_bytes(0, s);
   const vertex_t* rows = nullptr;  // round 0: every row
+  pinned_value<int> readback;      // rows still looking
   int looking = d.m;
   int round = 0;
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
@@ -125,9 +125,10 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
         looking, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
         next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&looking, g.looking.data(), sizeof(looking),
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int),
                                        cudaMemcpyDeviceToHost, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+    looking = *readback.get();
     rows = next;
   }
   upload::holders_to_mates_kernel<<<blocks_for(d.n), threads_per_block, 0, s>>>(
@@ -141,11 +142,11 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     ++stats->kernel_launches;
   }
-  unsigned long long h_matched = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_matched, g.matched.data(), sizeof(h_matched),
+  pinned_value<unsigned long long> matched;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(matched.get(), g.matched.data(), sizeof(*matched.get()),
                                      cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  return static_cast<std::int64_t>(h_matched);
+  return static_cast<std::int64_t>(*matched.get());
 }
 
 /// Scratch of step 3 (allocated and freed outside its timing: setup).
@@ -225,24 +226,11 @@ std::pair<const void*, const void*> upload_raw_csr(const raw_csr& g, device_grap
   // The ids start 256-byte aligned after the offsets (int64 reads).
   const std::size_t ptr_bytes = ptr_staged ? (ptr_items * g.offset_bytes + 255) / 256 * 256 : 0;
   stage = device_buffer<unsigned char>(ptr_bytes + (ids_staged ? ids * g.index_bytes : 0));
-  unsigned char* next = stage.data();
-  const void* d_ptr = d.row_ptr.data();
-  const void* d_ids = d.row_adj.data();
-  if (ptr_staged) {
-    copy_h2d(reinterpret_cast<std::int32_t*>(next), static_cast<const std::int32_t*>(g.indptr),
-             ptr_items, s);
-    d_ptr = next;
-    next += ptr_bytes;
-  } else {
-    copy_h2d(d.row_ptr.data(), static_cast<const offset_t*>(g.indptr), ptr_items, s);
-  }
-  if (ids_staged) {
-    copy_h2d(reinterpret_cast<std::int64_t*>(next), static_cast<const std::int64_t*>(g.indices),
-             ids, s);
-    d_ids = next;
-  } else {
-    copy_h2d(d.row_adj.data(), static_cast<const vertex_t*>(g.indices), ids, s);
-  }
+  void* d_ptr = ptr_staged ? static_cast<void*>(stage.data()) : d.row_ptr.data();
+  void* d_ids = ids_staged ? static_cast<void*>(stage.data() + ptr_bytes) : d.row_adj.data();
+  upload_parts({copy_part{d_ptr, g.indptr, ptr_items * g.offset_bytes},
+                copy_part{d_ids, g.indices, ids * g.index_bytes}},
+               s);
   return {d_ptr, d_ids};
 }
 
@@ -286,11 +274,11 @@ void load_raw_csr(const raw_csr& g, device_graph& d, cudaStream_t s, matching_st
     ++stats->kernel_launches;
   }
   ++stats->kernel_launches;
-  unsigned h_faults = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&h_faults, faults.data(), sizeof(h_faults),
+  pinned_value<unsigned> h_faults;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_faults.get(), faults.data(), sizeof(unsigned),
                                      cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  if (h_faults != 0) throw std::invalid_argument(csr_fault_text(h_faults, g));
+  if (*h_faults.get() != 0) throw std::invalid_argument(csr_fault_text(*h_faults.get(), g));
 }
 
 }  // namespace
@@ -364,14 +352,16 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
     load_raw_csr(*in.raw, d, s, stats);
   } else {
     const bipartite_view& g = *in.host;
+    std::vector<copy_part> parts;
     if (rows) {
-      copy_h2d(d.row_ptr.data(), g.rows.ptr, std::size_t(d.m) + 1, s);
-      copy_h2d(d.row_adj.data(), g.rows.adj, std::size_t(d.nnz), s);
+      parts.push_back({d.row_ptr.data(), g.rows.ptr, d.row_ptr.bytes()});
+      parts.push_back({d.row_adj.data(), g.rows.adj, d.row_adj.bytes()});
     }
     if (start == gpu_start::host_mates) {
-      copy_h2d(d.col4row.data(), in.col4row, std::size_t(d.m), s);
-      copy_h2d(d.row4col.data(), in.row4col, std::size_t(d.n), s);
+      parts.push_back({d.col4row.data(), in.col4row, d.col4row.bytes()});
+      parts.push_back({d.row4col.data(), in.row4col, d.row4col.bytes()});
     }
+    upload_parts(parts, s);
   }
   stats->seconds_transfer += clock.mark();
 
@@ -405,8 +395,9 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   }  // the scratch is freed here (setup, below)
   stats->seconds_setup += clock.mark();
   if (!build) {
-    copy_h2d(d.col_ptr.data(), in.host->cols.ptr, std::size_t(d.n) + 1, s);
-    copy_h2d(d.col_adj.data(), in.host->cols.adj, std::size_t(d.nnz), s);
+    upload_parts({copy_part{d.col_ptr.data(), in.host->cols.ptr, d.col_ptr.bytes()},
+                  copy_part{d.col_adj.data(), in.host->cols.adj, d.col_adj.bytes()}},
+                 s);
     stats->seconds_transfer += clock.mark();
   }
   if (!keep_rows) {
@@ -417,9 +408,29 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   return true;
 }
 
+namespace {
+/// The size of the matching in `d`, counted on the device (one small
+/// readback: the caller then needs no pass over the mates of its own).
+std::int64_t count_matched(const device_graph& d, cudaStream_t s, matching_stats* stats) {
+  if (d.m == 0) return 0;
+  device_buffer<unsigned long long> counter(1);
+  counter.fill_bytes(0, s);
+  upload::count_matched_kernel<<<std::min(blocks_for(d.m), 1024u), threads_per_block, 0, s>>>(
+      d.m, d.col4row.data(), counter.data());
+  MATCHFLOW_CUDA_CHECK_LAUNCH();
+  ++stats->kernel_launches;
+  pinned_value<unsigned long long> matched;
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(matched.get(), counter.data(), sizeof(*matched.get()),
+                                     cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  return static_cast<std::int64_t>(*matched.get());
+}
+}  // namespace
+
 void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
                        matching_stats* stats) {
-  if (in.on_device()) {  // stays on the caller's stream: nothing to wait for
+  stats->cardinality = count_matched(d, s, stats);
+  if (in.on_device()) {  // stays on the caller's stream: the copies are not waited for
     if (d.m > 0) {
       MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(in.col4row, d.col4row.data(),
                                          std::size_t(d.m) * sizeof(vertex_t),
@@ -434,8 +445,9 @@ void download_matching(const device_graph& d, const matching_input& in, cudaStre
   }
   phase_clock clock(s);
   clock.mark();  // the solve's work is not transfer
-  copy_d2h(in.col4row, d.col4row, std::size_t(d.m), s);
-  copy_d2h(in.row4col, d.row4col, std::size_t(d.n), s);
+  download_parts({copy_part{in.col4row, d.col4row.data(), std::size_t(d.m) * sizeof(vertex_t)},
+                  copy_part{in.row4col, d.row4col.data(), std::size_t(d.n) * sizeof(vertex_t)}},
+                 s);
   stats->seconds_transfer += clock.mark();
 }
 

@@ -72,8 +72,9 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
 bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
                    cudaStream_t s, matching_stats* stats);
 
-/// Copies the matching to the input's result arrays: to the host (timed as
-/// transfer), or to the caller's device arrays (ordered on `s`, not waited for).
+/// Counts the matching on the device (stats->cardinality), then copies it
+/// to the input's result arrays: to the host (timed as transfer), or to the
+/// caller's device arrays (ordered on `s`, not waited for).
 void download_matching(const device_graph& d, const matching_input& in, cudaStream_t s,
                        matching_stats* stats);
 

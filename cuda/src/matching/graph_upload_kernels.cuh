@@ -221,6 +221,25 @@ __global__ __launch_bounds__(threads_per_block) void narrow_ids_kernel(
   if (fault) atomicOr(faults, fault);
 }
 
+/// The size of the matching: rows with a mate (col4row[u] >= 0) added to
+/// *matched.  Thread mapping: grid-stride loop over the rows.
+/// sync: *matched (one atomicAdd per warp).
+__global__ __launch_bounds__(threads_per_block) void count_matched_kernel(
+    vertex_t m, const vertex_t* __restrict__ col4row, unsigned long long* matched) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  unsigned count = 0;
+  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < m;
+       u += stride) {
+    count += col4row[u] >= 0;
+  }
+  for (int offset = warp_size / 2; offset > 0; offset /= 2) {
+    count += __shfl_down_sync(0xffffffffu, count, offset);
+  }
+  if (threadIdx.x % warp_size == 0 && count > 0) {
+    atomicAdd(matched, static_cast<unsigned long long>(count));
+  }
+}
+
 /// Used once per process to measure what one kernel launch costs.
 __global__ void empty_kernel() {}
 

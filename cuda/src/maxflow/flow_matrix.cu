@@ -125,10 +125,13 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&entries, count.data(), sizeof(entries),
                                      cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  // 12 bytes per entry into fresh pageable arrays: staged (common/host_copy.cuh).
-  staged_download(indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1), s);
-  staged_download(indices, columns, sizeof(vertex_t) * std::size_t(entries), s);
-  staged_download(data, values.Alternate(), sizeof(capacity_t) * std::size_t(entries), s);
+  // 12 bytes per entry into fresh pageable arrays: one staged pass
+  // (common/host_copy.cuh).
+  download_parts(
+      {copy_part{indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1)},
+       copy_part{indices, columns, sizeof(vertex_t) * std::size_t(entries)},
+       copy_part{data, values.Alternate(), sizeof(capacity_t) * std::size_t(entries)}},
+      s);
   *nnz = entries;
   return true;
 }

@@ -467,9 +467,10 @@ void ecl_solver::run() {
   phase_clock clock(stream_);
   allocate();
   stats_->seconds_setup += clock.mark();
-  copy_h2d(ptr_.data(), net_.ptr, std::size_t(n_ + 1), stream_);  // page-locked (host_copy.cuh)
-  copy_h2d(heads_.data(), net_.heads, std::size_t(m_), stream_);
-  copy_h2d(caps_.data(), reinterpret_cast<const flow_t*>(net_.caps), std::size_t(m_), stream_);
+  upload_parts({copy_part{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)},
+                copy_part{heads_.data(), net_.heads, sizeof(vertex_t) * std::size_t(m_)},
+                copy_part{caps_.data(), net_.caps, sizeof(flow_t) * std::size_t(m_)}},
+               stream_);  // staged (host_copy.cuh)
   stats_->seconds_transfer += clock.mark();
   build_reverse();
   stats_->seconds_setup += clock.mark();
