@@ -66,6 +66,7 @@
 #include "../openmp.hpp"
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
+#include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
 #include "two_phase.hpp"
 
@@ -88,9 +89,6 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // synchronous rule does more pushes than highest-label order.
 constexpr std::int64_t round_cutoff = 512;
 constexpr std::int64_t parallel_min_active = 4096;
-// BFS levels with a smaller frontier are expanded on the calling thread
-// (a grid's BFS has thousands of levels of a few hundred vertices each).
-constexpr std::int64_t bfs_cutoff = 1024;
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
 
@@ -141,11 +139,7 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return;
         if (std::int64_t(active_.size()) < parallel_min_active) {
-          if (narrow_bfs_) {  // the parallel relabel does not pay: pr's run to the end
-            highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
-            return;
-          }
-          sequential_epoch();
+          if (!sequential_epoch()) return;  // no active vertex left: a maximum preflow
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -159,14 +153,15 @@ class synchronous_push_relabel {
 
  private:
   /// hi_pr's sequential highest-label discharge from the exact labels just
-  /// computed, until its own relabel work calls for a global update.
-  void sequential_epoch() {
+  /// computed, until its own relabel work calls for a global update (returns
+  /// true) or no vertex is active (false).
+  bool sequential_epoch() {
     if (!sequential_) {
       sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, sequential_freq_,
                                                          stats_);
     }
-    sequential_->adopt_labels(label_);
-    sequential_->discharge_until_update();
+    sequential_->adopt_levels(label_, levels_, team_);
+    return sequential_->discharge_until_update();
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -318,57 +313,24 @@ class synchronous_push_relabel {
     for (const auto& b : buffers_) into.insert(into.end(), b.items.begin(), b.items.end());
   }
 
-  /// Exact distances to the sink, by level-synchronous BFS.
+  /// Exact distances to the sink, by level-synchronous parallel BFS.
   void global_relabel() {
     ++stats_->global_relabels;
-    vertex_t* label = label_.data();
-    const vertex_t n = n_;
-#pragma omp parallel for num_threads(team_) schedule(static) if (n > parallel_cutoff)
-    for (vertex_t v = 0; v < n; ++v) label[v] = n;
-    label[t_] = 0;
-    std::vector<vertex_t> frontier{t_};
-    std::int64_t reached = 1;
-    vertex_t level = 1;
-    for (; !frontier.empty(); ++level) {
-      for (auto& b : buffers_) b.items.clear();
-      const std::int64_t count = std::int64_t(frontier.size());
-#pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
-      {
-        thread_buffer& out = own_buffer();
-#pragma omp for schedule(dynamic, 64)
-        for (std::int64_t i = 0; i < count; ++i) {
-          const vertex_t x = frontier[std::size_t(i)];
-          for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-            const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
-            const vertex_t y = arc.head;
-            if (y == s_ || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
-            if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
-            vertex_t expected = n;
-            if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
-              out.items.push_back(y);
-            }
-          }
-        }
-      }
-      gather_items(frontier);
-      reached += std::int64_t(frontier.size());
-    }
-    narrow_bfs_ = reached < bfs_cutoff * std::int64_t(level);
+    reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
   }
 
-  /// Active set from scratch: excess > 0 and label < n (source and sink excluded).
+  /// Active set from the BFS queue: excess > 0 (the sink, level 0, excluded;
+  /// the source is never reached).
   void collect_active() {
     for (auto& b : buffers_) b.items.clear();
-    const vertex_t n = n_;
-#pragma omp parallel num_threads(team_) if (n > parallel_cutoff)
+    const std::int64_t reached = levels_.reached();
+    const vertex_t* queue = levels_.queue.data();
+#pragma omp parallel num_threads(team_) if (reached > parallel_cutoff)
     {
       thread_buffer& out = own_buffer();
 #pragma omp for schedule(static)
-      for (vertex_t v = 0; v < n; ++v) {
-        if (v != s_ && v != t_ && excess_[std::size_t(v)] > 0 && label_[std::size_t(v)] < n) {
-          out.items.push_back(v);
-        }
+      for (std::int64_t i = 1; i < reached; ++i) {
+        if (excess_[std::size_t(queue[i])] > 0) out.items.push_back(queue[i]);
       }
     }
     gather_items(active_);
@@ -386,7 +348,7 @@ class synchronous_push_relabel {
   std::vector<vertex_t> active_;
   double update_threshold_ = 0;
   double sequential_freq_ = 0;  // the user's, else hi_pr's default there
-  bool narrow_bfs_ = false;     // the last global relabel's levels held < bfs_cutoff on average
+  bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
 };
 
