@@ -5,9 +5,11 @@ the solve alone of SciPy and OR-Tools (when importable), min of --repeat runs af
         --methods pr ppr@16 ortools --repeat 2
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
-DAG n 1000, gl = GENRMF long a32, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
-R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup
-and both phases: validation, the flow matrix, Python.
+DAG n 1000, gl = GENRMF long a32, gw = GENRMF wide a64, wl = Washington RLG long r512, ww =
+Washington RLG wide r1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat = R-MAT 18,
+grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup and both
+phases: validation, the flow matrix, Python.  --relabel-freq passes solve_flow's relabel_freq
+(pr's and ppr's global-relabel frequency factor; default each method's own).
 """
 import argparse
 import time
@@ -21,6 +23,9 @@ from matchflow.generators import flow as gen
 INSTANCES = {
     "ac": lambda: [gen.acyclic_dense(1000, seed=0)],
     "gl": lambda: [gen.genrmf_long(32, seed=0)],
+    "gw": lambda: [gen.genrmf_wide(64, seed=0)],
+    "wl": lambda: [gen.washington_rlg_long(512, seed=0)],
+    "ww": lambda: [gen.washington_rlg_wide(1024, seed=0)],
     "seg": lambda: [gen.segmentation_grid(1024, 1024, seed=0)],
     "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),
     "rmat": lambda: gen.rmat_flow(18, k=1, seed=0),
@@ -65,6 +70,7 @@ def main():
     ap.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=list(INSTANCES))
     ap.add_argument("--methods", nargs="+", default=["pr", "ppr"])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--relabel-freq", type=float, default=None)
     args = ap.parse_args()
     for key in args.instances:
         for inst in INSTANCES[key]():
@@ -77,14 +83,15 @@ def main():
                     continue
                 name, _, threads = method.partition("@")
                 runs = [matchflow.solve_flow(g, s, t, method=name, device="cpu",
-                                             threads=int(threads) if threads else None)
+                                             threads=int(threads) if threads else None,
+                                             relabel_freq=args.relabel_freq)
                         for _ in range(args.repeat + 1)][1:]
                 st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
                 other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
                 print(f"{head} total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
                       f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
                       f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
-                      f"rounds {st.iterations}", flush=True)
+                      f"rounds {st.iterations} relabels {st.global_relabels}", flush=True)
 
 
 if __name__ == "__main__":
