@@ -5,7 +5,8 @@ and the solve alone of SciPy and OR-Tools (when importable), min of --repeat run
         --methods pr ppr@16 ortools --repeat 2
 
 A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
-e.g. gpu-pr/0.004.  --env NAME=V1,V2,...: each matchflow method once per value of the environment variable NAME
+e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once per value of
+the environment variable NAME
 (a same-call A/B of a tuning knob that the core reads from the environment).
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete

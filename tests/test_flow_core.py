@@ -197,12 +197,18 @@ def test_layered(method, layers, width):
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-@pytest.mark.parametrize("kind", ["grid", "wide"])
+@pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
 def test_ppr_thread_counts_agree(threads, kind):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
-    # rounds run in parallel; "grid": few, so epochs are sequential.
+    # rounds run in parallel; "grid" and "tall": few, so epochs are
+    # sequential.  The global relabel's BFS levels are the grid's columns:
+    # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
+    # team does), and "tall" reaches over adopt_parallel_min vertices, so
+    # the team fills the sequential epochs' buckets.
     rng = np.random.default_rng(5)
-    instance = grid_instance(50, 80, rng) if kind == "grid" else layered_instance(6, 6000, 3, rng)
+    instance = {"grid": lambda: grid_instance(50, 80, rng),
+                "tall": lambda: grid_instance(400, 60, rng),
+                "wide": lambda: layered_instance(6, 6000, 3, rng)}[kind]()
     expected = reference_value(instance[0], *instance[1:])
     run_and_check("ppr", *instance, expected=expected, threads=threads)
 

@@ -54,7 +54,7 @@ class FlowStats:
     seconds_transfer: float = 0.0  #: host <-> device copies (GPU)
     seconds_phase1: float = 0.0    #: maximum preflow (gives the value and the cut)
     seconds_phase2: float = 0.0    #: excess returned to the source (only with the flow)
-    seconds_global_relabel: float = 0.0  #: of both phases, in global relabels (gpu-pr, pr)
+    seconds_global_relabel: float = 0.0  #: of both phases, in global relabels
     pushes: int = 0
     relabels: int = 0
     global_relabels: int = 0

@@ -50,7 +50,7 @@ struct flow_stats {
   double seconds_transfer = 0;   ///< host <-> device copies (GPU), and the flow matrix built there
   double seconds_phase1 = 0;     ///< maximum preflow
   double seconds_phase2 = 0;     ///< excess returned to the source (only with return_flow)
-  double seconds_global_relabel = 0;  ///< of both phases, in global relabels (gpu_pr, pr)
+  double seconds_global_relabel = 0;  ///< of both phases, in global relabels
   std::int64_t pushes = 0;
   std::int64_t relabels = 0;
   std::int64_t global_relabels = 0;

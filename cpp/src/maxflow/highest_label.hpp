@@ -10,6 +10,8 @@
 
 #include "matchflow/maxflow.hpp"
 #include "matchflow/timing.hpp"
+#include "../openmp.hpp"
+#include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
 
 namespace matchflow::detail {
@@ -21,6 +23,10 @@ constexpr double global_update_alpha = 6.0;  ///< hi_pr's ALPHA
 constexpr std::int64_t relabel_work_beta = 12;  ///< hi_pr's BETA: fixed work per relabel
 
 inline constexpr vertex_t no_vertex = -1;
+
+/// adopt_levels fills the buckets on the calling thread below this many
+/// vertices: a team's start costs more.
+constexpr std::int64_t adopt_parallel_min = 1 << 14;
 
 /// Phase 1: moves excess toward `target` (the sink) until every vertex
 /// other than `target` and `origin` (the source, held at label n) with
@@ -70,26 +76,68 @@ class highest_label {
     return false;
   }
 
-  /// Takes exact labels computed elsewhere (ppr's parallel global relabel,
-  /// n for the vertices that cannot reach the target) in place of a global
-  /// update: fills the buckets and resets the current arcs.
-  void adopt_labels(const std::vector<vertex_t>& labels) {
+  /// Takes exact labels computed elsewhere in place of a global update:
+  /// ppr's parallel global relabel, whose BFS `levels` hold the vertices
+  /// that reach the target by label (the rest have label n).  Fills the
+  /// buckets and resets the current arcs with `team` threads, each owning
+  /// the levels that start in its share of the queue (a bucket's lists are
+  /// then written by one thread).
+  void adopt_levels(const std::vector<vertex_t>& labels, const bfs_levels& levels, int team) {
     reset_buckets();
-    for (vertex_t v = 0; v < n_; ++v) {
-      const vertex_t d = labels[std::size_t(v)];
-      label_[std::size_t(v)] = d;
-      if (d >= n_ || v == target_ || v == origin_) continue;
-      current_[std::size_t(v)] = g_.first[std::size_t(v)];
-      if (excess_[std::size_t(v)] > 0) {
-        add_active(v, d);
-      } else {
-        add_inactive(v, d);
+    const vertex_t n = n_, count = levels.levels();
+    const std::int64_t reached = levels.reached();
+    const std::int64_t* start = levels.level_start.data();
+    vertex_t a_max = 0, a_min = n;
+#pragma omp parallel num_threads(team) if (team > 1 && reached > adopt_parallel_min) \
+    reduction(max : a_max) reduction(min : a_min)
+    {
+#ifdef _OPENMP
+      const int tid = omp_get_thread_num(), threads = omp_get_num_threads();
+#else
+      const int tid = 0, threads = 1;
+#endif
+#pragma omp for schedule(static)
+      for (vertex_t v = 0; v < n; ++v) label_[std::size_t(v)] = labels[std::size_t(v)];
+      const auto first_level = [&](int p) {
+        return vertex_t(std::lower_bound(start, start + count, reached * p / threads) - start);
+      };
+      // Level 0 is the target alone: it is never bucketed.
+      for (vertex_t d = std::max<vertex_t>(1, first_level(tid)); d < first_level(tid + 1); ++d) {
+        if (fill_bucket(d, levels.queue.data() + start[d], start[d + 1] - start[d])) {
+          a_max = std::max(a_max, d);
+          a_min = std::min(a_min, d);
+        }
       }
-      d_max_ = std::max(d_max_, d);
     }
+    a_max_ = a_max;
+    a_min_ = a_min;
+    d_max_ = std::max<vertex_t>(0, count - 1);
   }
 
  private:
+  /// Buckets of label d from its vertices (a BFS level): the active ones
+  /// stacked, the others listed, each list in the order hi_pr's BFS builds
+  /// it; current arcs reset.  Returns whether any is active.
+  bool fill_bucket(vertex_t d, const vertex_t* vertices, std::int64_t count) {
+    vertex_t active = no_vertex, inactive = no_vertex;
+    for (std::int64_t i = 0; i < count; ++i) {
+      const vertex_t v = vertices[i];
+      current_[std::size_t(v)] = g_.first[std::size_t(v)];
+      if (excess_[std::size_t(v)] > 0) {
+        next_[std::size_t(v)] = active;
+        active = v;
+      } else {
+        next_[std::size_t(v)] = inactive;
+        prev_[std::size_t(v)] = no_vertex;
+        if (inactive != no_vertex) prev_[std::size_t(inactive)] = v;
+        inactive = v;
+      }
+    }
+    active_first_[std::size_t(d)] = active;
+    inactive_first_[std::size_t(d)] = inactive;
+    return active != no_vertex;
+  }
+
   // ---- bucket lists ----
   void add_active(vertex_t v, vertex_t d) {
     next_[std::size_t(v)] = active_first_[std::size_t(d)];

@@ -24,23 +24,25 @@
 // or, when the relabel finds few active vertices (below
 // parallel_min_active), hi_pr's sequential highest-label discharge
 // (highest_label.hpp) started from the relabel's exact labels and run until
-// its own work measure calls for the next global relabel.  A parallel epoch
-// also ends when a round leaves fewer than round_cutoff active vertices.
-// Where the global relabel's BFS is narrow too (levels of fewer than
-// bfs_cutoff vertices on average: grids, roads, GENRMF), it runs on one
-// thread anyway and costs more than hi_pr's, which also fills the buckets:
-// the rest of the run is then pr's (H100 host, 16 threads, before this
-// switch: ppr 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against
-// 0.37 s on a 1024 x 1024 grid, with the reverse-copies-first layout that
-// residual_graph.hpp describes).
-// So the team works only on large active sets, and the long tails of few
-// active vertices (grids, roads, GENRMF) cost what they cost pr, except
-// that every global relabel is the parallel one.  With one thread the run
+// its own work measure calls for the next global relabel (factor
+// default_epoch_update_freq).  A parallel epoch also ends when a round
+// leaves fewer than round_cutoff active vertices.  So on the long tails of
+// few active vertices (grids, roads, GENRMF, Washington) ppr is hi_pr with
+// a parallel global relabel, whose buckets the team fills from the BFS
+// levels (highest_label::adopt_levels); in pr the global relabels were a
+// third to a half of phase 1 there (dev host, one thread: 1024^2 grid 0.07
+// of 0.21 s, Delaunay 2^20 0.23 of 0.38 s, GENRMF long a32 0.46 of 0.90 s).
+// An earlier version ran pr to the end where the BFS levels were narrow,
+// because its BFS started a team per level (H100 host, 16 threads: ppr
+// 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
+// 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
+// search and expands narrow levels on one thread.  With one thread the run
 // is pr's.  Short loops run on the calling thread.
 //
-// Global relabeling: level-synchronous parallel BFS from the
-// sink over reverse residual arcs, frontier arrays built per thread; a label
-// is claimed by compare-and-swap.  Run at the start and whenever the relabel
+// Global relabeling: level-synchronous parallel BFS from the sink over
+// reverse residual arcs (parallel_bfs.hpp); a label is claimed by
+// compare-and-swap; the active set is read off its queue, not a sweep over
+// all n.  Run at the start and, in a parallel epoch, whenever the relabel
 // work (BETA + degree per relabel, summed over threads) exceeds
 // (ALPHA * n + m) / freq, hi_pr's measure, with a default freq of 2 (four
 // times hi_pr's): every round costs a barrier, and on a 300 x 300 grid and
@@ -54,7 +56,9 @@
 // no vertex with excess can reach the sink and the preflow is maximum.
 // Values and cuts do not depend on timing; flows and counters may.
 //
-// No gap heuristic (optional in the paper).  Phase 2 (excess back to the
+// No gap heuristic in the rounds (optional in the paper; the sequential
+// epochs have hi_pr's, and every global relabel drops the vertices its BFS
+// does not reach to label n).  Phase 2 (excess back to the
 // source) is pr's: sequential flow decomposition (two_phase.hpp), linear
 // time, a small fraction of phase 1.
 #include <algorithm>
@@ -66,6 +70,7 @@
 #include "../openmp.hpp"
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
+#include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
 #include "two_phase.hpp"
 
@@ -88,11 +93,15 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // synchronous rule does more pushes than highest-label order.
 constexpr std::int64_t round_cutoff = 512;
 constexpr std::int64_t parallel_min_active = 4096;
-// BFS levels with a smaller frontier are expanded on the calling thread
-// (a grid's BFS has thousands of levels of a few hundred vertices each).
-constexpr std::int64_t bfs_cutoff = 1024;
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
+// hi_pr's frequency factor (0.5) balances its sequential BFS against the
+// discharge work; ppr's BFS runs on the team, so its sequential epochs
+// relabel twice as often.  Dev host, pr on one thread, factor 0.5 -> 1:
+// pushes 10.2M -> 9.4M (GENRMF long a32), 18.0M -> 13.8M (GENRMF wide a64),
+// 9.5M -> 7.4M (Washington long r512), 2.17M -> 1.55M (1024^2 grid), for
+// 1.1-3x the global relabels.  Not yet timed at 16 threads.
+constexpr double default_epoch_update_freq = 1.0;
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
 struct alignas(64) thread_buffer {
@@ -121,6 +130,7 @@ class synchronous_push_relabel {
         buffers_(std::size_t(team)) {
     const double f = freq > 0 ? freq : default_round_update_freq;
     sequential_freq_ = freq;
+    epoch_freq_ = freq > 0 ? freq : default_epoch_update_freq;
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
@@ -141,11 +151,7 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return;
         if (std::int64_t(active_.size()) < parallel_min_active) {
-          if (narrow_bfs_) {  // the parallel relabel does not pay: pr's run to the end
-            highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
-            return;
-          }
-          sequential_epoch();
+          if (!sequential_epoch()) return;  // no active vertex left: a maximum preflow
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -159,14 +165,15 @@ class synchronous_push_relabel {
 
  private:
   /// hi_pr's sequential highest-label discharge from the exact labels just
-  /// computed, until its own relabel work calls for a global update.
-  void sequential_epoch() {
+  /// computed, until its own relabel work calls for a global update (returns
+  /// true) or no vertex is active (false).
+  bool sequential_epoch() {
     if (!sequential_) {
-      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, sequential_freq_,
+      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, epoch_freq_,
                                                          stats_);
     }
-    sequential_->adopt_labels(label_);
-    sequential_->discharge_until_update();
+    sequential_->adopt_levels(label_, levels_, team_);
+    return sequential_->discharge_until_update();
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -318,57 +325,26 @@ class synchronous_push_relabel {
     for (const auto& b : buffers_) into.insert(into.end(), b.items.begin(), b.items.end());
   }
 
-  /// Exact distances to the sink, by level-synchronous BFS.
+  /// Exact distances to the sink, by level-synchronous parallel BFS.
   void global_relabel() {
     ++stats_->global_relabels;
-    vertex_t* label = label_.data();
-    const vertex_t n = n_;
-#pragma omp parallel for num_threads(team_) schedule(static) if (n > parallel_cutoff)
-    for (vertex_t v = 0; v < n; ++v) label[v] = n;
-    label[t_] = 0;
-    std::vector<vertex_t> frontier{t_};
-    std::int64_t reached = 1;
-    vertex_t level = 1;
-    for (; !frontier.empty(); ++level) {
-      for (auto& b : buffers_) b.items.clear();
-      const std::int64_t count = std::int64_t(frontier.size());
-#pragma omp parallel num_threads(team_) if (count > bfs_cutoff)
-      {
-        thread_buffer& out = own_buffer();
-#pragma omp for schedule(dynamic, 64)
-        for (std::int64_t i = 0; i < count; ++i) {
-          const vertex_t x = frontier[std::size_t(i)];
-          for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-            const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
-            const vertex_t y = arc.head;
-            if (y == s_ || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
-            if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
-            vertex_t expected = n;
-            if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
-                                            __ATOMIC_RELAXED)) {
-              out.items.push_back(y);
-            }
-          }
-        }
-      }
-      gather_items(frontier);
-      reached += std::int64_t(frontier.size());
-    }
-    narrow_bfs_ = reached < bfs_cutoff * std::int64_t(level);
+    const auto start = clock_type::now();
+    reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
+    stats_->seconds_global_relabel += seconds_since(start);
   }
 
-  /// Active set from scratch: excess > 0 and label < n (source and sink excluded).
+  /// Active set from the BFS queue: excess > 0 (the sink, level 0, excluded;
+  /// the source is never reached).
   void collect_active() {
     for (auto& b : buffers_) b.items.clear();
-    const vertex_t n = n_;
-#pragma omp parallel num_threads(team_) if (n > parallel_cutoff)
+    const std::int64_t reached = levels_.reached();
+    const vertex_t* queue = levels_.queue.data();
+#pragma omp parallel num_threads(team_) if (reached > parallel_cutoff)
     {
       thread_buffer& out = own_buffer();
 #pragma omp for schedule(static)
-      for (vertex_t v = 0; v < n; ++v) {
-        if (v != s_ && v != t_ && excess_[std::size_t(v)] > 0 && label_[std::size_t(v)] < n) {
-          out.items.push_back(v);
-        }
+      for (std::int64_t i = 1; i < reached; ++i) {
+        if (excess_[std::size_t(queue[i])] > 0) out.items.push_back(queue[i]);
       }
     }
     gather_items(active_);
@@ -385,8 +361,9 @@ class synchronous_push_relabel {
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
   double update_threshold_ = 0;
-  double sequential_freq_ = 0;  // the user's, else hi_pr's default there
-  bool narrow_bfs_ = false;     // the last global relabel's levels held < bfs_cutoff on average
+  double sequential_freq_ = 0;  // the user's, else hi_pr's default there (one thread)
+  double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
+  bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
 };
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "../openmp.hpp"
+#include "parallel_bfs.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -143,25 +144,14 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 }
 
 template <class Arc>
-void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, std::uint8_t* source_side) {
+void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, int team,
+                      std::uint8_t* source_side) {
   const vertex_t n = g.n;
-  std::fill(source_side, source_side + n, std::uint8_t(1));
-  std::vector<vertex_t> queue;
-  queue.reserve(std::size_t(n));
-  queue.push_back(sink);
-  source_side[sink] = 0;
-  for (std::size_t q = 0; q < queue.size(); ++q) {
-    const vertex_t x = queue[q];
-    // y reaches x when the arc y -> x, the reverse of x -> y, has capacity left.
-    for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
-      const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
-      const vertex_t y = arc.head;
-      if (source_side[y] && g.arcs[std::size_t(arc.reverse)].rescap > 0) {
-        source_side[y] = 0;
-        queue.push_back(y);
-      }
-    }
-  }
+  std::vector<vertex_t> label(static_cast<std::size_t>(n));
+  bfs_levels levels;
+  reverse_residual_bfs(g, sink, vertex_t(-1), team, label.data(), levels);
+#pragma omp parallel for num_threads(team) schedule(static) if (n > (1 << 16))
+  for (vertex_t v = 0; v < n; ++v) source_side[v] = label[std::size_t(v)] == n;
 }
 
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                        \
@@ -170,7 +160,8 @@ void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, std::uint8_t*
                                           std::vector<capacity_t>&);                         \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int,    \
                                     capacity_t*);                                            \
-  template void mark_source_side<Arc>(const residual_graph<Arc>&, vertex_t, std::uint8_t*);
+  template void mark_source_side<Arc>(const residual_graph<Arc>&, vertex_t, int,             \
+                                      std::uint8_t*);
 MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)
 MATCHFLOW_RESIDUAL_GRAPH(std::int64_t)
 #undef MATCHFLOW_RESIDUAL_GRAPH

@@ -71,10 +71,12 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
                     capacity_t* arc_flow);
 
 /// source_side[v] = 1 iff v cannot reach `sink` in the residual graph: a
-/// backward BFS from the sink over arcs with positive residual capacity.
+/// backward BFS from the sink over arcs with positive residual capacity,
+/// level-synchronous with `team` threads (parallel_bfs.hpp).
 /// After a maximum preflow this is a minimum cut (its complement holds every
 /// vertex that can still send to the sink).
 template <class Arc>
-void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, std::uint8_t* source_side);
+void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, int team,
+                      std::uint8_t* source_side);
 
 }  // namespace matchflow::detail

@@ -37,7 +37,7 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
   saturate_source_arcs(g, net.source, excess);
   phase1(g, excess);
   result->value = excess[std::size_t(net.sink)];
-  mark_source_side(g, net.sink, result->source_side);
+  mark_source_side(g, net.sink, team, result->source_side);
   stats->seconds_phase1 = seconds_since(t1);
 
   if (options.return_flow) {

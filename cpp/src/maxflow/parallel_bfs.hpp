@@ -1,0 +1,149 @@
+// Level-synchronous parallel BFS over reverse residual arcs, shared by ppr's
+// global relabeling (Baumstark, Blelloch & Shun, ESA 2015, section 3: a
+// parallel BFS from the sink) and the minimum-cut read-back (two_phase.hpp).
+//
+// One parallel region for the whole search: a level costs two barriers
+// (counts, then copies), not a team's start and end.  A level narrower than
+// bfs_narrow vertices is expanded by one thread, which goes on level by
+// level while the frontier stays narrow (grids, roads and GENRMF have
+// thousands of levels of a few hundred vertices: one barrier for a run of
+// them).  The reached vertices are kept in one queue, level after level, so
+// the caller can fill per-level structures (highest_label's buckets) or find
+// the active vertices without a sweep over all n.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "../openmp.hpp"
+#include "residual_graph.hpp"
+
+namespace matchflow::detail {
+
+/// Levels narrower than this are expanded on one thread: two barriers of a
+/// 16-thread team cost about what one thread spends on a few hundred
+/// low-degree vertices (untuned: a guess from that balance).
+constexpr std::int64_t bfs_narrow = 256;
+
+/// The reached vertices of a BFS in level order: level l (distance l) is
+/// queue[level_start[l], level_start[l + 1]).
+struct bfs_levels {
+  std::vector<vertex_t> queue;
+  std::vector<std::int64_t> level_start;
+  std::int64_t reached() const { return level_start.empty() ? 0 : level_start.back(); }
+  vertex_t levels() const { return vertex_t(level_start.size()) - 1; }
+};
+
+/// One thread's new vertices of a level, padded against false sharing.
+struct alignas(64) bfs_thread_part {
+  std::vector<vertex_t> items;
+  std::int64_t count = 0;
+};
+
+/// Distances to `root` along residual arcs: y is one level beyond x when the
+/// arc y -> x (the reverse of an arc of x) has residual capacity.  On return
+/// label[v] is the distance, or g.n when v cannot reach `root` or is `skip`
+/// (the source, held at n; no_vertex-like values skip nothing), and `out`
+/// holds the reached vertices by level.  `label` has g.n entries.
+template <class Arc>
+void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t skip, int team,
+                          vertex_t* label, bfs_levels& out) {
+  const vertex_t n = g.n;
+  out.queue.resize(std::size_t(n));
+  out.level_start.assign({0, 1});
+  vertex_t* queue = out.queue.data();
+  std::vector<bfs_thread_part> parts(static_cast<std::size_t>(team));
+  // Shared state, written only by the one thread of a narrow stretch.
+  std::int64_t shared_lo = 0, shared_hi = 1;
+
+  // Expands queue[lo, hi) into queue[hi, ...) on the calling thread; returns the new end.
+  auto expand_alone = [&](std::int64_t lo, std::int64_t hi, vertex_t level) {
+    std::int64_t tail = hi;
+    for (std::int64_t i = lo; i < hi; ++i) {
+      const vertex_t x = queue[i];
+      for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
+        const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+        const vertex_t y = arc.head;
+        if (label[y] != n || y == skip || g.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
+        label[y] = level;
+        queue[tail++] = y;
+      }
+    }
+    return tail;
+  };
+
+#pragma omp parallel num_threads(team) if (team > 1 && n > bfs_narrow)
+  {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num();
+    const int threads = omp_get_num_threads();
+#else
+    const int tid = 0, threads = 1;
+#endif
+#pragma omp for schedule(static)
+    for (vertex_t v = 0; v < n; ++v) label[v] = n;
+#pragma omp single
+    {
+      label[root] = 0;
+      queue[0] = root;
+    }
+    std::int64_t lo = 0, hi = 1;
+    vertex_t level = 1;
+    bfs_thread_part& mine = parts[std::size_t(tid)];
+    while (hi > lo) {
+      if (hi - lo < bfs_narrow || threads == 1) {
+#pragma omp single
+        {
+          while (hi > lo && (hi - lo < bfs_narrow || threads == 1)) {
+            const std::int64_t tail = expand_alone(lo, hi, level++);
+            lo = hi;
+            hi = tail;
+            out.level_start.push_back(hi);
+          }
+          shared_lo = lo;
+          shared_hi = hi;
+        }  // implicit barrier: every thread then reads the stretch's end
+        lo = shared_lo;
+        hi = shared_hi;
+        level = vertex_t(out.level_start.size()) - 1;
+        continue;
+      }
+      // A wide level: each thread claims vertices by compare-and-swap into
+      // its own list; then the lists are copied after the frontier.
+      mine.items.clear();
+      const std::int64_t chunk = std::max<std::int64_t>(16, (hi - lo) / (8 * threads));
+#pragma omp for schedule(dynamic, chunk) nowait
+      for (std::int64_t i = lo; i < hi; ++i) {
+        const vertex_t x = queue[i];
+        for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
+          const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+          const vertex_t y = arc.head;
+          if (y == skip || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
+          if (g.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
+          vertex_t expected = n;
+          if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED)) {
+            mine.items.push_back(y);
+          }
+        }
+      }
+      mine.count = std::int64_t(mine.items.size());
+#pragma omp barrier
+      std::int64_t offset = hi, total = 0;
+      for (int p = 0; p < threads; ++p) {
+        if (p < tid) offset += parts[std::size_t(p)].count;
+        total += parts[std::size_t(p)].count;
+      }
+      std::copy(mine.items.begin(), mine.items.end(), queue + offset);
+      lo = hi;
+      hi += total;
+      ++level;
+      if (tid == 0) out.level_start.push_back(hi);
+#pragma omp barrier  // the copies are the next level's frontier; counts are read
+    }
+  }
+  out.level_start.pop_back();  // the last level was empty
+}
+
+}  // namespace matchflow::detail
