@@ -120,7 +120,7 @@ class ecl_solver {
   void build_reverse();
   void solve_phase(bool phase1);
   void global_relabel(bool phase1);
-  void relabel_levels(bool phase1, int bfs_id, int* reached);
+  void relabel_levels(bool phase1, int bfs_id, int first, int* reached);
   int collect_active(bool phase1);
   void run_cycles(bool phase1, int limit, int count);
   bool relabel_due() const;
@@ -313,15 +313,26 @@ void ecl_solver::global_relabel(bool phase1) {
       &ctl_.data()->count[0], &ctl_.data()->count[1], reached);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
+  int first = 1;  // the first level the loops below run
+  if (!paper_) {  // level 1: the root's arcs over the whole grid
+    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(
+        g_, lists(), phase1, bfs_id, reached);
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    count_launch();
+    advance(1);
+    ++stats_->bfs_levels;
+    first = 2;
+  }
   if (cooperative_) {  // all levels in one launch
+    int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, reached,
-                       &ctl_.data()->bfs_levels);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached,
+                       levels);
     count_launch();
     read_control();
-    stats_->bfs_levels += host_ctl_.get()->bfs_levels;
+    stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);
   } else {
-    relabel_levels(phase1, bfs_id, reached);
+    relabel_levels(phase1, bfs_id, first, reached);
   }
   ++stats_->global_relabels;
   if (phase1 && host_ctl_.get()->source_reached) {  // see the header
@@ -333,8 +344,8 @@ void ecl_solver::global_relabel(bool phase1) {
 
 /// Algorithm 6, lines 12-17 from the host: one launch per level, the size
 /// read after each (paper) or after batches of levels.
-void ecl_solver::relabel_levels(bool phase1, int bfs_id, int* reached) {
-  int level = 0;
+void ecl_solver::relabel_levels(bool phase1, int bfs_id, int first, int* reached) {
+  int level = first - 1;
   int batch = paper_ ? 1 : first_batch;
   int size = 1;
   for (;;) {

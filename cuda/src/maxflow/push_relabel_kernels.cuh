@@ -5,6 +5,7 @@
 // names:
 //   saturate_source_kernel   Algorithm 4, line 3 (initial saturating pushes)
 //   relabel_init_kernel      Algorithm 6, lines 1-11 (labels, WL_GR = {root})
+//   relabel_root_kernel      Algorithm 7 for level 1, a thread per root arc (tuned)
 //   relabel_level_kernel     global_relabeling_kernel (Algorithm 7), one BFS level
 //   relabel_persistent_kernel  Algorithm 6, lines 12-17: all levels, one launch
 //   collect_active_kernel    the "trivial kernel" of section IV that lists the
@@ -70,6 +71,8 @@
 //    vertex of high degree one arc per cycle (on R-MAT, phase 2 took 5x
 //    phase 1: flow-suite.md, rmat18_s35067).  The least label comes from
 //    the warp's min-reduction; lane 0 lifts.  Both variants do this.
+//  * The tuned BFS runs level 1 (the root's arcs) with a thread per arc over
+//    the grid (relabel_root_kernel): s and t are the hubs of vision graphs.
 //  * Kernels take their list size from device memory and stride over it.
 //    The paper variant still launches exactly one warp per list entry; the
 //    tuned loop runs Algorithm 6's level loop and Algorithm 4's cycle loop
@@ -230,13 +233,45 @@ __global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinit
   }
 }
 
-/// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
-/// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
-/// strided), lanes over v's arcs; each neighbour n with (n, v) residual
-/// (phase 1) or with flow on (v, n) (phase 2) that this BFS has not visited
-/// gets h = level and goes on WL_next.
+/// Algorithm 7, lines 4-8 for one arc: w, reached from v at BFS level
+/// `level`, gets h = level and goes on WL_next unless this BFS has visited
+/// it.  In phase 1, s is never labelled (see the header).
 /// sync: time (atomicMin decides the one visitor), list append (atomicAdd);
 ///       *reached (idempotent store).
+__device__ inline void visit(const graph_view& g, const list_view& l, bool phase1, int level,
+                             int bfs_id, int* reached, vertex_t v, vertex_t w) {
+  if (w == v) return;
+  if (phase1 && w == g.source) {
+    atomic_write(reached, 1);
+    return;
+  }
+  if (atomicMin(&g.time[w], bfs_id) != bfs_id) {
+    g.h[w] = level;
+    push(l.out, l.count_out, w);
+  }
+}
+
+/// Whether the k-th of v's BFS arcs leads to a vertex that can send to v,
+/// and which (else v): first the forward arcs (v, w) with flow (both
+/// phases), then, in phase 1, the reverse arcs (w, v) with residual
+/// capacity.  One index over both lists, with the loads of either kind
+/// issued by one instruction stream, so a warp's lanes on forward and on
+/// reverse arcs wait on memory together (a BFS level costs its chain of
+/// dependent loads: benchmarks/NOTES.md, "gpu-pr, global relabels").
+__device__ inline vertex_t bfs_neighbour(const graph_view& g, offset_t fwd_begin,
+                                         offset_t fwd_count, offset_t rev_begin, offset_t k,
+                                         vertex_t v) {
+  const bool forward = k < fwd_count;
+  const offset_t i = forward ? fwd_begin + k : rev_begin + (k - fwd_count);
+  const offset_t a = forward ? i : g.rarc[i];
+  const vertex_t w = forward ? g.heads[i] : g.rtail[i];
+  const flow_t f = g.flow[a];
+  return (forward ? f > 0 : f < g.caps[a]) ? w : v;
+}
+
+/// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
+/// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
+/// strided), lanes over v's arcs (bfs_neighbour), each neighbour visited.
 /// safe: flow, caps (no PR cycle runs during a BFS).
 __device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
                                      int level, int bfs_id, int* reached, int size,
@@ -244,27 +279,31 @@ __device__ inline void relabel_level(const graph_view& g, const list_view& l, bo
   const int lane = threadIdx.x % warp_size;
   for (std::int64_t i = warp; i < size; i += warps) {
     const vertex_t v = l.in[i];
-    auto visit = [&](vertex_t w) {
-      if (w == v) return;
-      if (phase1 && w == g.source) {  // s stays at |V| (see the header)
-        atomic_write(reached, 1);
-        return;
-      }
-      if (atomicMin(&g.time[w], bfs_id) != bfs_id) {
-        g.h[w] = level;
-        push(l.out, l.count_out, w);
-      }
-    };
-    // Arcs (v, w) with flow: w may push back to v (both phases).
-    for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
-      if (g.flow[a] > 0) visit(g.heads[a]);
+    const offset_t fwd_begin = g.ptr[v], fwd_count = g.ptr[v + 1] - fwd_begin;
+    const offset_t rev_begin = phase1 ? g.rptr[v] : 0;
+    const offset_t total = fwd_count + (phase1 ? g.rptr[v + 1] - rev_begin : 0);
+    for (offset_t k = lane; k < total; k += warp_size) {
+      visit(g, l, phase1, level, bfs_id, reached, v,
+            bfs_neighbour(g, fwd_begin, fwd_count, rev_begin, k, v));
     }
-    if (phase1) {  // arcs (w, v) with residual capacity
-      for (offset_t r = g.rptr[v] + lane; r < g.rptr[v + 1]; r += warp_size) {
-        const offset_t a = g.rarc[r];
-        if (g.flow[a] < g.caps[a]) visit(g.rtail[r]);
-      }
-    }
+  }
+}
+
+/// Level 1 of the tuned BFS: the root's arcs spread over the whole grid
+/// (thread per arc), not one warp.  The root is t (phase 1) or s (phase 2),
+/// which on segmentation-style graphs has an arc to every pixel: one warp
+/// took 29 ms per relabel there (benchmarks/NOTES.md, "gpu-pr, global
+/// relabels").  Reads WL_GR = {root} from relabel_init_kernel's list.
+__global__ void relabel_root_kernel(graph_view g, list_view l, bool phase1, int bfs_id,
+                                    int* reached) {
+  const vertex_t root = l.in[0];
+  const offset_t fwd_begin = g.ptr[root], fwd_count = g.ptr[root + 1] - fwd_begin;
+  const offset_t rev_begin = phase1 ? g.rptr[root] : 0;
+  const offset_t total = fwd_count + (phase1 ? g.rptr[root + 1] - rev_begin : 0);
+  for (offset_t k = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += offset_t(gridDim.x) * blockDim.x) {
+    visit(g, l, phase1, 1, bfs_id, reached, root,
+          bfs_neighbour(g, fwd_begin, fwd_count, rev_begin, k, root));
   }
 }
 
@@ -303,15 +342,16 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
                 global_warps());
 }
 
-/// The whole BFS (Algorithm 6, lines 12-17) in one cooperative launch: the
-/// level loop runs on the device, grid.sync() is the kernel boundary.  Every
-/// thread reads the same size after the barrier, so all leave together.
-/// The lists start at list0 / count[0] (relabel_init_kernel).
+/// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
+/// cooperative launch: the level loop runs on the device, grid.sync() is the
+/// kernel boundary.  Every thread reads the same size after the barrier, so
+/// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
+/// left the root at list0 / count[0]).
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
-    int* reached, int* levels) {
+    int first, int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  for (int level = 1;; ++level) {
+  for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1);
     const int size = block_read_size(l.count_in);
     if (size == 0) {
