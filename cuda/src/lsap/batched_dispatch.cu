@@ -73,7 +73,8 @@ bool env_choice(const char* name, std::initializer_list<const char*> choices, in
 /// block the grid puts on one SM (global costs: the rest of the SM's
 /// memory is L1, which caches the cost rows a search revisits).
 template <class T, int K>
-void prefer_l1(const sap_plan& plan, unsigned grid) {
+void prefer_l1(const sap_plan& plan, unsigned launch_grid) {
+  const std::int64_t grid = std::max<std::int64_t>(launch_grid, plan.concurrent_blocks);
   int device = 0, n_sm = 0, per_sm = 0, reserved = 0, fit = 0;
   MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
   MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, device));
@@ -283,6 +284,7 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
       st != status::ok) {
     return st;
   }
+  plan.concurrent_blocks = batch;  // the chunks' kernels overlap
   stats->shared_costs = plan.costs_shared;
   stats->block_threads = plan.block;
   const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;

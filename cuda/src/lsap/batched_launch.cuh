@@ -34,6 +34,10 @@ struct sap_plan {
   /// SM's 256 KB is L1 for the cost rows), or the driver's choice.
   prefetch_level prefetch = prefetch_level::l1;
   bool l1_carveout = true;
+  /// Blocks that run at once over all launches of the call (chunks run
+  /// concurrently on their streams): what the L1 carveout must hold; 0:
+  /// one launch's grid.
+  std::int64_t concurrent_blocks = 0;
 };
 
 /// The plan for problems of the caller's n_rows x n_cols of `cost_size`
