@@ -69,6 +69,12 @@ bool env_choice(const char* name, std::initializer_list<const char*> choices, in
   return false;
 }
 
+template <class T, int K>
+void set_carveout(int percent) {
+  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K, false>,
+                                          cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+}
+
 /// Asks for the smallest shared-memory carveout that still holds every
 /// block the grid puts on one SM (global costs: the rest of the SM's
 /// memory is L1, which caches the cost rows a search revisits).
@@ -82,13 +88,14 @@ void prefer_l1(const sap_plan& plan, unsigned launch_grid) {
       cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   MATCHFLOW_CUDA_TRY(
       cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  // The occupancy with the driver's carveout (a previous call's may be set).
+  set_carveout<T, K>(cudaSharedmemCarveoutDefault);
   MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &fit, sap_kernel<T, K, false>, plan.block, plan.smem));
   const auto blocks = std::clamp<std::int64_t>((grid + n_sm - 1) / n_sm, 1, std::max(fit, 1));
   const auto need = blocks * static_cast<std::int64_t>(plan.smem + reserved);
-  const auto percent = static_cast<int>(std::min<std::int64_t>(100, (100 * need + per_sm - 1) / per_sm));
-  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K, false>,
-                                          cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+  const auto percent = std::min<std::int64_t>(100, (100 * need + per_sm - 1) / per_sm);
+  set_carveout<T, K>(static_cast<int>(percent));
 }
 
 template <class T, int K, bool Shared>
@@ -100,9 +107,7 @@ void launch_k(const sap_plan& plan, const sap_params<T>& prm, unsigned grid, cud
     if (plan.l1_carveout) {
       prefer_l1<T, K>(plan, grid);
     } else {
-      MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K, false>,
-                                              cudaFuncAttributePreferredSharedMemoryCarveout,
-                                              cudaSharedmemCarveoutDefault));
+      set_carveout<T, K>(cudaSharedmemCarveoutDefault);
     }
   }
   sap_kernel<T, K, Shared><<<grid, plan.block, plan.smem, s>>>(prm);

@@ -18,8 +18,10 @@
 // column to scan; a dual update and the path flip close the search.
 //
 // Who owns what: column j = t + k * blockDim.x belongs to thread t, which
-// keeps its distance, scanned flag and dual v[j] in registers (slot k of
-// its K-long arrays, K a template argument) and alone writes its
+// keeps its distance, scanned and assigned flags and dual v[j] in
+// registers (slot k of its K-long arrays, K a template argument; the
+// assigned flag mirrors row4col[j] >= 0, so a step reads no shared memory
+// for it) and alone writes its
 // predecessor path[j]; so a search step needs no barrier beyond the one
 // inside the arg-min.  u, col4row and row4col live in shared memory, are
 // read by every thread and written only between searches (u by the owner
@@ -30,7 +32,14 @@
 // issues the loads of all its K costs of the row before using any, and
 // the arg-min runs on an order-preserving 64-bit image of the distance
 // with three warp reductions (redux.sync) instead of five shuffle rounds;
-// a one-warp block skips the barrier and the slots.
+// a one-warp block skips the barrier and the slots.  The winner's column is
+// marked scanned by comparing it with the thread's K columns (an integer
+// division by blockDim.x sat on every step's critical path).  When the
+// costs are in global memory, each warp warms the row of its own
+// candidate before the warps' candidates are combined: the winner's row
+// starts loading a barrier and a reduction earlier, and the losers' rows
+// are the likely next ones (the popped column is the previous step's
+// runner-up about half the time: benchmarks/NOTES.md, Batched).
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
