@@ -18,6 +18,10 @@ magnitude; integers exactly).
 
     python benchmarks/bench_batched.py --out DIR [--cases ...] [--repeat 5] [--threads N]
            [--block-threads B]
+
+gpu-sap's variants (MATCHFLOW_GPU_SAP_PREFETCH, MATCHFLOW_GPU_SAP_CARVEOUT;
+see matchflow._batched.solve_batch) are set in the environment and recorded
+in the header.
 """
 from __future__ import annotations
 
@@ -136,9 +140,10 @@ COLUMNS = [("gpu_s", "gpu"), ("gpu_unpipelined_s", "gpu 1-piece"), ("gpu_solve_s
 def write(rows, header, out: Path):
     out.mkdir(parents=True, exist_ok=True)
     (out / "batched.json").write_text(json.dumps({"header": header, "rows": rows}, indent=1))
+    variant = " ".join(f"{k}={v}" for k, v in header["variant"].items())
     lines = [f"# Batched assignment ({header['machine'].get('gpus') or 'no GPU'}, "
              f"{header['threads']} CPU threads)", "",
-             f"`{header['command']}` at {header['git']}", "",
+             f"`{variant + ' ' if variant else ''}{header['command']}` at {header['git']}", "",
              "| case | " + " | ".join(label for _, label in COLUMNS)
              + " | scipy / cpu | scipy / gpu | torch-la / gpu solve |",
              "|---" * (len(COLUMNS) + 4) + "|"]
@@ -168,6 +173,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     header = {"machine": machine_info(args), "git": git_sha(args), "threads": args.threads,
               "block_threads": args.block_threads,
+              "variant": {k: v for k, v in os.environ.items() if k.startswith("MATCHFLOW_GPU_SAP_")},
               "command": shlex.join(sys.argv), "torch_linear_assignment": torch_la is not None}
     start, rows = time.perf_counter(), []
     for name in args.cases:

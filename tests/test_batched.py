@@ -342,6 +342,47 @@ def test_gpu_sap_large_set(name, batch, shape, dtype, family):
         assert_optimal(c, again[0], again[1], maximize=True)
 
 
+# The variants of the global-memory kernel (cache warming, L1 carveout; see
+# solve_batch): each must give SciPy's costs, wide, tall, with ties and
+# forbidden pairs, in every dtype family, more problems than SMs included.
+GLOBAL_VARIANT_CASES = [
+    # (batch, shape, dtype, family seed as in random_stack)
+    (300, (300, 300), np.float32, 0),
+    (40, (300, 300), np.float64, 1),
+    (30, (120, 400), np.float64, 2),
+    (30, (400, 120), np.float64, 3),
+    (20, (200, 700), np.int64, 1),
+]
+
+
+@gpu
+@pytest.mark.parametrize("prefetch", ["l1", "l2", "none"])
+@pytest.mark.parametrize("carveout", ["l1", "driver"])
+def test_gpu_global_variants(monkeypatch, prefetch, carveout):
+    monkeypatch.setenv("MATCHFLOW_GPU_SAP_PREFETCH", prefetch)
+    monkeypatch.setenv("MATCHFLOW_GPU_SAP_CARVEOUT", carveout)
+    for batch, shape, dtype, family in GLOBAL_VARIANT_CASES:
+        c = random_stack(family, batch=batch, shape=shape, dtype=dtype)
+        if np.isinf(c).any():  # keep every problem feasible: an allowed diagonal
+            k = min(shape)
+            c[:, np.arange(k), np.arange(k)] = 1
+        rows, cols, info = solve_batch(c, method="gpu-sap", device="cuda")
+        assert not info["shared_costs"]
+        assert_optimal(c, rows, cols)
+    for block_threads in (32, 96, 512):  # one warp (no warming) to sixteen
+        c = random_stack(5, batch=12, shape=(300, 300), dtype=np.float32)
+        rows, cols, _ = solve_batch(c, method="gpu-sap", device="cuda",
+                                    block_threads=block_threads)
+        assert_optimal(c, rows, cols)
+
+
+@gpu
+def test_gpu_bad_variant_is_refused(monkeypatch):
+    monkeypatch.setenv("MATCHFLOW_GPU_SAP_PREFETCH", "l3")
+    with pytest.raises(ValueError, match="MATCHFLOW_GPU_SAP_PREFETCH"):
+        batch_linear_sum_assignment(np.zeros((1, 4, 4)), method="gpu-sap")
+
+
 @gpu
 def test_gpu_errors_name_the_index():
     c = np.random.default_rng(6).random((50, 10, 12)).astype(np.float32)

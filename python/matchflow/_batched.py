@@ -158,7 +158,17 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     multiple of 32 up to 512; 0 picks by size; raised when too few for the
     columns), for tuning.  `pipeline=False`: gpu-sap uploads the whole
     stack before solving it, so that seconds_solve is the kernels' time
-    alone (pipelined, it is their tail past the last copy)."""
+    alone (pipelined, it is their tail past the last copy).
+
+    Variants of gpu-sap for A/B timing, read from the environment at each
+    call; they change only how fast problems whose costs stay in global
+    memory (past shared memory) are solved, never the answer:
+    ``MATCHFLOW_GPU_SAP_PREFETCH`` = ``l1`` (default), ``l2`` or ``none``:
+    where each warp warms the cost row of its candidate column during a
+    search step; ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or
+    ``driver``: the smallest shared-memory carveout that holds the grid's
+    blocks, leaving the rest of each SM's memory to the L1 cache, or the
+    driver's choice.  Another value raises ValueError."""
     start = time.perf_counter()
     n_threads = check_threads(threads)
     if (isinstance(block_threads, bool) or not isinstance(block_threads, (int, np.integer))

@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,13 +56,71 @@ dim3 transpose_grid(std::int64_t batch, int n_rows, int n_cols) {
               static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
 }
 
+/// The variant that environment variable `name` names (see sap_plan): its
+/// index in `choices`, 0 when unset; false for a value not among them.
+bool env_choice(const char* name, std::initializer_list<const char*> choices, int* index) {
+  *index = 0;
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return true;
+  for (const char* c : choices) {
+    if (std::strcmp(value, c) == 0) return true;
+    ++*index;
+  }
+  return false;
+}
+
 template <class T, int K>
+void set_carveout(int percent) {
+  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K, false>,
+                                          cudaFuncAttributePreferredSharedMemoryCarveout, percent));
+}
+
+/// Asks for the smallest shared-memory carveout that still holds every
+/// block the grid puts on one SM (global costs: the rest of the SM's
+/// memory is L1, which caches the cost rows a search revisits).
+template <class T, int K>
+void prefer_l1(const sap_plan& plan, unsigned launch_grid) {
+  const std::int64_t grid = std::max<std::int64_t>(launch_grid, plan.concurrent_blocks);
+  int device = 0, n_sm = 0, per_sm = 0, reserved = 0, fit = 0;
+  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, device));
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  // The occupancy with the driver's carveout (a previous call's may be set).
+  set_carveout<T, K>(cudaSharedmemCarveoutDefault);
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &fit, sap_kernel<T, K, false>, plan.block, plan.smem));
+  const auto blocks = std::clamp<std::int64_t>((grid + n_sm - 1) / n_sm, 1, std::max(fit, 1));
+  const auto need = blocks * static_cast<std::int64_t>(plan.smem + reserved);
+  const auto percent = std::min<std::int64_t>(100, (100 * need + per_sm - 1) / per_sm);
+  set_carveout<T, K>(static_cast<int>(percent));
+}
+
+template <class T, int K, bool Shared>
 void launch_k(const sap_plan& plan, const sap_params<T>& prm, unsigned grid, cudaStream_t s) {
-  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K>,
+  MATCHFLOW_CUDA_TRY(cudaFuncSetAttribute(sap_kernel<T, K, Shared>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(plan.smem)));
-  sap_kernel<T, K><<<grid, plan.block, plan.smem, s>>>(prm);
+  if constexpr (!Shared) {
+    if (plan.l1_carveout) {
+      prefer_l1<T, K>(plan, grid);
+    } else {
+      set_carveout<T, K>(cudaSharedmemCarveoutDefault);
+    }
+  }
+  sap_kernel<T, K, Shared><<<grid, plan.block, plan.smem, s>>>(prm);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int K>
+void launch_k(const sap_plan& plan, const sap_params<T>& prm, unsigned grid, cudaStream_t s) {
+  if (plan.costs_shared) {
+    launch_k<T, K, true>(plan, prm, grid, s);
+  } else {
+    launch_k<T, K, false>(plan, prm, grid, s);
+  }
 }
 
 }  // namespace
@@ -101,6 +161,16 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
                      needed);
   p.columns_per_thread = 1;
   while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
+  int prefetch = 0, carveout = 0;
+  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"l1", "l2", "none"}, &prefetch) ||
+      !env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
+    return fail(status::invalid_input,
+                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be l1, l2 or none and "
+                "MATCHFLOW_GPU_SAP_CARVEOUT l1 or driver");
+  }
+  p.prefetch = prefetch == 0 ? prefetch_level::l1
+                             : prefetch == 1 ? prefetch_level::l2 : prefetch_level::none;
+  p.l1_carveout = carveout == 0;
   *plan = p;
   return status::ok;
 }
@@ -124,6 +194,7 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.load_transposed = plan.transposed && plan.costs_shared;
   prm.transposed = plan.transposed;
   prm.costs_shared = plan.costs_shared;
+  prm.prefetch = plan.prefetch;
   prm.sign = plan.maximize ? -1.0 : 1.0;
   prm.row_ind = d_rows;
   prm.col_ind = d_cols;
@@ -218,6 +289,7 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
       st != status::ok) {
     return st;
   }
+  plan.concurrent_blocks = batch;  // the chunks' kernels overlap
   stats->shared_costs = plan.costs_shared;
   stats->block_threads = plan.block;
   const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;

@@ -18,8 +18,10 @@
 // column to scan; a dual update and the path flip close the search.
 //
 // Who owns what: column j = t + k * blockDim.x belongs to thread t, which
-// keeps its distance, scanned flag and dual v[j] in registers (slot k of
-// its K-long arrays, K a template argument) and alone writes its
+// keeps its distance, scanned and assigned flags and dual v[j] in
+// registers (slot k of its K-long arrays, K a template argument; the
+// assigned flag mirrors row4col[j] >= 0, so a step reads no shared memory
+// for it) and alone writes its
 // predecessor path[j]; so a search step needs no barrier beyond the one
 // inside the arg-min.  u, col4row and row4col live in shared memory, are
 // read by every thread and written only between searches (u by the owner
@@ -30,7 +32,14 @@
 // issues the loads of all its K costs of the row before using any, and
 // the arg-min runs on an order-preserving 64-bit image of the distance
 // with three warp reductions (redux.sync) instead of five shuffle rounds;
-// a one-warp block skips the barrier and the slots.
+// a one-warp block skips the barrier and the slots.  The winner's column is
+// marked scanned by comparing it with the thread's K columns (an integer
+// division by blockDim.x sat on every step's critical path).  When the
+// costs are in global memory, each warp warms the row of its own
+// candidate before the warps' candidates are combined: the winner's row
+// starts loading a barrier and a reduction earlier, and the losers' rows
+// are the likely next ones (the popped column is the previous step's
+// runner-up about half the time: benchmarks/NOTES.md, Batched).
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
@@ -57,6 +66,10 @@ namespace matchflow::cuda::batched {
 
 /// Per-problem outcome, as written to the status array.
 enum problem_status : int { solved = 0, infeasible = 1, invalid = 2 };
+
+/// Where a search step warms the rows it may scan next (global costs only;
+/// see block_argmin).
+enum class prefetch_level : int { none = 0, l1 = 1, l2 = 2 };
 
 constexpr int max_block_threads = 512;
 constexpr int max_warps = max_block_threads / 32;
@@ -99,6 +112,7 @@ struct sap_params {
   bool load_transposed;     ///< the caller's problems are tall: transpose them into shared memory
   bool transposed;          ///< report the caller's rows as our columns
   bool costs_shared;
+  prefetch_level prefetch;  ///< global costs: warm the cache with each warp's candidate row
   double sign;              ///< -1 when maximising
   std::int64_t* row_ind;    ///< batch x n_rows
   std::int64_t* col_ind;
@@ -129,13 +143,14 @@ __device__ inline void warp_argmin(unsigned long long& val, unsigned& key) {
 }
 
 /// The same over the block; every thread gets it.  One barrier (none for
+/// The warps' arg-mins (each warp's in every lane, from warp_argmin)
+/// combined over the block; every thread gets it.  One barrier (none for
 /// a one-warp block): the slots alternate between two halves (`parity`),
 /// so that a fast warp's next write cannot overwrite what a slow one still
 /// reads.
-__device__ inline void block_argmin(unsigned long long& val, unsigned& key,
-                                    unsigned long long* slot_val, unsigned* slot_key,
-                                    int& parity) {
-  warp_argmin(val, key);
+__device__ inline void combine_warps(unsigned long long& val, unsigned& key,
+                                     unsigned long long* slot_val, unsigned* slot_key,
+                                     int& parity) {
   const int n_warps = blockDim.x >> 5;
   if (n_warps == 1) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -158,23 +173,75 @@ __device__ inline double weight(T x, double sign) {
   return sign * static_cast<double>(x);
 }
 
+/// Entry j of a cost row: a plain shared-memory load, or a global one
+/// through the read-only path (the costs never change during the kernel).
+/// Typed, not generic, loads: the shared and the global kernels are
+/// separate instantiations.
+template <bool Shared, class T>
+__device__ inline T cost_at(const T* row, int j) {
+  if constexpr (Shared) {
+    return row[j];
+  } else {
+    return __ldg(row + j);
+  }
+}
+
+/// Row i of a problem's costs.
+template <bool Shared, class T>
+__device__ inline const T* cost_row(const T* cost, int i, int n_cols) {
+  if constexpr (Shared) return cost + i * n_cols;  // fits in shared memory: int
+  else return cost + static_cast<std::int64_t>(i) * n_cols;
+}
+
+/// Starts fetching a row into the L1 or L2 cache, one 128-byte line per
+/// lane, without waiting for it (a search step's next row is one of the
+/// warps' candidates; the others are the likely rows of the next steps).
+template <class T>
+__device__ inline void warm_row(const T* row, int n_cols, prefetch_level level) {
+  const auto first = reinterpret_cast<std::uintptr_t>(row) & ~std::uintptr_t(127);
+  const auto end = reinterpret_cast<std::uintptr_t>(row + n_cols);
+  for (std::uintptr_t line = first + 128 * (threadIdx.x & 31); line < end; line += 128 * 32) {
+    if (level == prefetch_level::l1) {
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(line));
+    } else {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
+    }
+  }
+}
+
 /// Copies (load_transposed: transposes) problem `src` into `tile` when the
 /// costs are shared, and checks every entry; true when one is NaN or the
-/// wrong infinity.
-template <class T>
+/// wrong infinity.  Each thread keeps `batch` loads in flight (the pass is
+/// a chain of global-memory latencies otherwise).
+template <bool Shared, class T>
 __device__ bool load_and_check(const sap_params<T>& prm, const T* src, T* tile) {
+  constexpr bool checked = std::is_floating_point_v<T>;
+  if constexpr (!Shared && !checked) return false;  // nothing to copy or check
+  constexpr int batch = 8;
   const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
   bool bad = false;
-  for (std::int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
-    const T x = src[e];
-    if constexpr (std::is_floating_point_v<T>) {
-      bad |= !(weight(x, prm.sign) > -INFINITY);  // NaN, or -inf after the sign
+  for (std::int64_t base = threadIdx.x; base < entries; base += batch * blockDim.x) {
+    T x[batch];
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const std::int64_t e = base + b * blockDim.x;
+      x[b] = e < entries ? __ldg(src + e) : T(0);
     }
-    if (prm.costs_shared) {
-      // Transposed: e walks the caller's (n_cols x n_rows) problem.
-      const std::int64_t at = prm.load_transposed
-          ? (e % prm.n_rows) * prm.n_cols + e / prm.n_rows : e;
-      tile[at] = x;
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const std::int64_t e = base + b * blockDim.x;
+      if (e >= entries) break;
+      if constexpr (checked) {
+        bad |= !(weight(x[b], prm.sign) > -INFINITY);  // NaN, or -inf after the sign
+      }
+      if constexpr (Shared) {
+        // Shared problems have fewer than 2^31 entries.  Transposed: e
+        // walks the caller's (n_cols x n_rows) problem.
+        const int ei = static_cast<int>(e), caller_row = ei / prm.n_rows;
+        const int at = prm.load_transposed
+            ? (ei - caller_row * prm.n_rows) * prm.n_cols + caller_row : ei;
+        tile[at] = x[b];
+      }
     }
   }
   return __syncthreads_or(bad) != 0;
@@ -183,17 +250,17 @@ __device__ bool load_and_check(const sap_params<T>& prm, const T* src, T* tile) 
 /// Row reduction and the greedy start (see the file comment); false when a
 /// row has no allowed column (the problem is infeasible).  v = 0 is the
 /// caller's (registers).
-template <class T>
+template <bool Shared, class T>
 __device__ bool row_reduction(const T* cost, int n_rows, int n_cols, double sign, double* u,
                               int* row4col, int* col4row) {
   for (int j = threadIdx.x; j < n_cols; j += blockDim.x) row4col[j] = -1;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   for (int i = warp; i < n_rows; i += n_warps) {  // one warp per row
-    const T* row = cost + static_cast<std::int64_t>(i) * n_cols;
+    const T* row = cost_row<Shared>(cost, i, n_cols);
     double best = INFINITY;
     unsigned at = no_key;
     for (int j = lane; j < n_cols; j += 32) {
-      const double w = weight(row[j], sign);
+      const double w = weight(cost_at<Shared>(row, j), sign);
       if (w < best) {  // lanes walk increasing j: the first minimum stays
         best = w;
         at = j;
@@ -223,34 +290,54 @@ __device__ bool row_reduction(const T* cost, int n_rows, int n_cols, double sign
 }
 
 /// The columns a thread owns (t, t + blockDim.x, ... : K of them) and
-/// their search state, in registers.
+/// their search state, in registers.  `assigned` mirrors row4col[j] >= 0
+/// (a column, once assigned, stays so; an augmentation assigns its sink),
+/// so that a search step reads no shared memory for it.
 template <int K>
 struct owned_columns {
-  double v[K];      ///< column duals
-  double dist[K];   ///< shortest-path distances of this search
-  unsigned scanned; ///< bit k: column k scanned in this search
+  double v[K];       ///< column duals
+  double dist[K];    ///< shortest-path distances of this search
+  unsigned scanned;  ///< bit k: column k scanned in this search
+  unsigned assigned; ///< bit k: column k has a row
 
   __device__ static int column(int k) { return threadIdx.x + k * blockDim.x; }
+
+  /// Bit k set in `bits` when column(k) is j (no division: K compares).
+  __device__ static void mark(unsigned& bits, int j) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) bits |= column(k) == j ? 1u << k : 0u;
+  }
+
+  __device__ void read_assigned(const int* row4col, int n_cols) {
+    assigned = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = column(k);
+      if (j < n_cols && row4col[j] >= 0) assigned |= 1u << k;
+    }
+  }
 };
 
 /// One Dijkstra search from free row `root`; returns the free column it
 /// reaches (-1: none, the problem is infeasible) and its distance in *reached.
-template <class T, int K>
-__device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u,
-                             owned_columns<K>& own, int* path, const int* row4col,
-                             unsigned long long* slot_val, unsigned* slot_key, int& parity,
-                             double* reached) {
+template <bool Shared, class T, int K>
+__device__ int shortest_path(const T* cost, int n_cols, double sign, prefetch_level prefetch,
+                             int root, const double* u, owned_columns<K>& own, int* path,
+                             const int* row4col, unsigned long long* slot_val, unsigned* slot_key,
+                             int& parity, double* reached) {
 #pragma unroll
   for (int k = 0; k < K; ++k) own.dist[k] = INFINITY;
   own.scanned = 0;
+  // Warming the cache pays only when another warp's candidate may win.
+  const bool warm = !Shared && prefetch != prefetch_level::none && blockDim.x > 32;
   double at = 0;  // distance of the last scanned column
   for (int i = root;;) {
-    const T* row = cost + static_cast<std::int64_t>(i) * n_cols;
+    const T* row = cost_row<Shared>(cost, i, n_cols);
     T c[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {  // every load in flight before the first use
       const int j = own.column(k);
-      c[k] = j < n_cols ? row[j] : T(0);
+      c[k] = j < n_cols ? cost_at<Shared>(row, j) : T(0);
     }
     const double u_i = u[i];
     unsigned long long best = no_value;
@@ -266,19 +353,21 @@ __device__ int shortest_path(const T* cost, int n_cols, double sign, int root, c
         path[j] = i;
       }
       const unsigned long long d = ordered(own.dist[k]);
-      const unsigned kj = (row4col[j] >= 0 ? 1u << assigned_bit : 0u) | static_cast<unsigned>(j);
+      const unsigned kj = (((own.assigned >> k) & 1u) << assigned_bit) | static_cast<unsigned>(j);
       if (d < best || (d == best && kj < key)) {
         best = d;
         key = kj;
       }
     }
-    block_argmin(best, key, slot_val, slot_key, parity);
+    warp_argmin(best, key);
+    if (warm && best != no_value && (key >> assigned_bit)) {
+      warm_row(cost_row<Shared>(cost, row4col[key & column_mask], n_cols), n_cols, prefetch);
+    }
+    combine_warps(best, key, slot_val, slot_key, parity);
     const double d = from_ordered(best);
     if (!(d < INFINITY)) return -1;  // NaN (no candidate at all) included
     const int j = static_cast<int>(key & column_mask);
-    if (j % static_cast<int>(blockDim.x) == static_cast<int>(threadIdx.x)) {
-      own.scanned |= 1u << (j / blockDim.x);
-    }
+    own.mark(own.scanned, j);
     at = d;
     if (!(key >> assigned_bit)) {
       *reached = at;
@@ -302,6 +391,7 @@ __device__ void augment(int root, int sink, double reached, double* u, owned_col
     if (row4col[j] >= 0) u[row4col[j]] += step;  // the row reached through j
   }
   if (threadIdx.x == 0) u[root] += reached;  // root is free: no column writes it
+  own.mark(own.assigned, sink);
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int j = sink;;) {
@@ -348,11 +438,12 @@ __device__ inline void write_assignment(std::int64_t p, int n_rows, int n_cols, 
 }
 
 /// gpu-sap: block b solves problems b, b + gridDim.x, ...; needs
-/// K * blockDim.x >= n_cols.
-template <class T, int K>
+/// K * blockDim.x >= n_cols.  Shared: the costs are copied to shared
+/// memory (prm.costs_shared), else read from global memory.
+template <class T, int K, bool Shared>
 __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params<T> prm) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const smem_layout at(prm.n_rows, prm.n_cols, sizeof(T), prm.costs_shared);
+  const smem_layout at(prm.n_rows, prm.n_cols, sizeof(T), Shared);
   double* u = reinterpret_cast<double*>(smem + at.u);
   int* path = reinterpret_cast<int*>(smem + at.path);
   int* row4col = reinterpret_cast<int*>(smem + at.row4col);
@@ -366,20 +457,23 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
 
   for (std::int64_t p = blockIdx.x; p < prm.batch; p += gridDim.x) {
     const T* src = prm.cost + p * entries;
-    const T* cost = prm.costs_shared ? tile : src;
+    const T* cost = Shared ? tile : src;
 #pragma unroll
     for (int k = 0; k < K; ++k) own.v[k] = 0;
     int outcome = solved;
-    if (load_and_check(prm, src, tile)) {
+    if (load_and_check<Shared>(prm, src, tile)) {
       outcome = invalid;
-    } else if (!row_reduction(cost, prm.n_rows, prm.n_cols, prm.sign, u, row4col, col4row)) {
+    } else if (!row_reduction<Shared>(cost, prm.n_rows, prm.n_cols, prm.sign, u, row4col,
+                                      col4row)) {
       outcome = infeasible;
     } else {
+      own.read_assigned(row4col, prm.n_cols);
       for (int root = 0; root < prm.n_rows; ++root) {
         if (col4row[root] >= 0) continue;  // uniform: col4row changes before barriers only
         double reached = 0;
-        const int sink = shortest_path<T, K>(cost, prm.n_cols, prm.sign, root, u, own, path,
-                                             row4col, slot_val, slot_key, parity, &reached);
+        const int sink = shortest_path<Shared, T, K>(cost, prm.n_cols, prm.sign, prm.prefetch,
+                                                     root, u, own, path, row4col, slot_val,
+                                                     slot_key, parity, &reached);
         if (sink < 0) {  // uniform: every thread got the same arg-min
           outcome = infeasible;
           break;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "lsap/batched_kernels.cuh"
 #include "matchflow/batched_lsap.hpp"
 #include "matchflow/status.hpp"
 
@@ -25,6 +26,18 @@ struct sap_plan {
   std::size_t smem = 0;         ///< dynamic shared memory per block
   int block = 0;                ///< threads per block
   int columns_per_thread = 0;   ///< K: 1, 2, 4, 8 or 16
+  /// Global costs only (environment, read by plan_sap; for A/B runs):
+  /// MATCHFLOW_GPU_SAP_PREFETCH = l1 (default) | l2 | none: where each warp
+  /// warms its candidate's row during a search step;
+  /// MATCHFLOW_GPU_SAP_CARVEOUT = l1 (default) | driver: the smallest
+  /// shared-memory carveout that holds the grid's blocks (the rest of the
+  /// SM's 256 KB is L1 for the cost rows), or the driver's choice.
+  prefetch_level prefetch = prefetch_level::l1;
+  bool l1_carveout = true;
+  /// Blocks that run at once over all launches of the call (chunks run
+  /// concurrently on their streams): what the L1 carveout must hold; 0:
+  /// one launch's grid.
+  std::int64_t concurrent_blocks = 0;
 };
 
 /// The plan for problems of the caller's n_rows x n_cols of `cost_size`
