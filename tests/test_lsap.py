@@ -324,6 +324,24 @@ def test_int32_upload_when_costs_fit(method, hi):
     assert result.stats.narrow_costs == (fits and method.startswith("gpu"))
 
 
+@pytest.mark.cuda
+@_no_cuda
+@pytest.mark.parametrize("method", ["gpu-tree", "gpu-auction"])
+@pytest.mark.parametrize("outside", ["none", "first", "last"])
+def test_staged_int32_upload(method, outside):
+    """int64 matrices past 32 MB go up through the pinned staging, narrowed
+    to int32 by host threads one slice each (odd sizes: slices that start
+    off 16-byte alignment); one entry outside int32, first or last, abandons
+    the int32 upload early or late and the int64 upload takes over."""
+    rng = np.random.default_rng(len(outside))
+    c = rng.integers(0, 101, (3001, 3011), dtype=np.int64)  # 72 MB; 3 int32 chunks
+    c[0, 0], c[-1, -1] = {"none": (-(2**31), 2**31 - 1), "first": (-(2**31) - 1, 5),
+                          "last": (7, 2**31)}[outside]
+    result = solve(c, method)
+    assert_certificate(c, result)
+    assert result.stats.narrow_costs == (outside == "none")
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("case", ["zeros", "ones-wide", "ints-n/10", "ints", "floats",
                                   "tall", "identity"])

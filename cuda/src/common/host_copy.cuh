@@ -164,17 +164,22 @@ class staging_lease {
   char* base_ = nullptr;
 };
 
-/// Host threads (at most 8) that work through a sequence of chunks in
-/// step: each runs `work(k, w, workers)` (its share w of chunk k; false
-/// abandons the copy) once the caller has allowed chunk k, and the caller
-/// waits for all of them to be through a chunk before reusing its buffer.
-/// Only the caller calls CUDA.
+/// Host threads of a staged copy unless the caller asks otherwise.
+constexpr unsigned default_copy_workers = 8;
+
+/// Host threads (at most `max_workers`, and at most the hardware's) that
+/// work through a sequence of chunks in step: each runs `work(k, w,
+/// workers)` (its share w of chunk k; false abandons the copy) once the
+/// caller has allowed chunk k, and the caller waits for all of them to be
+/// through a chunk before reusing its buffer.  Only the caller calls CUDA.
 class chunk_workers {
  public:
   template <class Work>
-  chunk_workers(std::size_t n_chunks, std::size_t allowed, Work work) : allowed_(allowed) {
+  chunk_workers(std::size_t n_chunks, std::size_t allowed, Work work,
+                unsigned max_workers = default_copy_workers)
+      : allowed_(allowed) {
     const unsigned hw = std::thread::hardware_concurrency();
-    workers_ = std::max(1u, std::min(8u, hw ? hw : 1u));
+    workers_ = std::max(1u, std::min(max_workers, hw ? hw : 1u));
     try {
       for (unsigned w = 0; w < workers_; ++w) {
         pool_.emplace_back([this, n_chunks, work, w] {
@@ -255,11 +260,13 @@ inline std::pair<std::size_t, std::size_t> worker_share(std::size_t count, unsig
 /// items [first, first + count) into the pinned `buf` and returns false to
 /// abandon the copy; `after(first, count)` runs on the calling thread once
 /// the chunk's DMA is queued on `s` (to queue work that reads it, e.g. a
-/// kernel on another stream behind an event).
+/// kernel on another stream behind an event).  At most `max_workers` host
+/// threads fill.
 template <class Fill, class After>
 inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
                         std::size_t chunk_items, char* const stage[2], Fill&& fill,
-                        After&& after, cudaStream_t s) {
+                        After&& after, cudaStream_t s,
+                        unsigned max_workers = default_copy_workers) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   event done[2];
   bool ok = true;
@@ -268,7 +275,7 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
       const std::size_t first = k * chunk_items;
       const auto [a, e] = worker_share(std::min(chunk_items, n_items - first), w, workers);
       return a < e ? fill(stage[k & 1] + a * out_size, first + a, e - a) : true;
-    });
+    }, max_workers);
     char* dst = static_cast<char*>(d_dst);
     for (std::size_t k = 0; k < n_chunks; ++k) {
       ok = pool.wait(k);
@@ -335,20 +342,29 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
   }
 }
 
+/// How a staged upload runs: the pinned chunk size and the host threads
+/// that fill the chunks (benchmarks/upload_sweep.cu measures others).
+struct upload_shape {
+  std::size_t chunk_bytes = std::size_t(16) << 20;
+  unsigned workers = default_copy_workers;
+};
+
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
 /// H100 host); large matrices are staged instead (staged_copy) through two
-/// pinned chunks of at most 16 MiB allocated here.
+/// pinned chunks of the kept staging (staging_lease): allocating and freeing
+/// 32 MiB of pinned memory on every call costs milliseconds (registering and
+/// unregistering 17 MB took 1.3 ms on the H100 host, host_link.py).
 template <class Fill>
 inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
-                   cudaStream_t s) {
-  constexpr std::size_t max_chunk = std::size_t(16) << 20;
-  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
-  pinned_buffer buffers[2] = {pinned_buffer(chunk_items * out_size),
-                              pinned_buffer(chunk_items * out_size)};
-  char* const stage[2] = {buffers[0].data(), buffers[1].data()};
+                          cudaStream_t s, upload_shape shape = {}) {
+  const std::size_t chunk_items = std::min(std::max<std::size_t>(shape.chunk_bytes / out_size, 1),
+                                           std::max<std::size_t>(n_items, 1));
+  const std::size_t chunk_bytes = chunk_items * out_size;
+  staging_lease lease(2 * chunk_bytes);
+  char* const stage[2] = {lease.data(), lease.data() + chunk_bytes};
   return staged_copy(d_dst, n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
-                     [](std::size_t, std::size_t) {}, s);
+                     [](std::size_t, std::size_t) {}, s, shape.workers);
 }
 
 /// Costs copied as they are (any element type).

@@ -13,11 +13,12 @@
 // update; forward-pass levels compacted with CUB DeviceSelect; one small
 // device->host copy per level decides the control flow.
 //
-// Cost upload: staged through two pinned chunks (up to 16 MiB) filled by a
-// pool of up to 8 host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
+// Cost upload: staged through two kept pinned chunks (16 MiB) filled by a
+// pool of host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
 // host).  Integer costs are narrowed to int32 on the way when they fit (half
 // the bytes to copy and to read on the device; duals stay int64), and their
-// range is found in the same pass for the exact-int64 overflow check.
+// range is found in the same pass for the exact-int64 overflow check
+// (cost_upload.cuh).
 //
 // Augmenting paths per iteration: CU-TREE adds each iteration's count into
 // a device array (capacity n_rows), copied back once at the end; CU-CLASS
@@ -27,7 +28,8 @@
 // levels and dual updates (35385 for n = 20000, costs in [0, 10n]).
 //
 // All work runs on one stream; every call and launch is checked; buffers
-// are RAII; the memory need is computed and checked before any allocation.
+// are RAII, from the stream-ordered pool; the memory need is computed and
+// checked before any allocation.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -406,6 +408,10 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   // The caller's stream for costs in its GPU memory (ordered after its work
   // on them, and its later work after ours), else one of our own.
   stream strm(reinterpret_cast<cudaStream_t>(options.stream), options.cost_on_device);
+  // Every buffer of the solve from the stream-ordered pool, freed on strm:
+  // a cudaMalloc and a cudaFree (a device-wide synchronisation) of the cost
+  // matrix's 400-800 MB per call otherwise.
+  pooled_allocations pool(strm, options.device);
   buffers<T> b(n_rows, n_cols, k_max, tree);
   state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
 
