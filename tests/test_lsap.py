@@ -322,24 +322,37 @@ def test_int32_upload_when_costs_fit(method, hi):
     assert_certificate(c, result)
     fits = hi <= 2**31 - 1
     assert result.stats.narrow_costs == (fits and method.startswith("gpu"))
+    # int16 is for staged (large) uploads only: test_staged_narrow_upload
+    assert result.stats.narrow_cost_bytes == (4 if fits and method.startswith("gpu") else 0)
+
+
+# First and last entries of the staged-upload test, and the width gpu-tree
+# reads the costs at (bytes; 0: as int64).  int16 stops at its last chunk in
+# "int16-last" (the rest goes up as int32, the int16 head is widened on the
+# device) and at its first in "int16-first".
+STAGED_CASES = {"int16": ((-(2**15), 2**15 - 1), 2), "int16-last": ((5, 2**15), 4),
+                "int16-first": ((-(2**15) - 1, 5), 4), "int32": ((-(2**31), 2**31 - 1), 4),
+                "int64-first": ((-(2**31) - 1, 5), 0), "int64-last": ((7, 2**31), 0)}
 
 
 @pytest.mark.cuda
 @_no_cuda
 @pytest.mark.parametrize("method", ["gpu-tree", "gpu-auction"])
-@pytest.mark.parametrize("outside", ["none", "first", "last"])
-def test_staged_int32_upload(method, outside):
+@pytest.mark.parametrize("case", list(STAGED_CASES))
+def test_staged_narrow_upload(method, case):
     """int64 matrices past 32 MB go up through the pinned staging, narrowed
-    to int32 by host threads one slice each (odd sizes: slices that start
-    off 16-byte alignment); one entry outside int32, first or last, abandons
-    the int32 upload early or late and the int64 upload takes over."""
-    rng = np.random.default_rng(len(outside))
-    c = rng.integers(0, 101, (3001, 3011), dtype=np.int64)  # 72 MB; 3 int32 chunks
-    c[0, 0], c[-1, -1] = {"none": (-(2**31), 2**31 - 1), "first": (-(2**31) - 1, 5),
-                          "last": (7, 2**31)}[outside]
+    by host threads one slice each (odd sizes: slices that start off 16-byte
+    alignment) to the narrowest of int16 (gpu-tree only), int32 and int64
+    that holds every value; one entry outside a width, first or last,
+    abandons it early or late and the next width takes over."""
+    rng = np.random.default_rng(len(case))
+    c = rng.integers(0, 101, (3001, 3011), dtype=np.int64)  # 72 MB; 2 int16, 3 int32 chunks
+    (c[0, 0], c[-1, -1]), width = STAGED_CASES[case]
     result = solve(c, method)
     assert_certificate(c, result)
-    assert result.stats.narrow_costs == (outside == "none")
+    if method == "gpu-tree":
+        assert result.stats.narrow_cost_bytes == width
+    assert result.stats.narrow_costs == (width > 0)
 
 
 @pytest.mark.parametrize("method", METHODS)

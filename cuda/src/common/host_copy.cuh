@@ -261,15 +261,16 @@ inline std::pair<std::size_t, std::size_t> worker_share(std::size_t count, unsig
 /// abandon the copy; `after(first, count)` runs on the calling thread once
 /// the chunk's DMA is queued on `s` (to queue work that reads it, e.g. a
 /// kernel on another stream behind an event).  At most `max_workers` host
-/// threads fill.
+/// threads fill.  Returns the number of items copied: n_items, or where the
+/// copy was abandoned, the chunks before the one it stopped at.
 template <class Fill, class After>
-inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
-                        std::size_t chunk_items, char* const stage[2], Fill&& fill,
-                        After&& after, cudaStream_t s,
-                        unsigned max_workers = default_copy_workers) {
+inline std::size_t staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
+                               std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                               After&& after, cudaStream_t s,
+                               unsigned max_workers = default_copy_workers) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   event done[2];
-  bool ok = true;
+  std::size_t copied = 0;
   {
     chunk_workers pool(n_chunks, 2, [&](std::size_t k, unsigned w, unsigned workers) {
       const std::size_t first = k * chunk_items;
@@ -278,12 +279,12 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
     }, max_workers);
     char* dst = static_cast<char*>(d_dst);
     for (std::size_t k = 0; k < n_chunks; ++k) {
-      ok = pool.wait(k);
-      if (!ok) break;
+      if (!pool.wait(k)) break;
       const std::size_t first = k * chunk_items;
       const std::size_t count = std::min(chunk_items, n_items - first);
       MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dst + first * out_size, stage[k & 1],
                                          count * out_size, cudaMemcpyHostToDevice, s));
+      copied = first + count;
       MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
       after(first, count);
       if (k + 2 < n_chunks) {
@@ -293,7 +294,7 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
     }
   }
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  return ok;
+  return copied;
 }
 
 /// Device -> host copies of at least this many bytes are staged.
@@ -355,9 +356,10 @@ struct upload_shape {
 /// pinned chunks of the kept staging (staging_lease): allocating and freeing
 /// 32 MiB of pinned memory on every call costs milliseconds (registering and
 /// unregistering 17 MB took 1.3 ms on the H100 host, host_link.py).
+/// Returns staged_copy's count of items copied.
 template <class Fill>
-inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
-                          cudaStream_t s, upload_shape shape = {}) {
+inline std::size_t staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size,
+                                 Fill&& fill, cudaStream_t s, upload_shape shape = {}) {
   const std::size_t chunk_items = std::min(std::max<std::size_t>(shape.chunk_bytes / out_size, 1),
                                            std::max<std::size_t>(n_items, 1));
   const std::size_t chunk_bytes = chunk_items * out_size;

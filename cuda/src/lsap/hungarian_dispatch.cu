@@ -15,10 +15,10 @@
 //
 // Cost upload: staged through two kept pinned chunks (16 MiB) filled by a
 // pool of host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
-// host).  Integer costs are narrowed to int32 on the way when they fit (half
-// the bytes to copy and to read on the device; duals stay int64), and their
-// range is found in the same pass for the exact-int64 overflow check
-// (cost_upload.cuh).
+// host).  Integer costs are narrowed to int16 or int32 on the way when they
+// fit (a quarter or half of the bytes to copy and to read on the device;
+// duals stay int64), and their range is found in the same pass for the
+// exact-int64 overflow check (cost_upload.cuh).
 //
 // Augmenting paths per iteration: CU-TREE adds each iteration's count into
 // a device array (capacity n_rows), copied back once at the end; CU-CLASS
@@ -91,7 +91,7 @@ struct buffers {
 
   state<T> view(int n_rows, int n_cols, int k_max) {
     state<T> s{};
-    s.cost = cost_ref<T>{cost.data(), nullptr};
+    s.cost = cost_ref<T>{cost.data(), nullptr, nullptr};
     s.n_rows = n_rows;
     s.n_cols = n_cols;
     s.u = u.data();
@@ -367,7 +367,7 @@ bool copy_device_costs(buffers<T>& b, state<T>& s, const T* cost, std::size_t n_
   if constexpr (std::is_same_v<T, std::int64_t>) {
     if (narrow) {
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-      st.narrow_costs = 1;
+      st.narrow_costs = sizeof(std::int32_t);
     }
     return matchflow::detail::int_costs_fit(options.cost_max_abs, s.n_rows, s.n_cols);
   }
@@ -428,17 +428,18 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
       upload_costs(narrow, cost, n_items, strm);
     }
     s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-    st.narrow_costs = 1;
+    st.narrow_costs = sizeof(std::int32_t);
   } else if (options.cost_on_device) {  // In is T here
     if (!copy_device_costs(b, s, cost, n_items, options, strm, st)) {
       return fail(status::overflow, matchflow::detail::int_overflow_message);
     }
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     std::uint64_t max_abs = 0;
-    if (upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm)) {
+    const int width = upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm);
+    if (width == sizeof(std::int16_t)) s.cost.narrow16 = int16_costs(b.cost.data(), n_items);
+    if (width == sizeof(std::int32_t))
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-      st.narrow_costs = 1;
-    }
+    if (width < static_cast<int>(sizeof(T))) st.narrow_costs = width;
     if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
       return fail(status::overflow, matchflow::detail::int_overflow_message);
   } else {
