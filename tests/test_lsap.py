@@ -326,13 +326,18 @@ def test_int32_upload_when_costs_fit(method, hi):
     assert result.stats.narrow_cost_bytes == (4 if fits and method.startswith("gpu") else 0)
 
 
-# First and last entries of the staged-upload test, and the width gpu-tree
-# reads the costs at (bytes; 0: as int64).  int16 stops at its last chunk in
-# "int16-last" (the rest goes up as int32, the int16 head is widened on the
-# device) and at its first in "int16-first".
-STAGED_CASES = {"int16": ((-(2**15), 2**15 - 1), 2), "int16-last": ((5, 2**15), 4),
-                "int16-first": ((-(2**15) - 1, 5), 4), "int32": ((-(2**31), 2**31 - 1), 4),
-                "int64-first": ((-(2**31) - 1, 5), 0), "int64-last": ((7, 2**31), 0)}
+# Entries (flat index: value) set in the staged-upload test's matrix, and
+# the width gpu-tree reads the costs at (bytes; 0: as int64).  int16 is not
+# tried when the first 4096 values do not fit it ("int16-head"), is
+# abandoned in its first chunk ("int16-chunk0") or in its last, the int16
+# head then widened on the device ("int16-last").
+STAGED_CASES = {"int16": ({0: -(2**15), -1: 2**15 - 1}, 2),
+                "int16-head": ({0: -(2**15) - 1}, 4),
+                "int16-chunk0": ({10_000: 2**15}, 4),
+                "int16-last": ({-1: 2**15}, 4),
+                "int32": ({0: -(2**31), -1: 2**31 - 1}, 4),
+                "int64-first": ({0: -(2**31) - 1}, 0),
+                "int64-last": ({-1: 2**31}, 0)}
 
 
 @pytest.mark.cuda
@@ -347,7 +352,9 @@ def test_staged_narrow_upload(method, case):
     abandons it early or late and the next width takes over."""
     rng = np.random.default_rng(len(case))
     c = rng.integers(0, 101, (3001, 3011), dtype=np.int64)  # 72 MB; 2 int16, 3 int32 chunks
-    (c[0, 0], c[-1, -1]), width = STAGED_CASES[case]
+    entries, width = STAGED_CASES[case]
+    for k, value in entries.items():
+        c.flat[k] = value
     result = solve(c, method)
     assert_certificate(c, result)
     if method == "gpu-tree":

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -47,8 +48,8 @@ __global__ void widen_kernel(const In* in, Out* out, std::size_t n) {
 /// every value; returns its size in bytes.  *max_abs receives max |c|.
 /// An int16 upload that meets a value outside int16 goes on as int32 from
 /// the chunk it stopped at and the int16 head is widened on the device, so
-/// the host reads each value about once; a value outside int32 restarts the
-/// upload as int64.  `shape`: the staging of large matrices; `Streaming`:
+/// the host reads each value about once (the chunks in flight twice); a
+/// value outside int32 restarts the upload as int64.  `shape`: the staging of large matrices; `Streaming`:
 /// narrow_to's stores (benchmarks/upload_sweep.cu times the alternatives).
 template <bool Streaming = true>
 int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
@@ -92,8 +93,14 @@ int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t
           },
           s, shape);
     };
+    // int16 is tried only when the first values fit: wider random costs
+    // show it there, and an abandoned attempt costs up to two chunks of
+    // host work (the workers are through a chunk before it is checked).
+    const int_range head = range_of(h_src, std::min<std::size_t>(n_items, 4096));
+    const bool try16 = narrowest <= 2 && head.lo >= std::numeric_limits<std::int16_t>::min() &&
+                       head.hi <= std::numeric_limits<std::int16_t>::max();
     auto* d16 = int16_costs(d_dst, n_items);
-    const std::size_t done16 = narrowest <= 2 ? narrowed(d16, 0) : 0;
+    const std::size_t done16 = try16 ? narrowed(d16, 0) : 0;
     if (done16 == n_items) {
       width = sizeof(std::int16_t);
     } else if (done16 + narrowed(d32, done16) == n_items) {
