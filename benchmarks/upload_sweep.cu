@@ -1,9 +1,9 @@
-// The int64 -> int32 cost upload of the dense GPU assignment solvers
+// The narrowed int64 cost upload of the dense GPU assignment solvers
 // (cuda/src/lsap/cost_upload.cuh), timed alone over the staging's shapes:
 // host threads, pinned chunk size, non-temporal ("streaming") or plain
-// stores, int16 (when the values fit) or int32 at the narrowest.  What the library ships is the first row (upload_shape's
-// defaults, streaming stores); the others say whether another shape pays
-// on this host.
+// stores, int16 (when the values fit) or int32 at the narrowest.  What
+// gpu-tree ships is the first row (upload_shape's defaults, streaming
+// stores, int16); the others say whether another shape pays on this host.
 //
 // Build and run from the repository root (the GPU host):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda/src -Icpp/include benchmarks/upload_sweep.cu \
@@ -68,7 +68,8 @@ int check() {
     if (n && trial % 2) in[rng() % n] = edges[rng() % 8];
     int_range rw, rg;
     const bool fits = obvious(in.data(), want.data() + shift, n, &rw);
-    for (pass_fn<Out> f : {pass_fn<Out>(narrow_to<Out, false>), pass_fn<Out>(narrow_to<Out, true>)}) {
+    for (pass_fn<Out> f : {pass_fn<Out>(narrow_to<Out, false>),
+                           pass_fn<Out>(narrow_to<Out, true>)}) {
       const bool ok = f(in.data(), got.data() + shift, n, &rg);
       if (ok != fits || (fits && n && (rg.lo != rw.lo || rg.hi != rw.hi ||
                                        std::memcmp(want.data() + shift, got.data() + shift,
@@ -116,7 +117,9 @@ void host_passes(const std::vector<std::int64_t>& src, int repeat, unsigned hw) 
   const std::size_t ring_items = (std::size_t(32) << 20) / sizeof(Out);
   std::vector<Out> ring(ring_items, 1);
   const std::pair<const char*, pass_fn<Out>> passes[] = {
-      {"obvious", obvious<Out>}, {"plain", narrow_to<Out, false>}, {"streaming", narrow_to<Out, true>}};
+      {"obvious", obvious<Out>},
+      {"plain", narrow_to<Out, false>},
+      {"streaming", narrow_to<Out, true>}};
   for (unsigned t = 1; t <= hw; t = t < 4 ? t + 1 : t + 4) {
     for (const auto& [name, f] : passes) {
       std::vector<double> s;
@@ -174,8 +177,8 @@ int main(int argc, char** argv) {
       MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d, 0, src.size() * sizeof(std::int64_t), s));
       MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
       const auto t0 = clock_type::now();
-      width = c.nt ? upload_int_costs<true>(d, src.data(), src.size(), &max_abs, s, c.narrowest, shape)
-                   : upload_int_costs<false>(d, src.data(), src.size(), &max_abs, s, c.narrowest, shape);
+      const auto upload = c.nt ? upload_int_costs<true> : upload_int_costs<false>;
+      width = upload(d, src.data(), src.size(), &max_abs, s, c.narrowest, shape);
       if (r) s_times.push_back(since(t0));
     }
     bool ok = max_abs == static_cast<std::uint64_t>(wr.hi);

@@ -2,8 +2,9 @@
 // assignment solvers (hungarian_dispatch.cu, auction_dispatch.cu): int64
 // costs go as int16 or int32 when every value fits (a quarter or half of
 // the bytes to copy and to read on the device), and their range is found in
-// the same pass for the exact-int64 overflow checks.  The host pass is narrow_costs.hpp's; large
-// matrices go through host_copy.cuh's staged_upload.
+// the same pass for the exact-int64 overflow checks.  The host pass is
+// narrow_costs.hpp's; large matrices go through host_copy.cuh's
+// staged_upload.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -49,8 +50,9 @@ __global__ void widen_kernel(const In* in, Out* out, std::size_t n) {
 /// An int16 upload that meets a value outside int16 goes on as int32 from
 /// the chunk it stopped at and the int16 head is widened on the device, so
 /// the host reads each value about once (the chunks in flight twice); a
-/// value outside int32 restarts the upload as int64.  `shape`: the staging of large matrices; `Streaming`:
-/// narrow_to's stores (benchmarks/upload_sweep.cu times the alternatives).
+/// value outside int32 restarts the upload as int64.  `shape`: the staging
+/// of large matrices; `Streaming`: narrow_to's stores
+/// (benchmarks/upload_sweep.cu times the alternatives).
 template <bool Streaming = true>
 int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
                      std::uint64_t* max_abs, cudaStream_t s, int narrowest = 2,
@@ -123,7 +125,8 @@ int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t
           s, shape);
     }
   }
-  *max_abs = std::max(matchflow::detail::magnitude(range.lo), matchflow::detail::magnitude(range.hi));
+  *max_abs = std::max(matchflow::detail::magnitude(range.lo),
+                      matchflow::detail::magnitude(range.hi));
   return width;
 }
 
