@@ -355,6 +355,7 @@ def bench_instance(name, cost, args, configs):
                               "paths_per_iteration_max": int(r.stats.paths_per_iteration.max(
                                   initial=0)),
                               "narrow_costs": r.stats.narrow_costs,
+                              "narrow_cost_bytes": r.stats.narrow_cost_bytes,
                               "launches": r.stats.kernel_launches, "check": problem or "ok"}
     return row
 

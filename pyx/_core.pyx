@@ -438,6 +438,7 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     return col4row, u, v, {
         "paths_per_iteration": paths[:stats.iterations],
         "narrow_costs": bool(stats.narrow_costs),
+        "narrow_cost_bytes": stats.narrow_costs,
         "seconds_init": stats.seconds_init,
         "seconds_solve": stats.seconds_solve,
         "seconds_transfer": stats.seconds_transfer,

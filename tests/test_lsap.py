@@ -322,6 +322,44 @@ def test_int32_upload_when_costs_fit(method, hi):
     assert_certificate(c, result)
     fits = hi <= 2**31 - 1
     assert result.stats.narrow_costs == (fits and method.startswith("gpu"))
+    # int16 is for staged (large) uploads only: test_staged_narrow_upload
+    assert result.stats.narrow_cost_bytes == (4 if fits and method.startswith("gpu") else 0)
+
+
+# Entries (flat index: value) set in the staged-upload test's matrix, and
+# the width gpu-tree reads the costs at (bytes; 0: as int64).  int16 is not
+# tried when the first 4096 values do not fit it ("int16-head"), is
+# abandoned in its first chunk ("int16-chunk0") or in its last, the int16
+# head then widened on the device ("int16-last").
+STAGED_CASES = {"int16": ({0: -(2**15), -1: 2**15 - 1}, 2),
+                "int16-head": ({0: -(2**15) - 1}, 4),
+                "int16-chunk0": ({10_000: 2**15}, 4),
+                "int16-last": ({-1: 2**15}, 4),
+                "int32": ({0: -(2**31), -1: 2**31 - 1}, 4),
+                "int64-first": ({0: -(2**31) - 1}, 0),
+                "int64-last": ({-1: 2**31}, 0)}
+
+
+@pytest.mark.cuda
+@_no_cuda
+@pytest.mark.parametrize("method", ["gpu-tree", "gpu-auction"])
+@pytest.mark.parametrize("case", list(STAGED_CASES))
+def test_staged_narrow_upload(method, case):
+    """int64 matrices past 32 MB go up through the pinned staging, narrowed
+    by host threads one slice each (odd sizes: slices that start off 16-byte
+    alignment) to the narrowest of int16 (gpu-tree only), int32 and int64
+    that holds every value; one entry outside a width, first or last,
+    abandons it early or late and the next width takes over."""
+    rng = np.random.default_rng(len(case))
+    c = rng.integers(0, 101, (3001, 3011), dtype=np.int64)  # 72 MB; 2 int16, 3 int32 chunks
+    entries, width = STAGED_CASES[case]
+    for k, value in entries.items():
+        c.flat[k] = value
+    result = solve(c, method)
+    assert_certificate(c, result)
+    if method == "gpu-tree":
+        assert result.stats.narrow_cost_bytes == width
+    assert result.stats.narrow_costs == (width > 0)
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -105,7 +105,8 @@ class AssignmentStats:
     #: it (every entry >= 1; the entries sum to `augmenting_paths`)
     paths_per_iteration: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
-    narrow_costs: bool = False      #: GPU: integer costs uploaded as int32 (they fit)
+    narrow_costs: bool = False      #: GPU: integer costs uploaded narrower than int64 (they fit)
+    narrow_cost_bytes: int = 0      #: GPU: bytes per narrowed cost (4: int32, 2: int16), else 0
     #: gpu-auction: epsilon-scaling phases (asynchronous bidding), the
     #: augmenting row reduction's Jacobi rounds, and the bids of both before
     #: the exact searches, which are its `iterations` (one path each)

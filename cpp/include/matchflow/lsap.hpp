@@ -60,8 +60,9 @@ struct lsap_stats {
   /// paths found in iteration k, for k < iterations.  Every iteration
   /// augments at least one path, hence iterations <= n_rows.
   std::int64_t* paths_per_iteration = nullptr;
-  /// GPU: 1 when integer costs were uploaded (and read) as int32 because
-  /// they fit; duals and sums stay int64.
+  /// GPU: bytes of each integer cost as uploaded and read when narrower
+  /// than int64 because every value fits (4: int32, 2: int16), else 0;
+  /// duals and sums stay int64.
   std::int64_t narrow_costs = 0;
   /// gpu-auction: epsilon-scaling phases, Jacobi rounds (with those of the
   /// augmenting row reduction) and bids before the searches; its iterations

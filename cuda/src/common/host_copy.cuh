@@ -164,17 +164,23 @@ class kept_threads {
   }
 };
 
-/// Host threads (at most 8, from kept_threads) that work through a sequence
-/// of chunks in step: each runs `work(k, w, workers)` (its share w of chunk
-/// k; false abandons the copy) once the caller has allowed chunk k, and the
-/// caller waits for all of them to be through a chunk before reusing its
-/// buffer.  Only the caller calls CUDA.
+/// Host threads of a staged copy unless the caller asks otherwise.
+constexpr unsigned default_copy_workers = 8;
+
+/// Host threads (at most `max_workers` and the hardware's, from
+/// kept_threads) that work through a sequence of chunks in step: each runs
+/// `work(k, w, workers)` (its share w of chunk k; false abandons the copy)
+/// once the caller has allowed chunk k, and the caller waits for all of them
+/// to be through a chunk before reusing its buffer.  Only the caller calls
+/// CUDA.
 class chunk_workers {
  public:
   template <class Work>
-  chunk_workers(std::size_t n_chunks, std::size_t allowed, Work work) : allowed_(allowed) {
+  chunk_workers(std::size_t n_chunks, std::size_t allowed, Work work,
+                unsigned max_workers = default_copy_workers)
+      : allowed_(allowed) {
     const unsigned hw = std::thread::hardware_concurrency();
-    workers_ = std::max(1u, std::min(8u, hw ? hw : 1u));
+    workers_ = std::max(1u, std::min(max_workers, hw ? hw : 1u));
     try {
       for (unsigned w = 0; w < workers_; ++w) {
         {
@@ -272,24 +278,29 @@ inline std::pair<std::size_t, std::size_t> worker_share(std::size_t count, unsig
 /// pinned `buf` and returns false to abandon the copy; `send(buf, first,
 /// count)` runs on the calling thread once chunk [first, first + count) is
 /// in `buf`, and queues its DMA(s) on `s` (and any work that reads them).
-/// Returns once every DMA is done.
+/// At most `max_workers` host threads fill.  Returns once every DMA is done,
+/// the number of items sent: n_items, or where the copy was abandoned, the
+/// chunks before the one it stopped at.
 template <class Fill, class Send>
-inline bool staged_send(std::size_t n_items, std::size_t out_size, std::size_t chunk_items,
-                        char* const stage[2], Fill&& fill, Send&& send, cudaStream_t s) {
+inline std::size_t staged_send(std::size_t n_items, std::size_t out_size,
+                               std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                               Send&& send, cudaStream_t s,
+                               unsigned max_workers = default_copy_workers) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   event done[2];
-  bool ok = true;
+  std::size_t sent = 0;
   {
     chunk_workers pool(n_chunks, 2, [&](std::size_t k, unsigned w, unsigned workers) {
       const std::size_t first = k * chunk_items;
       const auto [a, e] = worker_share(std::min(chunk_items, n_items - first), w, workers);
       return a < e ? fill(stage[k & 1] + a * out_size, first + a, e - a) : true;
-    });
+    }, max_workers);
     for (std::size_t k = 0; k < n_chunks; ++k) {
-      ok = pool.wait(k);
-      if (!ok) break;
+      if (!pool.wait(k)) break;
       const std::size_t first = k * chunk_items;
-      send(static_cast<const char*>(stage[k & 1]), first, std::min(chunk_items, n_items - first));
+      const std::size_t count = std::min(chunk_items, n_items - first);
+      send(static_cast<const char*>(stage[k & 1]), first, count);
+      sent = first + count;
       MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
       if (k + 2 < n_chunks) {
         MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
@@ -298,16 +309,17 @@ inline bool staged_send(std::size_t n_items, std::size_t out_size, std::size_t c
     }
   }
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  return ok;
+  return sent;
 }
 
 /// staged_send into one device array `d_dst`; `after(first, count)` runs on
 /// the calling thread once the chunk's DMA is queued on `s` (to queue work
 /// that reads it, e.g. a kernel on another stream behind an event).
 template <class Fill, class After>
-inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
-                        std::size_t chunk_items, char* const stage[2], Fill&& fill,
-                        After&& after, cudaStream_t s) {
+inline std::size_t staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
+                               std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                               After&& after, cudaStream_t s,
+                               unsigned max_workers = default_copy_workers) {
   char* dst = static_cast<char*>(d_dst);
   return staged_send(
       n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
@@ -316,7 +328,7 @@ inline bool staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
                                            cudaMemcpyHostToDevice, s));
         after(first, count);
       },
-      s);
+      s, max_workers);
 }
 
 /// One array of a copy: `bytes` bytes from `src` to `dst` (one of them in
@@ -452,20 +464,28 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
   download_parts({copy_part{h_dst, d_src, bytes}}, s);
 }
 
+/// How a staged upload runs: the pinned chunk size and the host threads
+/// that fill the chunks (benchmarks/upload_sweep.cu measures others).
+struct upload_shape {
+  std::size_t chunk_bytes = std::size_t(16) << 20;
+  unsigned workers = default_copy_workers;
+};
+
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
 /// H100 host); large matrices are staged instead (staged_copy) through two
-/// kept pinned chunks of at most 16 MiB (staging_lease).
+/// pinned chunks of the kept staging (staging_lease).  Returns staged_copy's
+/// count of items copied.
 template <class Fill>
-inline bool staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size, Fill&& fill,
-                   cudaStream_t s) {
-  constexpr std::size_t max_chunk = std::size_t(16) << 20;
-  const std::size_t chunk_items = std::min(max_chunk / out_size, std::max<std::size_t>(n_items, 1));
+inline std::size_t staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size,
+                                 Fill&& fill, cudaStream_t s, upload_shape shape = {}) {
+  const std::size_t chunk_items = std::min(std::max<std::size_t>(shape.chunk_bytes / out_size, 1),
+                                           std::max<std::size_t>(n_items, 1));
   const std::size_t chunk_bytes = chunk_items * out_size;
   staging_lease lease(2 * chunk_bytes);
   char* const stage[2] = {lease.data(), lease.data() + chunk_bytes};
   return staged_copy(d_dst, n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
-                     [](std::size_t, std::size_t) {}, s);
+                     [](std::size_t, std::size_t) {}, s, shape.workers);
 }
 
 /// Costs copied as they are (any element type).

@@ -231,7 +231,7 @@ status solve_in_place(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
       if (route == int_route::tree)
         return gpu_hungarian(cost, n_rows, n_cols, true, options, col4row, u, v, stats);
     }
-    st.narrow_costs = narrow;
+    st.narrow_costs = narrow ? sizeof(std::int32_t) : 0;
     if (narrow) {
       buffers<std::int32_t> b(n_rows, n_cols);
       result = run(reinterpret_cast<const std::int32_t*>(cost), n_rows, n_cols, true,
@@ -275,7 +275,9 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
   bool narrow = false;
   if constexpr (std::is_same_v<In, std::int64_t>) {
     std::uint64_t max_abs = 0;
-    narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm);
+    // int32 at the narrowest: the auction's kernels read T or int32
+    narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm,
+                              sizeof(std::int32_t)) == sizeof(std::int32_t);
     const int_route route = route_int64(max_abs, n_rows, n_cols);
     if (route == int_route::overflow)
       return fail(status::overflow, matchflow::detail::int_overflow_message);
@@ -287,7 +289,7 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
     upload_costs(d_cost.data(), cost, n_items, strm);
   }
   st.seconds_transfer = seconds_since(t0);
-  st.narrow_costs = narrow || std::is_same_v<In, std::int32_t>;
+  st.narrow_costs = (narrow || std::is_same_v<In, std::int32_t>) ? sizeof(std::int32_t) : 0;
 
   std::vector<double> du, dv;
   status result;

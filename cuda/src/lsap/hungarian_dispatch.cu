@@ -13,11 +13,12 @@
 // update; forward-pass levels compacted with CUB DeviceSelect; one small
 // device->host copy per level decides the control flow.
 //
-// Cost upload: staged through two pinned chunks (up to 16 MiB) filled by a
-// pool of up to 8 host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
-// host).  Integer costs are narrowed to int32 on the way when they fit (half
-// the bytes to copy and to read on the device; duals stay int64), and their
-// range is found in the same pass for the exact-int64 overflow check.
+// Cost upload: staged through two kept pinned chunks (16 MiB) filled by a
+// pool of host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
+// host).  Integer costs are narrowed to int16 or int32 on the way when they
+// fit (a quarter or half of the bytes to copy and to read on the device;
+// duals stay int64), and their range is found in the same pass for the
+// exact-int64 overflow check (cost_upload.cuh).
 //
 // Augmenting paths per iteration: CU-TREE adds each iteration's count into
 // a device array (capacity n_rows), copied back once at the end; CU-CLASS
@@ -27,7 +28,8 @@
 // levels and dual updates (35385 for n = 20000, costs in [0, 10n]).
 //
 // All work runs on one stream; every call and launch is checked; buffers
-// are RAII; the memory need is computed and checked before any allocation.
+// are RAII, from the stream-ordered pool; the memory need is computed and
+// checked before any allocation.
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -89,7 +91,7 @@ struct buffers {
 
   state<T> view(int n_rows, int n_cols, int k_max) {
     state<T> s{};
-    s.cost = cost_ref<T>{cost.data(), nullptr};
+    s.cost = cost_ref<T>{cost.data(), nullptr, nullptr};
     s.n_rows = n_rows;
     s.n_cols = n_cols;
     s.u = u.data();
@@ -365,7 +367,7 @@ bool copy_device_costs(buffers<T>& b, state<T>& s, const T* cost, std::size_t n_
   if constexpr (std::is_same_v<T, std::int64_t>) {
     if (narrow) {
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-      st.narrow_costs = 1;
+      st.narrow_costs = sizeof(std::int32_t);
     }
     return matchflow::detail::int_costs_fit(options.cost_max_abs, s.n_rows, s.n_cols);
   }
@@ -406,6 +408,10 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   // The caller's stream for costs in its GPU memory (ordered after its work
   // on them, and its later work after ours), else one of our own.
   stream strm(reinterpret_cast<cudaStream_t>(options.stream), options.cost_on_device);
+  // Every buffer of the solve from the stream-ordered pool, freed on strm:
+  // a cudaMalloc and a cudaFree (a device-wide synchronisation) of the cost
+  // matrix's 400-800 MB per call otherwise.
+  pooled_allocations pool(strm, options.device);
   buffers<T> b(n_rows, n_cols, k_max, tree);
   state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
 
@@ -422,17 +428,18 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
       upload_costs(narrow, cost, n_items, strm);
     }
     s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-    st.narrow_costs = 1;
+    st.narrow_costs = sizeof(std::int32_t);
   } else if (options.cost_on_device) {  // In is T here
     if (!copy_device_costs(b, s, cost, n_items, options, strm, st)) {
       return fail(status::overflow, matchflow::detail::int_overflow_message);
     }
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     std::uint64_t max_abs = 0;
-    if (upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm)) {
+    const int width = upload_int_costs(b.cost.data(), cost, n_items, &max_abs, strm);
+    if (width == sizeof(std::int16_t)) s.cost.narrow16 = int16_costs(b.cost.data(), n_items);
+    if (width == sizeof(std::int32_t))
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
-      st.narrow_costs = 1;
-    }
+    if (width < static_cast<int>(sizeof(T))) st.narrow_costs = width;
     if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
       return fail(status::overflow, matchflow::detail::int_overflow_message);
   } else {

@@ -35,9 +35,10 @@
 //  * The reverse pass keeps the paper's race on S_r (last writer wins) and
 //    adds an early exit: a walker stops at a row another walker has already
 //    passed, since that walker writes the same path above it.
-//  * Integer costs that fit in int32 are uploaded and read as int32 (half
-//    the copy and the memory traffic of every pass); c - u - v and all duals
-//    stay int64, so the solve is still exact (cost_ref).
+//  * Integer costs that fit in int16 or int32 are uploaded and read as such
+//    (a quarter or half of the copy and of the memory traffic of every
+//    pass); c - u - v and all duals stay int64, so the solve is still exact
+//    (cost_ref).
 //  * Floating costs: an edge is tight when its reduced cost is <= tol, with
 //    tol = 16 eps max|c| (0 for integers), so that rounding in c - u - v can
 //    neither hide a tight edge nor stall on tiny dual steps.
@@ -100,15 +101,17 @@ __device__ inline T tolerance(key_t max_abs_key) {
   else return 0;
 }
 
-/// The cost matrix on the device: T, or int32 for int64 costs that fit
-/// (`narrow` set; see the dispatch's upload).  The test is uniform over the
-/// grid, so it costs no divergence.
+/// The cost matrix on the device: T, or int32 or int16 for int64 costs that
+/// fit (`narrow` or `narrow16` set; see the dispatch's upload).  The tests
+/// are uniform over the grid, so they cost no divergence.
 template <class T>
 struct cost_ref {
   const T* wide;
-  const std::int32_t* narrow;  // non-null only for T = int64 costs stored as int32
+  const std::int32_t* narrow;    // non-null only for T = int64 costs stored as int32
+  const std::int16_t* narrow16;  // non-null only for T = int64 costs stored as int16
   __device__ inline T operator[](std::int64_t k) const {
     if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (narrow16) return static_cast<T>(narrow16[k]);
       if (narrow) return static_cast<T>(narrow[k]);
     }
     return wide[k];
