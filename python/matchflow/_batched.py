@@ -163,7 +163,7 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     Variants of gpu-sap for A/B timing, read from the environment at each
     call; they change only how fast problems whose costs stay in global
     memory (past shared memory) are solved, never the answer:
-    ``MATCHFLOW_GPU_SAP_PREFETCH`` = ``l1`` (default), ``l2`` or ``none``:
+    ``MATCHFLOW_GPU_SAP_PREFETCH`` = ``none`` (default), ``l1`` or ``l2``:
     where each warp warms the cost row of its candidate column during a
     search step; ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or
     ``driver``: the smallest shared-memory carveout that holds the grid's

@@ -162,14 +162,14 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
   p.columns_per_thread = 1;
   while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
   int prefetch = 0, carveout = 0;
-  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"l1", "l2", "none"}, &prefetch) ||
+  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"none", "l1", "l2"}, &prefetch) ||
       !env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
     return fail(status::invalid_input,
-                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be l1, l2 or none and "
+                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be none, l1 or l2 and "
                 "MATCHFLOW_GPU_SAP_CARVEOUT l1 or driver");
   }
-  p.prefetch = prefetch == 0 ? prefetch_level::l1
-                             : prefetch == 1 ? prefetch_level::l2 : prefetch_level::none;
+  p.prefetch = prefetch == 0 ? prefetch_level::none
+                             : prefetch == 1 ? prefetch_level::l1 : prefetch_level::l2;
   p.l1_carveout = carveout == 0;
   *plan = p;
   return status::ok;

@@ -27,12 +27,13 @@ struct sap_plan {
   int block = 0;                ///< threads per block
   int columns_per_thread = 0;   ///< K: 1, 2, 4, 8 or 16
   /// Global costs only (environment, read by plan_sap; for A/B runs):
-  /// MATCHFLOW_GPU_SAP_PREFETCH = l1 (default) | l2 | none: where each warp
-  /// warms its candidate's row during a search step;
+  /// MATCHFLOW_GPU_SAP_PREFETCH = none (default) | l1 | l2: where each warp
+  /// warms its candidate's row during a search step (no gain measured:
+  /// benchmarks/NOTES.md, "Batched");
   /// MATCHFLOW_GPU_SAP_CARVEOUT = l1 (default) | driver: the smallest
   /// shared-memory carveout that holds the grid's blocks (the rest of the
   /// SM's 256 KB is L1 for the cost rows), or the driver's choice.
-  prefetch_level prefetch = prefetch_level::l1;
+  prefetch_level prefetch = prefetch_level::none;
   bool l1_carveout = true;
   /// Blocks that run at once over all launches of the call (chunks run
   /// concurrently on their streams): what the L1 carveout must hold; 0:
