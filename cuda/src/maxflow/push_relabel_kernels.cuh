@@ -251,22 +251,53 @@ __device__ inline void visit(const graph_view& g, const list_view& l, bool phase
   }
 }
 
-/// Whether the k-th of v's BFS arcs leads to a vertex that can send to v,
-/// and which (else v): first the forward arcs (v, w) with flow (both
-/// phases), then, in phase 1, the reverse arcs (w, v) with residual
-/// capacity.  One index over both lists, with the loads of either kind
-/// issued by one instruction stream, so a warp's lanes on forward and on
-/// reverse arcs wait on memory together (a BFS level costs its chain of
-/// dependent loads: benchmarks/NOTES.md, "gpu-pr, global relabels").
-__device__ inline vertex_t bfs_neighbour(const graph_view& g, offset_t fwd_begin,
-                                         offset_t fwd_count, offset_t rev_begin, offset_t k,
-                                         vertex_t v) {
-  const bool forward = k < fwd_count;
-  const offset_t i = forward ? fwd_begin + k : rev_begin + (k - fwd_count);
+/// Arcs of v as one index k over [0, total): its forward arcs (v, w)
+/// first, then its reverse ones (w, v), either list left out as the caller
+/// asks.  One index for both lists lets a warp's lanes on either kind wait
+/// on memory together: a BFS level or a PR cycle costs its chain of
+/// dependent loads (benchmarks/NOTES.md, "gpu-pr, global relabels").
+struct arc_span {
+  offset_t fwd_begin, fwd_count, rev_begin, total;
+};
+
+__device__ inline arc_span arcs_of(const graph_view& g, vertex_t v, bool forward,
+                                   bool reverse) {
+  const offset_t fb = forward ? g.ptr[v] : 0, fc = forward ? g.ptr[v + 1] - fb : 0;
+  const offset_t rb = reverse ? g.rptr[v] : 0, rc = reverse ? g.rptr[v + 1] - rb : 0;
+  return arc_span{fb, fc, rb, fc + rc};
+}
+
+/// The k-th arc of a span: its entry `a` of the forward CSR, the neighbour
+/// w, the flow on it (read relaxed: PR cycles change it concurrently), and
+/// its kind.
+struct span_arc {
+  offset_t a;
+  vertex_t w;
+  flow_t flow;
+  bool forward;
+};
+
+__device__ inline span_arc arc_at(const graph_view& g, const arc_span& s, offset_t k) {
+  const bool forward = k < s.fwd_count;
+  const offset_t i = forward ? s.fwd_begin + k : s.rev_begin + (k - s.fwd_count);
   const offset_t a = forward ? i : g.rarc[i];
   const vertex_t w = forward ? g.heads[i] : g.rtail[i];
-  const flow_t f = g.flow[a];
-  return (forward ? f > 0 : f < g.caps[a]) ? w : v;
+  return span_arc{a, w, atomic_read(&g.flow[a]), forward};
+}
+
+/// What v can push along the arc (the paper's derived c_f): capacity left
+/// on a forward arc, the flow on a reverse one.
+__device__ inline flow_t residual(const graph_view& g, const span_arc& arc) {
+  return arc.forward ? g.caps[arc.a] - arc.flow : arc.flow;
+}
+
+/// Algorithm 7's test for the k-th BFS arc of v: the neighbour if it can
+/// send to v (flow on a forward arc (v, w) can come back, both phases; a
+/// reverse arc (w, v) with capacity left, phase 1), else v.
+__device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& span,
+                                         offset_t k, vertex_t v) {
+  const span_arc arc = arc_at(g, span, k);
+  return (arc.forward ? arc.flow > 0 : arc.flow < g.caps[arc.a]) ? arc.w : v;
 }
 
 /// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
@@ -279,12 +310,9 @@ __device__ inline void relabel_level(const graph_view& g, const list_view& l, bo
   const int lane = threadIdx.x % warp_size;
   for (std::int64_t i = warp; i < size; i += warps) {
     const vertex_t v = l.in[i];
-    const offset_t fwd_begin = g.ptr[v], fwd_count = g.ptr[v + 1] - fwd_begin;
-    const offset_t rev_begin = phase1 ? g.rptr[v] : 0;
-    const offset_t total = fwd_count + (phase1 ? g.rptr[v + 1] - rev_begin : 0);
-    for (offset_t k = lane; k < total; k += warp_size) {
-      visit(g, l, phase1, level, bfs_id, reached, v,
-            bfs_neighbour(g, fwd_begin, fwd_count, rev_begin, k, v));
+    const arc_span span = arcs_of(g, v, true, phase1);
+    for (offset_t k = lane; k < span.total; k += warp_size) {
+      visit(g, l, phase1, level, bfs_id, reached, v, bfs_neighbour(g, span, k, v));
     }
   }
 }
@@ -297,13 +325,10 @@ __device__ inline void relabel_level(const graph_view& g, const list_view& l, bo
 __global__ void relabel_root_kernel(graph_view g, list_view l, bool phase1, int bfs_id,
                                     int* reached) {
   const vertex_t root = l.in[0];
-  const offset_t fwd_begin = g.ptr[root], fwd_count = g.ptr[root + 1] - fwd_begin;
-  const offset_t rev_begin = phase1 ? g.rptr[root] : 0;
-  const offset_t total = fwd_count + (phase1 ? g.rptr[root + 1] - rev_begin : 0);
-  for (offset_t k = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+  const arc_span span = arcs_of(g, root, true, phase1);
+  for (offset_t k = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; k < span.total;
        k += offset_t(gridDim.x) * blockDim.x) {
-    visit(g, l, phase1, 1, bfs_id, reached, root,
-          bfs_neighbour(g, fwd_begin, fwd_count, rev_begin, k, root));
+    visit(g, l, phase1, 1, bfs_id, reached, root, bfs_neighbour(g, span, k, root));
   }
 }
 
@@ -395,53 +420,50 @@ __device__ inline flow_t capped_prefix(flow_t x, flow_t cap, int lane) {
   return x;
 }
 
-/// Lines 11-15 applied to every lowest neighbour, not just one: in arc
-/// order over [begin, end) of the forward (Forward) or reverse CSR, each
-/// residual arc whose head still has label `lowest` gets min(residual, what
-/// is left of `budget`).  A warp-wide capped prefix sum shares the budget
-/// out, so one scan drains a hub vertex that Algorithm 5 would drain one
-/// arc per cycle.  Each push is one that Algorithm 5 could make next (to a
-/// neighbour of least label, bounded by the residual it read), so the
-/// concurrency contract of the header holds.  Returns the excess pushed
-/// (uniform over the warp); v's excess is the caller's.
-template <bool Forward>
+/// Lines 11-15 applied to every lowest neighbour, not just one: in span
+/// order (forward arcs, then reverse), each residual arc whose head still
+/// has label `lowest` gets min(residual, what is left of `budget`).  A
+/// warp-wide capped prefix sum shares the budget out, so one scan drains a
+/// hub vertex that Algorithm 5 would drain one arc per cycle.  Each push is
+/// one that Algorithm 5 could make next (to a neighbour of least label,
+/// bounded by the residual it read), so the concurrency contract of the
+/// header holds.  Returns the excess pushed (uniform over the warp); v's
+/// excess is the caller's.
 __device__ inline flow_t push_to_lowest(const graph_view& g, const list_view& l, vertex_t v,
-                                        offset_t begin, offset_t end, label_t lowest,
-                                        flow_t budget, int stamp, int lane,
-                                        unsigned long long& pushes) {
+                                        const arc_span& span, label_t lowest, flow_t budget,
+                                        int stamp, int lane, unsigned long long& pushes) {
   flow_t left = budget;
-  for (offset_t base = begin; base < end && left > 0; base += warp_size) {
-    const offset_t i = base + lane;
+  for (offset_t base = 0; base < span.total && left > 0; base += warp_size) {
+    span_arc arc{0, v, 0, true};
     flow_t amount = 0;
-    vertex_t w = v;
-    offset_t a = 0;
-    if (i < end) {
-      a = Forward ? i : g.rarc[i];
-      w = Forward ? g.heads[i] : g.rtail[i];
-      const flow_t r = Forward ? g.caps[a] - atomic_read(&g.flow[a]) : atomic_read(&g.flow[a]);
-      if (w != v && r > 0 && atomic_read(&g.h[w]) == lowest) amount = r < left ? r : left;
+    if (base + lane < span.total) {
+      arc = arc_at(g, span, base + lane);
+      const flow_t r = residual(g, arc);
+      if (arc.w != v && r > 0 && atomic_read(&g.h[arc.w]) == lowest) amount = r < left ? r : left;
     }
     const flow_t upto = capped_prefix(amount, left, lane);
     const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);  // every lane takes part
     const flow_t take = upto - (lane == 0 ? 0 : below);
     if (take > 0) {
-      atomic_add(&g.flow[a], Forward ? take : -take);
-      atomic_add(&g.excess[w], take);
+      atomic_add(&g.flow[arc.a], arc.forward ? take : -take);
+      atomic_add(&g.excess[arc.w], take);
       ++pushes;
-      append_once(g, l, w, stamp);
+      append_once(g, l, arc.w, stamp);
     }
     left -= __shfl_sync(0xffffffffu, upto, warp_size - 1);
   }
   return budget - left;
 }
 
-/// Algorithm 5 for the vertex v of one warp: lines 3-9 (strided scan, then
-/// the shuffle min-reduction), then the push (lines 10-15, to every lowest
-/// neighbour: push_to_lowest) or the lift (lines 17-21, lane 0).  Phase 2
-/// scans the reverse CSR only and pushes are Reduce operations (Algorithm 3).
+/// Algorithm 5 for the vertex v of one warp: lines 3-9 (strided scan over
+/// the span, then the shuffle min-reduction), then the push (lines 10-15,
+/// to every lowest neighbour: push_to_lowest) or the lift (lines 17-21,
+/// lane 0).  Phase 2 scans the reverse CSR only and pushes are Reduce
+/// operations (Algorithm 3).
 __device__ inline void discharge_once(const graph_view& g, const list_view& l, vertex_t v,
                                       bool phase1, label_t infinity, int stamp, int lane,
                                       unsigned long long& pushes, unsigned long long& lifts) {
+  const arc_span span = arcs_of(g, v, phase1, true);
   // Lane 0 reads e(v) and h(v) for the whole warp: others may change them
   // meanwhile, and the warp must agree (the reduction needs every lane).
   flow_t e = 0;
@@ -454,18 +476,10 @@ __device__ inline void discharge_once(const graph_view& g, const list_view& l, v
   hv = __shfl_sync(0xffffffffu, hv, 0);
   if (e <= 0 || hv >= infinity) return;  // line 2
   label_t lowest = no_label;
-  if (phase1) {  // forward arcs with residual capacity
-    for (offset_t a = g.ptr[v] + lane; a < g.ptr[v + 1]; a += warp_size) {
-      const vertex_t w = g.heads[a];
-      if (w == v || g.caps[a] - atomic_read(&g.flow[a]) <= 0) continue;
-      const label_t hw = atomic_read(&g.h[w]);
-      lowest = hw < lowest ? hw : lowest;
-    }
-  }
-  for (offset_t i = g.rptr[v] + lane; i < g.rptr[v + 1]; i += warp_size) {
-    const vertex_t w = g.rtail[i];
-    if (w == v || atomic_read(&g.flow[g.rarc[i]]) <= 0) continue;  // flow on (w, v) can go back
-    const label_t hw = atomic_read(&g.h[w]);
+  for (offset_t k = lane; k < span.total; k += warp_size) {
+    const span_arc arc = arc_at(g, span, k);
+    if (arc.w == v || residual(g, arc) <= 0) continue;
+    const label_t hw = atomic_read(&g.h[arc.w]);
     lowest = hw < lowest ? hw : lowest;
   }
   // Line 9: the least label over the warp.
@@ -474,15 +488,7 @@ __device__ inline void discharge_once(const graph_view& g, const list_view& l, v
     lowest = other < lowest ? other : lowest;
   }
   if (lowest != no_label && hv > lowest) {  // lines 11-15: push
-    flow_t pushed = 0;
-    if (phase1) {
-      pushed = push_to_lowest<true>(g, l, v, g.ptr[v], g.ptr[v + 1], lowest, e, stamp, lane,
-                                    pushes);
-    }
-    if (pushed < e) {
-      pushed += push_to_lowest<false>(g, l, v, g.rptr[v], g.rptr[v + 1], lowest, e - pushed,
-                                      stamp, lane, pushes);
-    }
+    const flow_t pushed = push_to_lowest(g, l, v, span, lowest, e, stamp, lane, pushes);
     if (lane == 0) {
       const flow_t before = atomic_add(&g.excess[v], -pushed);
       if (before - pushed > 0) append_once(g, l, v, stamp);  // left over, or a label moved
