@@ -74,8 +74,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <tuple>
 #include <utility>
 
@@ -188,12 +186,13 @@ void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t
 }
 
 /// Grid of a persistent kernel: co-resident blocks of persistent_block
-/// threads (at most `cap` per SM), and no more warps than vertices.
+/// threads (at most 2048 threads per SM), and no more warps than vertices.
 template <class Kernel>
-unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n, int cap) {
+unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
   int per_sm = 0;
   MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, reinterpret_cast<const void*>(kernel), ecl::persistent_block, 0));
+  const int cap = blocks_per_sm * threads_per_block / ecl::persistent_block;
   const std::int64_t blocks = std::int64_t(std::min(per_sm, cap)) * sms;
   return unsigned(std::max<std::int64_t>(
       1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size, ecl::persistent_block))));
@@ -252,16 +251,8 @@ void ecl_solver::setup_cooperative(int sms) {
   MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch,
                                             options_.device));
   if (!supported) return;
-  // Blocks per SM of the two cooperative kernels (a grid.sync() costs more
-  // with more blocks); MATCHFLOW_GPU_PR_BLOCKS="bfs,cycles" overrides the
-  // default for A/B runs.
-  int bfs_cap = blocks_per_sm * threads_per_block / ecl::persistent_block, pr_cap = bfs_cap;
-  if (const char* env = std::getenv("MATCHFLOW_GPU_PR_BLOCKS")) {
-    int b = 0, p = 0;
-    if (std::sscanf(env, "%d,%d", &b, &p) == 2 && b >= 1 && p >= 1) bfs_cap = b, pr_cap = p;
-  }
-  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_, bfs_cap);
-  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_, pr_cap);
+  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
+  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
   cooperative_ = true;
 }
 
