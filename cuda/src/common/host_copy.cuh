@@ -370,6 +370,14 @@ constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
 constexpr std::size_t upload_chunk = std::size_t(4) << 20;
 constexpr std::size_t download_chunk = std::size_t(8) << 20;
 
+/// Each of `parts` by one cudaMemcpyAsync of `kind` on `s` (small copies).
+inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
+                       cudaStream_t s) {
+  for (const copy_part& p : parts) {
+    if (p.bytes) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, kind, s));
+  }
+}
+
 /// Host -> device copy of all of `parts` (dst on the device, src pageable
 /// host memory), as one staged pass through two kept pinned chunks
 /// (staging_lease), or plain copies when small.  Returns once the host
@@ -377,11 +385,7 @@ constexpr std::size_t download_chunk = std::size_t(8) << 20;
 inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
-    for (const copy_part& p : parts) {
-      if (p.bytes) {
-        MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, cudaMemcpyHostToDevice, s));
-      }
-    }
+    copy_plain(parts, cudaMemcpyHostToDevice, s);
     return;
   }
   staging_lease lease(2 * upload_chunk);
@@ -416,11 +420,7 @@ inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
 inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
-    for (const copy_part& p : parts) {
-      if (p.bytes) {
-        MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, cudaMemcpyDeviceToHost, s));
-      }
-    }
+    copy_plain(parts, cudaMemcpyDeviceToHost, s);
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
