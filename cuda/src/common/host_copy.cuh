@@ -441,11 +441,11 @@ inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s) 
   };
   chunk_workers pool(n_chunks, 0, [&](std::size_t k, unsigned w, unsigned workers) {
     const std::size_t first = k * download_chunk;
-    const auto [a, e] = worker_share(std::min(download_chunk, total - first), w, workers);
-    const char* buf = stage[k & 1];
-    for_each_piece(parts, first + a, first + e,
+    const auto share = worker_share(std::min(download_chunk, total - first), w, workers);
+    const char* buf = stage[k & 1] + share.first;  // (a structured binding can't be captured)
+    for_each_piece(parts, first + share.first, first + share.second,
                    [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
-                     std::memcpy(static_cast<char*>(p.dst) + at, buf + a + out, n);
+                     std::memcpy(static_cast<char*>(p.dst) + at, buf + out, n);
                    });
     return true;
   });
