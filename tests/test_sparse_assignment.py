@@ -4,14 +4,12 @@ with +inf for missing entries, with the dual certificate; weighted
 transversals against brute force, their scalings, and splu on real matrices."""
 from __future__ import annotations
 
-import gzip
 import itertools
 import math
 import warnings
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 import scipy.sparse.linalg
 from scipy.optimize import linear_sum_assignment as scipy_lsa
@@ -22,6 +20,7 @@ from matchflow import (min_weight_full_bipartite_matching, solve_sparse_assignme
                        weighted_transversal)
 
 from matchflow import _core
+from matchflow.io import read_graph
 
 from conftest import GPU_REPEATS, data_dir, requires_cuda
 
@@ -699,9 +698,7 @@ def read_matrix(name):
     paths = sorted(root.glob(f"**/{name}.mtx*")) if root else []
     if not paths:
         pytest.skip(f"{name} not in the data folder")
-    opener = gzip.open if paths[0].suffix == ".gz" else open
-    with opener(paths[0], "rb") as f:
-        return sp.csc_array(scipy.io.mmread(f))
+    return sp.csc_array(read_graph(paths[0]))
 
 
 def backward_error(A, x, b):
