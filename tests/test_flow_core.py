@@ -288,6 +288,38 @@ def test_cycle_heavy_flow_returned_by_push_relabel(method):
     assert stats["pushes"] > preflow["pushes"]
 
 
+def stranded_instance(width, rng):
+    """The source's arcs lead to `width` vertices with no path to the sink
+    (random arcs among them and back to the source) and one arc to the sink:
+    phase 1 pushes nothing, and all of the excess but the sink's is stranded."""
+    n = width + 2
+    s, t = 0, 1
+    mid = np.arange(2, n)
+    among = rng.integers(2, n, (2, 3 * width))
+    tails = np.concatenate([np.zeros(width, np.int64), among[0], mid[::7], [s]])
+    heads = np.concatenate([mid, among[1], np.zeros(len(mid[::7]), np.int64), [t]])
+    caps = rng.integers(1, 50, len(tails))
+    return n, tails, heads, caps, s, t
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("kind", ["stranded", "hub", "twin"])
+def test_ppr_phase2_by_rounds(threads, kind, monkeypatch):
+    # MATCHFLOW_PPR_CYCLE_ARCS=0: ppr's phase 2 skips the flow decomposition
+    # and returns the excess by its synchronous rounds with the source as
+    # target.  "stranded" holds over parallel_min_active (4096) vertices
+    # with excess, so the rounds run in parallel; phase 1 pushes nothing
+    # there, so every push and round counted is phase 2's.
+    monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", "0")
+    rng = np.random.default_rng(17)
+    instance = {"stranded": lambda: stranded_instance(6000, rng),
+                "hub": lambda: hub_instance(2000, 20_000, rng),
+                "twin": lambda: twin_grid_instance(40, rng)}[kind]()
+    stats = run_and_check("ppr", *instance, threads=threads)
+    if kind == "stranded":
+        assert stats["pushes"] > 0 and stats["iterations"] > 0
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_residual_graph_same_for_every_team(method):
     # Over 2^16 arcs (with self-loops and parallel arcs), so the residual

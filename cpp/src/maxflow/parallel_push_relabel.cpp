@@ -58,16 +58,24 @@
 //
 // No gap heuristic in the rounds (optional in the paper; the sequential
 // epochs have hi_pr's, and every global relabel drops the vertices its BFS
-// does not reach to label n).  Phase 2 (excess back to the
-// source) is pr's: sequential flow decomposition (two_phase.hpp), linear
-// time, a small fraction of phase 1.
+// does not reach to label n).
+//
+// Phase 2 (excess back to the source) starts as pr's sequential flow
+// decomposition (flow_decomposition.hpp), with a smaller budget of
+// cancelled cycle arcs (phase2_cycle_arcs); where the preflow's cycles
+// exceed it (grids, R-MAT: ppr's preflow made the search give up after
+// 0.085 s on a 1024 x 1024 grid, dev host), these same rounds run with the
+// ends swapped (the source the target, the sink held at n) instead of pr's
+// sequential pass.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "../openmp.hpp"
+#include "flow_decomposition.hpp"
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "parallel_bfs.hpp"
@@ -369,15 +377,41 @@ class synchronous_push_relabel {
 
 }  // namespace
 
+/// Cancelled-cycle arcs per vertex after which ppr's phase 2 stops the flow
+/// decomposition and runs the synchronous rounds back to the source instead
+/// (MATCHFLOW_PPR_CYCLE_ARCS overrides it for A/B runs; 0 skips the
+/// decomposition).  Lower than pr's 3: the rounds use the team, the search
+/// does not.  Dev host, ppr on 2 threads: on the 1024 x 1024 grid the
+/// search gave up after 0.085 s (pr's preflow: it finishes at 2.0 a vertex),
+/// on R-MAT 18 after 0.015 s; it finished on segmentation (0.05 s).
+/// Untuned at 16 threads.
+double phase2_cycle_arcs() {
+  if (const char* env = std::getenv("MATCHFLOW_PPR_CYCLE_ARCS")) return std::atof(env);
+  return 1.0;
+}
+
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
   const int team = team_size(options.threads);
-  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
-    using Arc = typename std::decay_t<decltype(g)>::arc_t;
-    synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq, team,
-                                  stats)
-        .run();
-  });
+  two_phase_flow(
+      net, options, result, stats,
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq,
+                                      team, stats)
+            .run();
+      },
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        if (team == 1) return return_excess(g, excess, net.source, net.sink, stats);  // pr's
+        const double cycle_arcs = phase2_cycle_arcs();
+        if (cycle_arcs > 0 && decompose_excess(g, excess, net.source, net.sink, cycle_arcs)) {
+          return;
+        }
+        // The rounds with the ends swapped: the source is the target, the
+        // sink is held at label n.
+        synchronous_push_relabel<Arc>(g, excess, net.sink, net.source, 0, team, stats).run();
+      });
 }
 
 }  // namespace matchflow::detail

@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "flow_decomposition.hpp"
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "residual_graph.hpp"
@@ -39,10 +40,15 @@ namespace matchflow::detail {
 
 void push_relabel_flow(const flow_network& net, const flow_options& options,
                        flow_result* result, flow_stats* stats) {
-  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
-    using Arc = typename std::decay_t<decltype(g)>::arc_t;
-    highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
-  });
+  two_phase_flow(
+      net, options, result, stats,
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
+      },
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        return_excess(g, excess, net.source, net.sink, stats);
+      });
 }
 
 }  // namespace matchflow::detail
