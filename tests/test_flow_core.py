@@ -198,19 +198,25 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-def test_ppr_thread_counts_agree(threads, kind):
+@pytest.mark.parametrize("min_active", [None, "1"])
+def test_ppr_thread_counts_agree(threads, kind, min_active, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
-    # sequential.  The global relabel's BFS levels are the grid's columns:
+    # sequential, unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
+    # rounds.  The global relabel's BFS levels are the grid's columns:
     # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
     # team does), and "tall" reaches over adopt_parallel_min vertices, so
     # the team fills the sequential epochs' buckets.
+    if min_active is not None:
+        monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", min_active)
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),
                 "wide": lambda: layered_instance(6, 6000, 3, rng)}[kind]()
     expected = reference_value(instance[0], *instance[1:])
-    run_and_check("ppr", *instance, expected=expected, threads=threads)
+    stats = run_and_check("ppr", *instance, expected=expected, threads=threads)
+    if min_active is not None and threads > 1:
+        assert stats["iterations"] > 0  # rounds ran
 
 
 @pytest.mark.parametrize("method", METHODS)

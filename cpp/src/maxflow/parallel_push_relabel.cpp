@@ -22,11 +22,11 @@
 //
 // Epochs.  Between two global relabels the run is either parallel rounds
 // or, when the relabel finds few active vertices (below
-// parallel_min_active), hi_pr's sequential highest-label discharge
+// parallel_min_active()), hi_pr's sequential highest-label discharge
 // (highest_label.hpp) started from the relabel's exact labels and run until
 // its own work measure calls for the next global relabel (factor
 // default_epoch_update_freq).  A parallel epoch also ends when a round
-// leaves fewer than round_cutoff active vertices.  So on the long tails of
+// leaves fewer than an eighth of that.  So on the long tails of
 // few active vertices (grids, roads, GENRMF, Washington) ppr is hi_pr with
 // a parallel global relabel, whose buckets the team fills from the BFS
 // levels (highest_label::adopt_levels); in pr the global relabels were a
@@ -93,14 +93,23 @@ void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 // Loops shorter than this run on the calling thread: a team's start and
 // barrier cost more than they save.
 constexpr std::int64_t parallel_cutoff = 4096;
-// A round that leaves fewer active vertices than round_cutoff ends the
-// parallel epoch; a global relabel that finds fewer than parallel_min_active
-// starts a sequential one (hi_pr's discharge): long-path instances (grids,
-// roads, GENRMF) spend most of their time with a few hundred active
-// vertices, where a team's barriers cost more than the round's work and the
-// synchronous rule does more pushes than highest-label order.
-constexpr std::int64_t round_cutoff = 512;
-constexpr std::int64_t parallel_min_active = 4096;
+// A global relabel that finds fewer than parallel_min_active active
+// vertices starts a sequential epoch (hi_pr's discharge); a round that
+// leaves fewer than an eighth of it ends the parallel epoch.  Long-path
+// instances (grids, roads, GENRMF) spend most of their time with a few
+// hundred active vertices, where a team's barriers may cost more than the
+// round's work and the synchronous rule does more pushes than
+// highest-label order.  4096 was measured against 1024 and 16384 (slower on
+// R-MAT and GENRMF) when every BFS level started a team; not since.
+// MATCHFLOW_PPR_MIN_ACTIVE overrides it for A/B runs (dev host, GENRMF long
+// a32: 500-650 vertices active at each global relabel, over 300-4000 BFS
+// levels).
+constexpr std::int64_t default_parallel_min_active = 4096;
+
+std::int64_t parallel_min_active() {
+  if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
+  return default_parallel_min_active;
+}
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
 // hi_pr's frequency factor (0.5) balances its sequential BFS against the
@@ -151,14 +160,14 @@ class synchronous_push_relabel {
     std::int64_t work = 0;
     bool labels_exact = false;
     for (;;) {
-      const bool few = std::int64_t(active_.size()) < round_cutoff;
+      const bool few = std::int64_t(active_.size()) < std::max<std::int64_t>(1, min_active_ / 8);
       if (!labels_exact && (few || double(work) > update_threshold_)) {
         global_relabel();
         collect_active();
         labels_exact = true;
         work = 0;
         if (active_.empty()) return;
-        if (std::int64_t(active_.size()) < parallel_min_active) {
+        if (std::int64_t(active_.size()) < min_active_) {
           if (!sequential_epoch()) return;  // no active vertex left: a maximum preflow
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
@@ -368,6 +377,7 @@ class synchronous_push_relabel {
   std::vector<unsigned char> discovered_;  // sync: test-and-set during a round
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
+  const std::int64_t min_active_ = parallel_min_active();
   double update_threshold_ = 0;
   double sequential_freq_ = 0;  // the user's, else hi_pr's default there (one thread)
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
