@@ -152,10 +152,12 @@ class synchronous_push_relabel {
     active_.reserve(std::size_t(n_));
   }
 
-  void run() {
+  /// Returns true when it ended on a global relabel, whose labels then
+  /// give the minimum cut (mark_cut).
+  bool run() {
     if (team_ == 1) {  // pr's run: every epoch would be sequential
       highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
-      return;
+      return false;
     }
     std::int64_t work = 0;
     bool labels_exact = false;
@@ -166,9 +168,9 @@ class synchronous_push_relabel {
         collect_active();
         labels_exact = true;
         work = 0;
-        if (active_.empty()) return;
+        if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (!sequential_epoch()) return;  // no active vertex left: a maximum preflow
+          if (!sequential_epoch()) return false;  // no active vertex left: a maximum preflow
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -178,6 +180,16 @@ class synchronous_push_relabel {
       labels_exact = false;
       ++stats_->iterations;
     }
+  }
+
+  /// source_side[v] = 1 iff v cannot reach the target, from the exact labels
+  /// of the global relabel run() ended on: the vertices its BFS did not
+  /// reach have label n.  Only the source is skipped there, and in a
+  /// maximum preflow the source cannot reach the sink, so no vertex reaches
+  /// it through the source: this is mark_source_side's cut.
+  void mark_cut(std::uint8_t* source_side) const {
+#pragma omp parallel for num_threads(team_) schedule(static) if (n_ > (1 << 16))
+    for (vertex_t v = 0; v < n_; ++v) source_side[v] = label_[std::size_t(v)] == n_;
   }
 
  private:
@@ -405,11 +417,13 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
   const int team = team_size(options.threads);
   two_phase_flow(
       net, options, result, stats,
-      [&](auto& g, std::vector<capacity_t>& excess) {
+      [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t* source_side) {
         using Arc = typename std::decay_t<decltype(g)>::arc_t;
-        synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq,
-                                      team, stats)
-            .run();
+        synchronous_push_relabel<Arc> phase1(g, excess, net.source, net.sink,
+                                             options.relabel_freq, team, stats);
+        if (!phase1.run()) return false;
+        phase1.mark_cut(source_side);
+        return true;
       },
       [&](auto& g, std::vector<capacity_t>& excess) {
         using Arc = typename std::decay_t<decltype(g)>::arc_t;

@@ -36,9 +36,10 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 
   const auto t1 = std::chrono::steady_clock::now();
   saturate_source_arcs(g, net.source, excess);
-  phase1(g, excess);
+  if (!phase1(g, excess, result->source_side)) {
+    mark_source_side(g, net.sink, team, result->source_side);
+  }
   result->value = excess[std::size_t(net.sink)];
-  mark_source_side(g, net.sink, team, result->source_side);
   stats->seconds_phase1 = seconds_since(t1);
 
   if (options.return_flow) {
@@ -51,8 +52,10 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 
 /// Runs both phases on the residual graph of `net` (int32 arc indices when
 /// they fit) and fills `result` and the stats' three timings.
-/// phase1(g, excess), generic in the graph's arc type, must leave a maximum
-/// preflow; phase2(g, excess) must return every excess but the sink's to the
+/// phase1(g, excess, source_side), generic in the graph's arc type, must
+/// leave a maximum preflow; it returns true when it has also written the
+/// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
+/// mark_source_side does), e.g. from exact labels it computed last; phase2(g, excess) must return every excess but the sink's to the
 /// source (return_excess, or a code's own pass).
 template <class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
