@@ -77,6 +77,7 @@
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"
+#include "lock_free_discharge.hpp"
 #include "maxflow_cpu.hpp"
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
@@ -105,6 +106,14 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // a32: 500-650 vertices active at each global relabel, over 300-4000 BFS
 // levels).
 constexpr std::int64_t default_parallel_min_active = 4096;
+
+/// MATCHFLOW_PPR_LOCK_FREE=1: the epochs with few active vertices run the
+/// lock-free asynchronous discharge on the team instead of hi_pr's
+/// sequential one (an A/B switch while it is untimed at 16 threads).
+bool lock_free_epochs() {
+  const char* env = std::getenv("MATCHFLOW_PPR_LOCK_FREE");
+  return env != nullptr && std::atoi(env) != 0;
+}
 
 std::int64_t parallel_min_active() {
   if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
@@ -170,7 +179,11 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (!sequential_epoch()) return false;  // no active vertex left: a maximum preflow
+          if (lock_free_) {
+            lock_free_epoch();
+          } else if (!sequential_epoch()) {
+            return false;  // no active vertex left: a maximum preflow
+          }
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -203,6 +216,21 @@ class synchronous_push_relabel {
     }
     sequential_->adopt_levels(label_, levels_, team_);
     return sequential_->discharge_until_update();
+  }
+
+  /// The lock-free asynchronous discharge (lock_free_discharge.hpp) from
+  /// the exact labels just computed, until its relabel work calls for a
+  /// global update or it runs out of vertices; either way a global relabel
+  /// follows (the labels it leaves may be invalid).
+  void lock_free_epoch() {
+    if (!lock_free_discharge_) {
+      lock_free_discharge_ =
+          std::make_unique<lock_free_discharge<Arc>>(g_, excess_, label_, t_, team_);
+    }
+    const double threshold =
+        (global_update_alpha * double(n_) + double(g_.n_arcs)) / epoch_freq_;
+    lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
+                              threshold, stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -395,6 +423,8 @@ class synchronous_push_relabel {
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
+  const bool lock_free_ = lock_free_epochs();
+  std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 
 }  // namespace
