@@ -198,24 +198,29 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-@pytest.mark.parametrize("min_active", [None, "1"])
-def test_ppr_thread_counts_agree(threads, kind, min_active, monkeypatch):
+@pytest.mark.parametrize("epochs", ["default", "rounds", "lock-free"])
+def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
     # sequential, unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
-    # rounds.  The global relabel's BFS levels are the grid's columns:
+    # rounds or MATCHFLOW_PPR_LOCK_FREE=1 makes them lock-free discharges
+    # on the team.  The global relabel's BFS levels are the grid's columns:
     # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
     # team does), and "tall" reaches over adopt_parallel_min vertices, so
     # the team fills the sequential epochs' buckets.
-    if min_active is not None:
-        monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", min_active)
+    monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
+    monkeypatch.delenv("MATCHFLOW_PPR_LOCK_FREE", raising=False)
+    if epochs == "rounds":
+        monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
+    elif epochs == "lock-free":
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "1")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),
                 "wide": lambda: layered_instance(6, 6000, 3, rng)}[kind]()
     expected = reference_value(instance[0], *instance[1:])
     stats = run_and_check("ppr", *instance, expected=expected, threads=threads)
-    if min_active is not None and threads > 1:
+    if epochs == "rounds" and threads > 1:
         assert stats["iterations"] > 0  # rounds ran
 
 
@@ -317,6 +322,7 @@ def test_ppr_phase2_by_rounds(threads, kind, monkeypatch):
     # with excess, so the rounds run in parallel; phase 1 pushes nothing
     # there, so every push and round counted is phase 2's.
     monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", "0")
+    monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
     rng = np.random.default_rng(17)
     instance = {"stranded": lambda: stranded_instance(6000, rng),
                 "hub": lambda: hub_instance(2000, 20_000, rng),
