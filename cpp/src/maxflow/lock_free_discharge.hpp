@@ -22,18 +22,19 @@
 // (a heap: hi_pr's order, per thread) and steals another thread's highest
 // when it owns none.  With a stack per thread instead (the newly activated
 // on top) the pushes grew 7x on GENRMF long a32 and 65x on Washington long
-// r512 against hi_pr's sequential order; with heaps, 1.1x and 5x (dev host,
-// 2 threads).  Pushes
-// follow hi_pr's rule (current arc, admissible when d(v) = d(w) + 1 by the
-// labels read); a relabel scans all arcs.  The epoch ends when the summed
-// relabel work passes the caller's threshold (hi_pr's measure) or when
-// every thread is idle with an empty heap.
+// r512 against ppr's sequential epochs; with heaps, 1.1x and 5x; with
+// hi_pr's gap for the vertex being relabelled as well, 1.1x and 1.2x
+// (1024^2 road-like graph 2x, 1024^2 grid 1x; dev host, 2 threads, pushes
+// of one run each).  Pushes follow hi_pr's rule (current arc, admissible
+// when d(v) = d(w) + 1 by the labels read); a relabel scans all arcs.  The
+// epoch ends when the summed relabel work passes the caller's threshold
+// (hi_pr's measure) or when every thread is idle with an empty heap.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <utility>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "../openmp.hpp"
@@ -42,6 +43,14 @@
 #include "residual_graph.hpp"
 
 namespace matchflow::detail {
+
+/// A spinning thread's hint to the core (x86 PAUSE): it frees the
+/// pipeline for the sibling hyperthread and eases the lock's cache line.
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 /// One thread's owned vertices, highest label first (a binary heap of
 /// (label when queued, vertex)), behind a spin lock (thieves take from it
@@ -53,8 +62,7 @@ struct alignas(64) owned_heap {
   std::int64_t pushes = 0, relabels = 0;
 
   void acquire() {
-    while (lock.test_and_set(std::memory_order_acquire)) {
-    }
+    while (lock.test_and_set(std::memory_order_acquire)) spin_pause();
   }
   void release() { lock.clear(std::memory_order_release); }
   void put(vertex_t v, vertex_t label) {
@@ -171,7 +179,10 @@ class lock_free_discharge {
           return;
         }
         const int victim = find_victim(tid);
-        if (victim < 0) continue;
+        if (victim < 0) {
+          spin_pause();
+          continue;
+        }
         idle.fetch_sub(1, std::memory_order_acq_rel);  // not idle while it may hold work
         if (heaps_[std::size_t(victim)].take(v)) {
           own.put(v, load_label(v));

@@ -36,8 +36,11 @@
 // because its BFS started a team per level (H100 host, 16 threads: ppr
 // 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
 // 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
-// search and expands narrow levels on one thread.  With one thread the run
-// is pr's.  Short loops run on the calling thread.
+// search and expands narrow levels on one thread.  With
+// MATCHFLOW_PPR_LOCK_FREE=1 those epochs run the lock-free asynchronous
+// discharge on the team instead (lock_free_discharge.hpp; a global relabel
+// always follows it), an A/B switch until it is timed at 16 threads.  With
+// one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
 // reverse residual arcs (parallel_bfs.hpp); a label is claimed by
@@ -119,6 +122,7 @@ std::int64_t parallel_min_active() {
   if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
   return default_parallel_min_active;
 }
+
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
 // hi_pr's frequency factor (0.5) balances its sequential BFS against the
