@@ -118,6 +118,10 @@ bool lock_free_epochs() {
   return env != nullptr && std::atoi(env) != 0;
 }
 
+/// Below this many active vertices even a lock-free epoch leaves most of the
+/// team spinning for work (untuned: four a thread of 16).
+constexpr std::int64_t lock_free_min_active = 64;
+
 std::int64_t parallel_min_active() {
   if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
   return default_parallel_min_active;
@@ -183,7 +187,7 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (lock_free_) {
+          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active) {
             lock_free_epoch();
           } else if (!sequential_epoch()) {
             return false;  // no active vertex left: a maximum preflow
