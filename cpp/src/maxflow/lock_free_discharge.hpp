@@ -111,19 +111,6 @@ class lock_free_discharge {
   /// current arcs are reset: only they can receive a push.
   void run(const std::vector<vertex_t>& active, const vertex_t* reached, std::int64_t count,
            double threshold, flow_stats* stats) {
-    const std::int64_t actives = std::int64_t(active.size());
-    for (std::size_t c = 0; c < heaps_.size(); ++c) {
-      owned_heap& st = heaps_[c];
-      st.items.clear();
-      for (std::int64_t i = actives * std::int64_t(c) / team_;
-           i < actives * std::int64_t(c + 1) / team_; ++i) {
-        const vertex_t v = active[std::size_t(i)];
-        st.items.emplace_back(label_[std::size_t(v)], v);
-      }
-      std::make_heap(st.items.begin(), st.items.end());
-      st.size.store(std::int64_t(st.items.size()), std::memory_order_relaxed);
-      st.pushes = st.relabels = 0;
-    }
     std::atomic<std::int64_t> work{0};
     std::atomic<int> idle{0};
     std::atomic<bool> stop{false};
@@ -131,9 +118,14 @@ class lock_free_discharge {
     {
 #ifdef _OPENMP
       const int tid = omp_get_thread_num();
+#pragma omp single
+      threads_ = omp_get_num_threads();  // OpenMP may give fewer than asked for
 #else
       const int tid = 0;
+      threads_ = 1;
 #endif
+#pragma omp for schedule(static)
+      for (int c = 0; c < threads_; ++c) deal(active, c);
 #pragma omp for schedule(static)
       for (std::int64_t i = 0; i < count; ++i)
         current_[std::size_t(reached[i])] = g_.first[std::size_t(reached[i])];
@@ -146,14 +138,30 @@ class lock_free_discharge {
       }
       worker(tid, work, idle, stop, std::int64_t(threshold));
     }
-    for (owned_heap& st : heaps_) {
-      stats->pushes += st.pushes;
-      stats->relabels += st.relabels;
-      st.items.clear();
+    for (int c = 0; c < threads_; ++c) {
+      owned_heap& own = heaps_[std::size_t(c)];
+      stats->pushes += own.pushes;
+      stats->relabels += own.relabels;
+      own.items.clear();
     }
   }
 
  private:
+  /// Heap c gets the c-th of threads_ contiguous blocks of `active` (a band
+  /// of labels each).
+  void deal(const std::vector<vertex_t>& active, int c) {
+    const std::int64_t actives = std::int64_t(active.size());
+    owned_heap& own = heaps_[std::size_t(c)];
+    own.items.clear();
+    for (std::int64_t i = actives * c / threads_; i < actives * (c + 1) / threads_; ++i) {
+      const vertex_t v = active[std::size_t(i)];
+      own.items.emplace_back(label_[std::size_t(v)], v);
+    }
+    std::make_heap(own.items.begin(), own.items.end());
+    own.size.store(std::int64_t(own.items.size()), std::memory_order_relaxed);
+    own.pushes = own.relabels = 0;
+  }
+
   void worker(int tid, std::atomic<std::int64_t>& work, std::atomic<int>& idle,
               std::atomic<bool>& stop, std::int64_t threshold) {
     owned_heap& own = heaps_[std::size_t(tid)];
@@ -174,7 +182,7 @@ class lock_free_discharge {
       // owner adds to it, and it idles only once its heap is empty).
       idle.fetch_add(1, std::memory_order_acq_rel);
       for (;;) {
-        if (idle.load(std::memory_order_acquire) == team_ ||
+        if (idle.load(std::memory_order_acquire) == threads_ ||
             stop.load(std::memory_order_relaxed)) {
           return;
         }
@@ -194,8 +202,8 @@ class lock_free_discharge {
   }
 
   int find_victim(int tid) const {
-    for (int k = 1; k < team_; ++k) {
-      const int c = (tid + k) % team_;
+    for (int k = 1; k < threads_; ++k) {
+      const int c = (tid + k) % threads_;
       if (heaps_[std::size_t(c)].size.load(std::memory_order_relaxed) > 0) return c;
     }
     return -1;
@@ -263,6 +271,7 @@ class lock_free_discharge {
   std::vector<vertex_t>& label_;
   const vertex_t n_, t_;
   const int team_;
+  int threads_ = 1;  // the team OpenMP gave the current run
   std::vector<Arc> current_;
   std::vector<std::int64_t> count_;  // vertices per label below n (atomic)
   std::vector<owned_heap> heaps_;
