@@ -198,19 +198,30 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-def test_ppr_thread_counts_agree(threads, kind):
+@pytest.mark.parametrize("epochs", ["default", "rounds", "lock-free"])
+def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
-    # sequential.  The global relabel's BFS levels are the grid's columns:
+    # sequential, unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
+    # rounds or MATCHFLOW_PPR_LOCK_FREE=1 makes them lock-free discharges
+    # on the team.  The global relabel's BFS levels are the grid's columns:
     # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
     # team does), and "tall" reaches over adopt_parallel_min vertices, so
     # the team fills the sequential epochs' buckets.
+    monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
+    monkeypatch.delenv("MATCHFLOW_PPR_LOCK_FREE", raising=False)
+    if epochs == "rounds":
+        monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
+    elif epochs == "lock-free":
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "1")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),
                 "wide": lambda: layered_instance(6, 6000, 3, rng)}[kind]()
     expected = reference_value(instance[0], *instance[1:])
-    run_and_check("ppr", *instance, expected=expected, threads=threads)
+    stats = run_and_check("ppr", *instance, expected=expected, threads=threads)
+    if epochs == "rounds" and threads > 1:
+        assert stats["iterations"] > 0  # rounds ran
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -286,6 +297,39 @@ def test_cycle_heavy_flow_returned_by_push_relabel(method):
     ptr, h32, c64, _ = to_csr(*instance[:4])
     preflow = solve(method, ptr, h32, c64, *instance[4:], threads=1, return_flow=False)[3]
     assert stats["pushes"] > preflow["pushes"]
+
+
+def stranded_instance(width, rng):
+    """The source's arcs lead to `width` vertices with no path to the sink
+    (random arcs among them and back to the source) and one arc to the sink:
+    phase 1 pushes nothing, and all of the excess but the sink's is stranded."""
+    n = width + 2
+    s, t = 0, 1
+    mid = np.arange(2, n)
+    among = rng.integers(2, n, (2, 3 * width))
+    tails = np.concatenate([np.zeros(width, np.int64), among[0], mid[::7], [s]])
+    heads = np.concatenate([mid, among[1], np.zeros(len(mid[::7]), np.int64), [t]])
+    caps = rng.integers(1, 50, len(tails))
+    return n, tails, heads, caps, s, t
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("kind", ["stranded", "hub", "twin"])
+def test_ppr_phase2_by_rounds(threads, kind, monkeypatch):
+    # MATCHFLOW_PPR_CYCLE_ARCS=0: ppr's phase 2 skips the flow decomposition
+    # and returns the excess by its synchronous rounds with the source as
+    # target.  "stranded" holds over parallel_min_active (4096) vertices
+    # with excess, so the rounds run in parallel; phase 1 pushes nothing
+    # there, so every push and round counted is phase 2's.
+    monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", "0")
+    monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
+    rng = np.random.default_rng(17)
+    instance = {"stranded": lambda: stranded_instance(6000, rng),
+                "hub": lambda: hub_instance(2000, 20_000, rng),
+                "twin": lambda: twin_grid_instance(40, rng)}[kind]()
+    stats = run_and_check("ppr", *instance, threads=threads)
+    if kind == "stranded":
+        assert stats["pushes"] > 0 and stats["iterations"] > 0
 
 
 @pytest.mark.parametrize("method", METHODS)

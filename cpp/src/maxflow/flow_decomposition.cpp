@@ -20,14 +20,15 @@ constexpr vertex_t none = -1;
 /// benchmarks/NOTES.md).  Grids and Delaunay graphs stay under it.
 constexpr int two_cycle_max_arcs = 32;
 
-/// The search gives up once the cycles it cancelled hold more than this many
-/// arcs per vertex of the graph; a push-relabel pass back to the source
-/// (highest_label with the source as target) then returns the excess, as
-/// the cancelling left it.  Dev host, pr, threads=1 (benchmarks/NOTES.md):
-/// R-MAT 18 cancels 13.8 arcs a vertex, and the pass takes 0.15-0.17 s to
-/// the search's 0.28-0.36 s; the 1024 x 1024 grid cancels 2.0 a vertex,
-/// where both take about 0.09 s; Delaunay and road-like graphs under 0.3.
-constexpr std::int64_t cycle_arcs_per_vertex = 3;
+/// pr's budget for decompose_excess: the search gives up once the cycles
+/// it cancelled hold more than this many arcs per vertex of the graph; a
+/// push-relabel pass back to the source (highest_label with the source as
+/// target) then returns the excess, as the cancelling left it.  Dev host,
+/// pr, threads=1 (benchmarks/NOTES.md): R-MAT 18 cancels 13.8 arcs a
+/// vertex, and the pass takes 0.15-0.17 s to the search's 0.28-0.36 s; the
+/// 1024 x 1024 grid cancels 2.0 a vertex, where both take about 0.09 s;
+/// Delaunay and road-like graphs under 0.3.
+constexpr double cycle_arcs_per_vertex = 3;
 
 /// white: never met; met: not searched, but cancel_two_cycles has seen it
 enum color : std::uint8_t { white, met, grey, black };
@@ -35,21 +36,22 @@ enum color : std::uint8_t { white, met, grey, black };
 template <class Arc>
 class excess_return {
  public:
-  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess)
+  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess,
+                double arcs_per_vertex)
       : g_(g),
         excess_(excess),
         color_(std::size_t(g.n), white),
         depth_(std::size_t(g.n)),
         marked_(std::size_t(g.n), Arc(none)),
         current_(g.reverse_first),
-        cycle_budget_(cycle_arcs_per_vertex * std::int64_t(g.n)) {
+        cycle_budget_(std::int64_t(arcs_per_vertex * double(g.n))) {
     finished_.reserve(std::size_t(g.n));
   }
 
   /// Searches from every vertex with excess; the finishing order, reversed,
   /// is topological along the flow (a vertex before those that send it flow).
-  /// False when it gave up (cycle_arcs_per_vertex): the flow changed only
-  /// by cancelled cycles, the excesses not at all.
+  /// False when it gave up (the budget): the flow changed only by
+  /// cancelled cycles, the excesses not at all.
   bool order(vertex_t source, vertex_t sink) {
     for (vertex_t v = 0; v < g_.n && cycle_budget_ >= 0; ++v) {
       const bool start = v != source && v != sink && excess_[std::size_t(v)] > 0;
@@ -197,23 +199,32 @@ class excess_return {
 }  // namespace
 
 template <class Arc>
-void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
-                   vertex_t sink, flow_stats* stats) {
+bool decompose_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                      vertex_t sink, double cycle_arcs_per_vertex) {
   bool any = false;
   for (vertex_t v = 0; v < g.n && !any; ++v)
     any = v != source && v != sink && excess[std::size_t(v)] > 0;
-  if (!any) return;  // the preflow is already a flow: no allocations
-  excess_return<Arc> pass(g, excess);
-  if (pass.order(source, sink)) {
-    pass.send_back(source, sink);
-    return;
-  }
+  if (!any) return true;  // the preflow is already a flow: no allocations
+  excess_return<Arc> pass(g, excess, cycle_arcs_per_vertex);
+  if (!pass.order(source, sink)) return false;
+  pass.send_back(source, sink);
+  return true;
+}
+
+template <class Arc>
+void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                   vertex_t sink, flow_stats* stats) {
+  if (decompose_excess(g, excess, source, sink, cycle_arcs_per_vertex)) return;
   highest_label<Arc>(g, excess, source, sink, 0, stats).run();  // counts into stats
 }
 
-template void return_excess<std::int32_t>(residual_graph<std::int32_t>&, std::vector<capacity_t>&,
-                                          vertex_t, vertex_t, flow_stats*);
-template void return_excess<std::int64_t>(residual_graph<std::int64_t>&, std::vector<capacity_t>&,
-                                          vertex_t, vertex_t, flow_stats*);
+#define MATCHFLOW_FLOW_DECOMPOSITION(Arc)                                                   \
+  template bool decompose_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&,       \
+                                      vertex_t, vertex_t, double);                          \
+  template void return_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t, \
+                                   vertex_t, flow_stats*);
+MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t)
+MATCHFLOW_FLOW_DECOMPOSITION(std::int64_t)
+#undef MATCHFLOW_FLOW_DECOMPOSITION
 
 }  // namespace matchflow::detail

@@ -17,10 +17,17 @@ namespace matchflow::detail {
 /// then each vertex, in that order, sends its excess back along its
 /// incoming flow.  Every vertex with excess cannot reach the sink, nor can
 /// any vertex that sends it flow, so only flows among vertices that cannot
-/// reach the sink change: the minimum cut is unchanged.  When the cycles
-/// cost too much (flow_decomposition.cpp), a push-relabel pass back to the
-/// source returns the excess instead, its pushes and relabels counted in
-/// `stats`.
+/// reach the sink change: the minimum cut is unchanged.  Returns false,
+/// the excesses untouched (the flow changed by cancelled cycles only), once
+/// the cancelled cycles hold more than cycle_arcs_per_vertex arcs per vertex
+/// of the graph: the caller then returns the excess by push-relabel.
+template <class Arc>
+bool decompose_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                      vertex_t sink, double cycle_arcs_per_vertex);
+
+/// pr's phase 2: decompose_excess with pr's budget (flow_decomposition.cpp),
+/// else a sequential push-relabel pass back to the source (highest_label
+/// with the source as target), its pushes and relabels counted in `stats`.
 template <class Arc>
 void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
                    vertex_t sink, flow_stats* stats);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "../big_array.hpp"
 #include "../openmp.hpp"
 #include "matchflow/maxflow.hpp"
 
@@ -26,13 +27,6 @@ struct entry {  // no initialisers: arrays of entries are filled before read
 };
 
 constexpr offset_t kSerialArcs = offset_t(1) << 15;
-
-// Arrays left uninitialised (every slot is written before it is read): a
-// zero fill of these would cost as much as the rows' merge.
-template <class T>
-std::unique_ptr<T[]> uninitialised(std::size_t size) {
-  return std::unique_ptr<T[]>(new T[size]);
-}
 
 void sort_by_column(entry* first, entry* last) {
   const auto by_column = [](const entry& x, const entry& y) { return x.col < y.col; };
@@ -50,7 +44,10 @@ void sort_by_column(entry* first, entry* last) {
 
 struct transpose {
   std::vector<offset_t> ptr;     // n + 1: in-arcs of v are [ptr[v], ptr[v+1])
-  std::unique_ptr<entry[]> in;   // (tail, -flow), sorted by tail within each v
+  // (tail, -flow), sorted by tail within each v; left uninitialised (every
+  // slot is written before it is read): a zero fill would cost as much as
+  // the rows' merge.
+  detail::big_array<entry> in;
 };
 
 // Thread c of the team owns heads [n * c / team, n * (c + 1) / team) and
@@ -62,7 +59,7 @@ transpose build_transpose(const flow_network& net, const capacity_t* arc_flow, i
   const vertex_t n = net.n;
   transpose t;
   t.ptr.assign(std::size_t(n) + 1, 0);
-  t.in = uninitialised<entry>(std::size_t(net.n_arcs()));
+  t.in = detail::big_array_of<entry>(std::size_t(net.n_arcs()));
   offset_t* count = t.ptr.data() + 1;
   const auto range = [&](int c) { return vertex_t(std::int64_t(n) * c / team); };
 #pragma omp parallel for num_threads(team) schedule(static, 1)

@@ -22,11 +22,11 @@
 //
 // Epochs.  Between two global relabels the run is either parallel rounds
 // or, when the relabel finds few active vertices (below
-// parallel_min_active), hi_pr's sequential highest-label discharge
+// parallel_min_active()), hi_pr's sequential highest-label discharge
 // (highest_label.hpp) started from the relabel's exact labels and run until
 // its own work measure calls for the next global relabel (factor
 // default_epoch_update_freq).  A parallel epoch also ends when a round
-// leaves fewer than round_cutoff active vertices.  So on the long tails of
+// leaves fewer than an eighth of that.  So on the long tails of
 // few active vertices (grids, roads, GENRMF, Washington) ppr is hi_pr with
 // a parallel global relabel, whose buckets the team fills from the BFS
 // levels (highest_label::adopt_levels); in pr the global relabels were a
@@ -36,8 +36,11 @@
 // because its BFS started a team per level (H100 host, 16 threads: ppr
 // 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
 // 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
-// search and expands narrow levels on one thread.  With one thread the run
-// is pr's.  Short loops run on the calling thread.
+// search and expands narrow levels on one thread.  With
+// MATCHFLOW_PPR_LOCK_FREE=1 those epochs run the lock-free asynchronous
+// discharge on the team instead (lock_free_discharge.hpp; a global relabel
+// always follows it), an A/B switch until it is timed at 16 threads.  With
+// one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
 // reverse residual arcs (parallel_bfs.hpp); a label is claimed by
@@ -58,17 +61,26 @@
 //
 // No gap heuristic in the rounds (optional in the paper; the sequential
 // epochs have hi_pr's, and every global relabel drops the vertices its BFS
-// does not reach to label n).  Phase 2 (excess back to the
-// source) is pr's: sequential flow decomposition (two_phase.hpp), linear
-// time, a small fraction of phase 1.
+// does not reach to label n).
+//
+// Phase 2 (excess back to the source) starts as pr's sequential flow
+// decomposition (flow_decomposition.hpp), with a smaller budget of
+// cancelled cycle arcs (phase2_cycle_arcs); where the preflow's cycles
+// exceed it (grids, R-MAT: ppr's preflow made the search give up after
+// 0.085 s on a 1024 x 1024 grid, dev host), these same rounds run with the
+// ends swapped (the source the target, the sink held at n) instead of pr's
+// sequential pass.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "../openmp.hpp"
+#include "flow_decomposition.hpp"
 #include "highest_label.hpp"
+#include "lock_free_discharge.hpp"
 #include "maxflow_cpu.hpp"
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
@@ -85,14 +97,36 @@ void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 // Loops shorter than this run on the calling thread: a team's start and
 // barrier cost more than they save.
 constexpr std::int64_t parallel_cutoff = 4096;
-// A round that leaves fewer active vertices than round_cutoff ends the
-// parallel epoch; a global relabel that finds fewer than parallel_min_active
-// starts a sequential one (hi_pr's discharge): long-path instances (grids,
-// roads, GENRMF) spend most of their time with a few hundred active
-// vertices, where a team's barriers cost more than the round's work and the
-// synchronous rule does more pushes than highest-label order.
-constexpr std::int64_t round_cutoff = 512;
-constexpr std::int64_t parallel_min_active = 4096;
+// A global relabel that finds fewer than parallel_min_active active
+// vertices starts a sequential epoch (hi_pr's discharge); a round that
+// leaves fewer than an eighth of it ends the parallel epoch.  Long-path
+// instances (grids, roads, GENRMF) spend most of their time with a few
+// hundred active vertices, where a team's barriers may cost more than the
+// round's work and the synchronous rule does more pushes than
+// highest-label order.  4096 was measured against 1024 and 16384 (slower on
+// R-MAT and GENRMF) when every BFS level started a team; not since.
+// MATCHFLOW_PPR_MIN_ACTIVE overrides it for A/B runs (dev host, GENRMF long
+// a32: 500-650 vertices active at each global relabel, over 300-4000 BFS
+// levels).
+constexpr std::int64_t default_parallel_min_active = 4096;
+
+/// MATCHFLOW_PPR_LOCK_FREE=1: the epochs with few active vertices run the
+/// lock-free asynchronous discharge on the team instead of hi_pr's
+/// sequential one (an A/B switch while it is untimed at 16 threads).
+bool lock_free_epochs() {
+  const char* env = std::getenv("MATCHFLOW_PPR_LOCK_FREE");
+  return env != nullptr && std::atoi(env) != 0;
+}
+
+/// Below this many active vertices even a lock-free epoch leaves most of the
+/// team spinning for work (untuned: four a thread of 16).
+constexpr std::int64_t lock_free_min_active = 64;
+
+std::int64_t parallel_min_active() {
+  if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
+  return default_parallel_min_active;
+}
+
 // Global relabeling frequency factor (see the header comment).
 constexpr double default_round_update_freq = 2.0;
 // hi_pr's frequency factor (0.5) balances its sequential BFS against the
@@ -135,23 +169,29 @@ class synchronous_push_relabel {
     active_.reserve(std::size_t(n_));
   }
 
-  void run() {
+  /// Returns true when it ended on a global relabel, whose labels then
+  /// give the minimum cut (mark_cut).
+  bool run() {
     if (team_ == 1) {  // pr's run: every epoch would be sequential
       highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
-      return;
+      return false;
     }
     std::int64_t work = 0;
     bool labels_exact = false;
     for (;;) {
-      const bool few = std::int64_t(active_.size()) < round_cutoff;
+      const bool few = std::int64_t(active_.size()) < std::max<std::int64_t>(1, min_active_ / 8);
       if (!labels_exact && (few || double(work) > update_threshold_)) {
         global_relabel();
         collect_active();
         labels_exact = true;
         work = 0;
-        if (active_.empty()) return;
-        if (std::int64_t(active_.size()) < parallel_min_active) {
-          if (!sequential_epoch()) return;  // no active vertex left: a maximum preflow
+        if (active_.empty()) return true;
+        if (std::int64_t(active_.size()) < min_active_) {
+          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active) {
+            lock_free_epoch();
+          } else if (!sequential_epoch()) {
+            return false;  // no active vertex left: a maximum preflow
+          }
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -161,6 +201,16 @@ class synchronous_push_relabel {
       labels_exact = false;
       ++stats_->iterations;
     }
+  }
+
+  /// source_side[v] = 1 iff v cannot reach the target, from the exact labels
+  /// of the global relabel run() ended on: the vertices its BFS did not
+  /// reach have label n.  Only the source is skipped there, and in a
+  /// maximum preflow the source cannot reach the sink, so no vertex reaches
+  /// it through the source: this is mark_source_side's cut.
+  void mark_cut(std::uint8_t* source_side) const {
+#pragma omp parallel for num_threads(team_) schedule(static) if (n_ > (1 << 16))
+    for (vertex_t v = 0; v < n_; ++v) source_side[v] = label_[std::size_t(v)] == n_;
   }
 
  private:
@@ -174,6 +224,21 @@ class synchronous_push_relabel {
     }
     sequential_->adopt_levels(label_, levels_, team_);
     return sequential_->discharge_until_update();
+  }
+
+  /// The lock-free asynchronous discharge (lock_free_discharge.hpp) from
+  /// the exact labels just computed, until its relabel work calls for a
+  /// global update or it runs out of vertices; either way a global relabel
+  /// follows (the labels it leaves may be invalid).
+  void lock_free_epoch() {
+    if (!lock_free_discharge_) {
+      lock_free_discharge_ =
+          std::make_unique<lock_free_discharge<Arc>>(g_, excess_, label_, t_, team_);
+    }
+    const double threshold =
+        (global_update_alpha * double(n_) + double(g_.n_arcs)) / epoch_freq_;
+    lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
+                              threshold, stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -360,24 +425,55 @@ class synchronous_push_relabel {
   std::vector<unsigned char> discovered_;  // sync: test-and-set during a round
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
+  const std::int64_t min_active_ = parallel_min_active();
   double update_threshold_ = 0;
   double sequential_freq_ = 0;  // the user's, else hi_pr's default there (one thread)
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
+  const bool lock_free_ = lock_free_epochs();
+  std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 
 }  // namespace
 
+/// Cancelled-cycle arcs per vertex after which ppr's phase 2 stops the flow
+/// decomposition and runs the synchronous rounds back to the source instead
+/// (MATCHFLOW_PPR_CYCLE_ARCS overrides it for A/B runs; 0 skips the
+/// decomposition).  Lower than pr's 3: the rounds use the team, the search
+/// does not.  Dev host, ppr on 2 threads: on the 1024 x 1024 grid the
+/// search gave up after 0.085 s (pr's preflow: it finishes at 2.0 a vertex),
+/// on R-MAT 18 after 0.015 s; it finished on segmentation (0.05 s).
+/// Untuned at 16 threads.
+double phase2_cycle_arcs() {
+  if (const char* env = std::getenv("MATCHFLOW_PPR_CYCLE_ARCS")) return std::atof(env);
+  return 1.0;
+}
+
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
   const int team = team_size(options.threads);
-  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
-    using Arc = typename std::decay_t<decltype(g)>::arc_t;
-    synchronous_push_relabel<Arc>(g, excess, net.source, net.sink, options.relabel_freq, team,
-                                  stats)
-        .run();
-  });
+  two_phase_flow(
+      net, options, result, stats,
+      [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t* source_side) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        synchronous_push_relabel<Arc> phase1(g, excess, net.source, net.sink,
+                                             options.relabel_freq, team, stats);
+        if (!phase1.run()) return false;
+        phase1.mark_cut(source_side);
+        return true;
+      },
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        if (team == 1) return return_excess(g, excess, net.source, net.sink, stats);  // pr's
+        const double cycle_arcs = phase2_cycle_arcs();
+        if (cycle_arcs > 0 && decompose_excess(g, excess, net.source, net.sink, cycle_arcs)) {
+          return;
+        }
+        // The rounds with the ends swapped: the source is the target, the
+        // sink is held at label n.
+        synchronous_push_relabel<Arc>(g, excess, net.sink, net.source, 0, team, stats).run();
+      });
 }
 
 }  // namespace matchflow::detail

@@ -27,9 +27,11 @@
 //
 // Labels are int32 (at most n), excesses int64 (bounded by the capacity out
 // of the source, below 2^62 by the Python layer's check).
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "flow_decomposition.hpp"
 #include "highest_label.hpp"
 #include "maxflow_cpu.hpp"
 #include "residual_graph.hpp"
@@ -39,10 +41,16 @@ namespace matchflow::detail {
 
 void push_relabel_flow(const flow_network& net, const flow_options& options,
                        flow_result* result, flow_stats* stats) {
-  two_phase_flow(net, options, result, stats, [&](auto& g, std::vector<capacity_t>& excess) {
-    using Arc = typename std::decay_t<decltype(g)>::arc_t;
-    highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
-  });
+  two_phase_flow(
+      net, options, result, stats,
+      [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t*) {
+        using Arc = typename std::decay_t<decltype(g)>::arc_t;
+        highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
+        return false;  // the frame's BFS marks the cut
+      },
+      [&](auto& g, std::vector<capacity_t>& excess) {
+        return_excess(g, excess, net.source, net.sink, stats);
+      });
 }
 
 }  // namespace matchflow::detail

@@ -93,7 +93,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
   g.n = n;
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
-  g.forward_of.reset(new Arc[std::size_t(net.n_arcs())]);
+  g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
 #pragma omp parallel num_threads(team)
   {
     const auto [c, size] = thread_in_team();
@@ -110,7 +110,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
         g.first[std::size_t(u) + 1] = g.first[std::size_t(u)] + out + in;
       }
       g.n_arcs = g.first[std::size_t(n)];
-      g.arcs.reset(new residual_arc<Arc>[std::size_t(g.n_arcs)]);
+      g.arcs = big_array_of<residual_arc<Arc>>(std::size_t(g.n_arcs));
     }  // implicit barrier
     fill_arcs(net, lo, hi, g);
   }

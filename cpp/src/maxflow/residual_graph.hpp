@@ -26,6 +26,8 @@
 #include <memory>
 #include <vector>
 
+#include "../big_array.hpp"
+
 #include "matchflow/maxflow.hpp"
 
 namespace matchflow::detail {
@@ -45,8 +47,8 @@ struct residual_graph {
   std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
   std::vector<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
                                    ///< its reverse copies [reverse_first[u], first[u+1])
-  std::unique_ptr<residual_arc<Arc>[]> arcs;  ///< n_arcs records
-  std::unique_ptr<Arc[]> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
+  big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
+  big_array<Arc> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
 };
 
 /// True when `net`'s residual graph is indexed by int32.

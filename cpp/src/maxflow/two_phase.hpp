@@ -6,9 +6,10 @@
 // cut.  Phase 2, only when a flow is asked for, returns the excess stranded
 // at vertices that cannot reach the sink to the source by flow
 // decomposition (flow_decomposition.hpp), leaving a maximum flow (Cherkassky
-// & Goldberg 1997, hi_pr's two stages).  The codes differ only in phase 1;
-// this frame builds (with options.threads threads, whatever the code),
-// times and reads back.
+// & Goldberg 1997, hi_pr's two stages); where the preflow's flow cycles make
+// the decomposition costly, each code returns the rest by its own
+// push-relabel pass back to the source.  This frame builds (with
+// options.threads threads, whatever the code), times and reads back.
 #pragma once
 
 #include <chrono>
@@ -24,9 +25,9 @@
 
 namespace matchflow::detail {
 
-template <class Arc, class Phase1>
+template <class Arc, class Phase1, class Phase2>
 void two_phase_flow_as(const flow_network& net, const flow_options& options,
-                       flow_result* result, flow_stats* stats, Phase1& phase1) {
+                       flow_result* result, flow_stats* stats, Phase1& phase1, Phase2& phase2) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
   residual_graph<Arc> g = build_residual_graph<Arc>(net, team);
@@ -35,14 +36,15 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 
   const auto t1 = std::chrono::steady_clock::now();
   saturate_source_arcs(g, net.source, excess);
-  phase1(g, excess);
+  if (!phase1(g, excess, result->source_side)) {
+    mark_source_side(g, net.sink, team, result->source_side);
+  }
   result->value = excess[std::size_t(net.sink)];
-  mark_source_side(g, net.sink, team, result->source_side);
   stats->seconds_phase1 = seconds_since(t1);
 
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
-    return_excess(g, excess, net.source, net.sink, stats);
+    phase2(g, excess);
     if (result->arc_flow != nullptr) write_arc_flow(net, g, team, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
   }
@@ -50,15 +52,18 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 
 /// Runs both phases on the residual graph of `net` (int32 arc indices when
 /// they fit) and fills `result` and the stats' three timings.
-/// phase1(g, excess), generic in the graph's arc type, must leave a maximum
-/// preflow.
-template <class Phase1>
+/// phase1(g, excess, source_side), generic in the graph's arc type, must
+/// leave a maximum preflow; it returns true when it has also written the
+/// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
+/// mark_source_side does), e.g. from exact labels it computed last; phase2(g, excess) must return every excess but the sink's to the
+/// source (return_excess, or a code's own pass).
+template <class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
-                    flow_stats* stats, Phase1&& phase1) {
+                    flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
   if (residual_fits_int32(net)) {
-    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1);
+    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1, phase2);
   } else {
-    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1);
+    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1, phase2);
   }
 }
 
