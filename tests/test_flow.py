@@ -555,11 +555,19 @@ def test_scipy_method_names_mean_auto():
         assert res.method in CPU_METHODS and res.flow_value == 5
 
 
-def test_auto_method():
+def test_auto_method(monkeypatch):
     g = sp.csr_array([[0, 5], [0, 0]])
     assert solve_flow(g, 0, 1, device="cpu").method == "pr"
-    assert solve_flow(g, 0, 1, device="cpu", threads=16).method == "pr"
+    assert solve_flow(g, 0, 1, device="cpu", threads=16).method == "pr"  # small
     assert _flow._auto_method("cuda") == "gpu-pr"
+    big = _flow.PPR_MIN_ARCS
+    assert _flow._auto_method("cpu", big, 16) == "ppr"
+    assert _flow._auto_method("cpu", big - 1, 16) == "pr"
+    assert _flow._auto_method("cpu", big, 8) == "pr"
+    monkeypatch.setenv("OMP_NUM_THREADS", "16")  # the default team
+    assert _flow._auto_method("cpu", big, 0) == "ppr"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert _flow._auto_method("cpu", big, 0) == "pr"
 
 
 def test_gpu_memory_error_falls_back(monkeypatch):
@@ -572,7 +580,7 @@ def test_gpu_memory_error_falls_back(monkeypatch):
             raise MemoryError("out of GPU memory")
         return solve_core(net, method, ordinal, tuning)
 
-    monkeypatch.setattr(_flow, "_resolve", lambda net, method, device:
+    monkeypatch.setattr(_flow, "_resolve", lambda net, method, device, threads:
                         ("gpu-pr", "cuda", 0))
     monkeypatch.setattr(_flow, "_solve", gpu_out_of_memory)
     g = sp.csr_array([[0, 5], [0, 0]])

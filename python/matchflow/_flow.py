@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from . import _core, _device
 from ._validation import (_INT32_MAX, _INT64_MAX, _check_structure, _checked_compressed,
                           check_allocation, check_choice, check_threads, check_vertex_ids,
-                          stored_entries)
+                          stored_entries, team_size)
 
 
 # Method name -> the C++ enum value (cpp/include/matchflow/maxflow.hpp).
@@ -32,11 +32,15 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 # At or above this many arcs "auto" runs on a GPU when one is usable.  On the
 # H100 host (benchmarks/results/h100/flow-suite.md) gpu-pr's whole call beat
 # pr's on all 18 instances, the smallest a complete DAG of 0.5M arcs (n =
-# 1000: 15 vs 24 ms); nothing smaller was measured there.
+# 1000: 12 vs 24 ms); nothing smaller was measured there.
 GPU_MIN_ARCS = 400_000
-# CPU "auto" is "pr": "ppr" on 16 threads was hardly faster over the same
-# suite (geometric mean 1.03x pr on the 17 instances of >= 10^6 arcs; 2.6x
-# on one R-MAT graph, slower on grids, roads and Washington graphs).
+# CPU "auto" is "ppr" from this many arcs on a team of at least
+# PPR_MIN_THREADS, else "pr".  Same suite, 16 threads: ppr's whole call beat
+# pr's on 16 of the 18 instances (geometric mean 1.40x on the 17 of >= 10^6
+# arcs; GENRMF long 1.1x slower), the smallest the 0.5M-arc complete DAG
+# (19 vs 24 ms); smaller graphs and smaller teams were not measured there.
+PPR_MIN_ARCS = 400_000
+PPR_MIN_THREADS = 16
 
 # Every excess in push-relabel is at most the capacity leaving the source;
 # below 2^62 it, and every sum of two, fits in int64 (maxflow.hpp).
@@ -257,11 +261,15 @@ def _checked(graph, source, sink) -> _Network:
 
 # ---- method and device -----------------------------------------------------------
 
-def _auto_method(backend: str) -> str:
-    return "gpu-pr" if backend == "cuda" else "pr"
+def _auto_method(backend: str, n_arcs: int = 0, threads: int = 0) -> str:
+    """auto's method on `backend` (threads: check_threads' value)."""
+    if backend == "cuda":
+        return "gpu-pr"
+    parallel = n_arcs >= PPR_MIN_ARCS and team_size(threads) >= PPR_MIN_THREADS
+    return "ppr" if parallel else "pr"
 
 
-def _resolve(net: _Network, method: str, device) -> tuple[str, str, int]:
+def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
     if method in SCIPY_METHODS:
@@ -269,7 +277,7 @@ def _resolve(net: _Network, method: str, device) -> tuple[str, str, int]:
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=net.n_arcs >= GPU_MIN_ARCS)
     if method == "auto":
-        method = _auto_method(backend)
+        method = _auto_method(backend, net.n_arcs, threads)
     return method, backend, ordinal
 
 
@@ -321,14 +329,14 @@ def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int 
 
 def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
          array: bool) -> MaximumFlowResult:
-    method, backend, ordinal = _resolve(net, method, device)
+    method, backend, ordinal = _resolve(net, method, device, tuning.threads)
     try:
         value, arc_flow, source_side, stats, built = _solve(net, method, ordinal, tuning)
     except MemoryError as exc:
         if device != "auto" or backend != "cuda":
             raise
         warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
-        method, backend = _auto_method("cpu"), "cpu"
+        method, backend = _auto_method("cpu", net.n_arcs, tuning.threads), "cpu"
         value, arc_flow, source_side, stats, built = _solve(net, method, 0, tuning)
     flow = (_flow_matrix(net, arc_flow, array, tuning.threads, built)
             if tuning.return_flow else None)
@@ -359,8 +367,9 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
     method : {"auto", "pr", "ppr", "gpu-pr", "dinic", "edmonds_karp"}
         "pr": sequential highest-label push-relabel; "ppr": OpenMP parallel
         push-relabel; "gpu-pr": ECL-MaxFlow push-relabel on a GPU.  "auto"
-        picks by size and device.  SciPy's names "dinic" and "edmonds_karp"
-        mean "auto": every method returns a maximum flow.
+        picks by size and device: "gpu-pr" on a GPU, else "ppr" on large
+        graphs with 16 or more threads, else "pr".  SciPy's names "dinic"
+        and "edmonds_karp" mean "auto": every method returns a maximum flow.
     device : {"auto", "cpu", "cuda", "cuda:N"}
         "auto" uses a GPU when one is usable and the graph is large enough
         to gain from it (and falls back to the CPU, with a RuntimeWarning,

@@ -1,7 +1,6 @@
 """Maximum cardinality bipartite matching: SciPy drop-ins and the rich entry point."""
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ import scipy.sparse as sp
 from . import _core, _device
 from . import _device_arrays as _darr
 from ._validation import (Bipartite, _least_matching_bytes, as_bipartite, check_allocation,
-                          check_choice, check_threads, check_vertex_ids)
+                          check_choice, check_threads, check_vertex_ids, team_size)
 
 # Method name -> the C++ enum value (cpp/include/matchflow/matching.hpp).
 _METHOD_CODES = {"pr": 0, "pdbfs": 1, "gpu-pr": 2, "gpu-apfb": 3, "gpu-apsb": 4,
@@ -112,21 +111,10 @@ def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
     if device == "cuda":
         degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
         return "gpu-apfb" if degree >= GPU_AUTO_APFB_DEGREE else "gpu-pr"
-    team = threads if threads > 0 else _core_count()
+    team = team_size(threads)
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
         return "msbfs-graft"
     return "pr"
-
-
-def _core_count() -> int:
-    """Threads an OpenMP region gets by default (OMP_NUM_THREADS, else cores)."""
-    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _default_init(method: str) -> str:

@@ -151,6 +151,21 @@ def check_threads(threads) -> int:
     return int(threads)
 
 
+def team_size(threads: int) -> int:
+    """The OpenMP team a CPU method runs on: `threads` (check_threads'
+    value), or by default OMP_NUM_THREADS, else the cores this process may
+    use."""
+    if threads > 0:
+        return threads
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 # ---- memory: refuse at once what cannot fit -------------------------------------
 
 # Allocations below this size are not checked (reading /proc costs ~20 us).
