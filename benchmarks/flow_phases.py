@@ -6,8 +6,8 @@ and the solve alone of SciPy and OR-Tools (when importable), min of --repeat run
 
 A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
 e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once per value of
-the environment variable NAME
-(a same-call A/B of a tuning knob that the core reads from the environment).
+the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
+environment; values are split at commas, so a value cannot hold one).
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
 DAG n 1000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
