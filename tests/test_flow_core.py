@@ -198,22 +198,18 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-@pytest.mark.parametrize("epochs", ["default", "rounds", "lock-free"])
+@pytest.mark.parametrize("epochs", ["default", "rounds"])
 def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
     # sequential, unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
-    # rounds or MATCHFLOW_PPR_LOCK_FREE=1 makes them lock-free discharges
-    # on the team.  The global relabel's BFS levels are the grid's columns:
+    # rounds.  The global relabel's BFS levels are the grid's columns:
     # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
     # team does), and "tall" reaches over adopt_parallel_min vertices, so
     # the team fills the sequential epochs' buckets.
     monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
-    monkeypatch.delenv("MATCHFLOW_PPR_LOCK_FREE", raising=False)
     if epochs == "rounds":
         monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
-    elif epochs == "lock-free":
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "1")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),
