@@ -34,12 +34,10 @@
 // with three warp reductions (redux.sync) instead of five shuffle rounds;
 // a one-warp block skips the barrier and the slots.  The winner's column is
 // marked scanned by comparing it with the thread's K columns (an integer
-// division by blockDim.x sat on every step's critical path).  When the
-// costs are in global memory, each warp warms the row of its own
-// candidate before the warps' candidates are combined: the winner's row
-// starts loading a barrier and a reduction earlier, and the losers' rows
-// are the likely next ones (the popped column is the previous step's
-// runner-up about half the time: benchmarks/NOTES.md, Batched).
+// division by blockDim.x sat on every step's critical path).  A variant
+// for costs in global memory (prefetch_level, off by default) has each
+// warp warm the row of its own candidate before the warps' candidates are
+// combined; it did not pay on the H100 (benchmarks/NOTES.md, Batched).
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
@@ -142,7 +140,6 @@ __device__ inline void warp_argmin(unsigned long long& val, unsigned& key) {
   val = (static_cast<unsigned long long>(min_hi) << 32) | min_lo;
 }
 
-/// The same over the block; every thread gets it.  One barrier (none for
 /// The warps' arg-mins (each warp's in every lane, from warp_argmin)
 /// combined over the block; every thread gets it.  One barrier (none for
 /// a one-warp block): the slots alternate between two halves (`parity`),
