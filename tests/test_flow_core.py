@@ -220,6 +220,23 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
         assert stats["iterations"] > 0  # rounds ran
 
 
+@pytest.mark.parametrize("value", ["abc", "-5", "0", ""])
+def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
+    """A/B overrides read by the core that are not numbers in range change
+    nothing: the run does what it does without them (an unparsed 0 would
+    have made every epoch rounds)."""
+    rng = np.random.default_rng(5)
+    instance = grid_instance(50, 80, rng)
+    expected = reference_value(instance[0], *instance[1:])
+    monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
+    monkeypatch.delenv("MATCHFLOW_PPR_CYCLE_ARCS", raising=False)
+    plain = run_and_check("ppr", *instance, expected=expected, threads=2)
+    monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", value)
+    monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", value if value != "0" else "x")
+    stats = run_and_check("ppr", *instance, expected=expected, threads=2)
+    assert stats["iterations"] == plain["iterations"]
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("freq", [0.05, 20.0])
 def test_relabel_frequency_changes_work_not_answer(method, freq):

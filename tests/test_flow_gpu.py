@@ -170,6 +170,7 @@ def check(n, csr, s, t, paper, expected=None, repeats=GPU_REPEATS):
         assert value == expected
         certify(n, ptr, heads, caps, s, t, value, arc_flow, side)
         assert stats["global_relabels"] >= 1 and stats["kernel_launches"] > 0
+        assert stats["bfs_levels"] >= stats["global_relabels"]  # each BFS has a level 1
         in_phases = stats["seconds_phase1"] + stats["seconds_phase2"]
         assert 0 < stats["seconds_global_relabel"] <= in_phases
     return stats

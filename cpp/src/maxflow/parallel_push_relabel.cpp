@@ -106,9 +106,19 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // levels).
 constexpr std::int64_t default_parallel_min_active = 4096;
 
+/// The A/B override `name` from the environment when it is a number of at
+/// least `least`, else `fallback` (a malformed value changes nothing).
+double env_number(const char* name, double fallback, double least) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(env, &end);
+  return *end == '\0' && x >= least ? x : fallback;
+}
+
 std::int64_t parallel_min_active() {
-  if (const char* env = std::getenv("MATCHFLOW_PPR_MIN_ACTIVE")) return std::atoll(env);
-  return default_parallel_min_active;
+  return std::int64_t(env_number("MATCHFLOW_PPR_MIN_ACTIVE",
+                                 double(default_parallel_min_active), 1));
 }
 
 // Global relabeling frequency factor (see the header comment).
@@ -409,8 +419,7 @@ class synchronous_push_relabel {
 /// on R-MAT 18 after 0.015 s; it finished on segmentation (0.05 s).
 /// Untuned at 16 threads.
 double phase2_cycle_arcs() {
-  if (const char* env = std::getenv("MATCHFLOW_PPR_CYCLE_ARCS")) return std::atof(env);
-  return 1.0;
+  return env_number("MATCHFLOW_PPR_CYCLE_ARCS", 1.0, 0);
 }
 
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
