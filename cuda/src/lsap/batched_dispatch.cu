@@ -162,14 +162,13 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
   p.columns_per_thread = 1;
   while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
   int prefetch = 0, carveout = 0;
-  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"none", "l1", "l2"}, &prefetch) ||
+  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"none", "runner-up"}, &prefetch) ||
       !env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
     return fail(status::invalid_input,
-                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be none, l1 or l2 and "
+                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be none or runner-up and "
                 "MATCHFLOW_GPU_SAP_CARVEOUT l1 or driver");
   }
-  p.prefetch = prefetch == 0 ? prefetch_level::none
-                             : prefetch == 1 ? prefetch_level::l1 : prefetch_level::l2;
+  p.prefetch = prefetch == 0 ? prefetch_level::none : prefetch_level::runner_up;
   p.l1_carveout = carveout == 0;
   *plan = p;
   return status::ok;
