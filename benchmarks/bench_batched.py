@@ -19,8 +19,8 @@ magnitude; integers exactly).
     python benchmarks/bench_batched.py --out DIR [--cases ...] [--repeat 5] [--threads N]
            [--block-threads B]
 
-gpu-sap's variants (MATCHFLOW_GPU_SAP_PREFETCH, MATCHFLOW_GPU_SAP_CARVEOUT;
-see matchflow._batched.solve_batch) are set in the environment and recorded
+gpu-sap's variant (MATCHFLOW_GPU_SAP_CARVEOUT; see
+matchflow._batched.solve_batch) is set in the environment and recorded
 in the header.
 """
 from __future__ import annotations

@@ -342,7 +342,7 @@ def test_gpu_sap_large_set(name, batch, shape, dtype, family):
         assert_optimal(c, again[0], again[1], maximize=True)
 
 
-# The variants of the global-memory kernel (the runner-up's row loaded ahead, L1 carveout; see
+# The variants of the global-memory kernel (the L1 carveout; see
 # solve_batch): each must give SciPy's costs, wide, tall, with ties and
 # forbidden pairs, in every dtype family, more problems than SMs included.
 GLOBAL_VARIANT_CASES = [
@@ -356,10 +356,8 @@ GLOBAL_VARIANT_CASES = [
 
 
 @gpu
-@pytest.mark.parametrize("prefetch", ["runner-up", "none"])
 @pytest.mark.parametrize("carveout", ["l1", "driver"])
-def test_gpu_global_variants(monkeypatch, prefetch, carveout):
-    monkeypatch.setenv("MATCHFLOW_GPU_SAP_PREFETCH", prefetch)
+def test_gpu_global_variants(monkeypatch, carveout):
     monkeypatch.setenv("MATCHFLOW_GPU_SAP_CARVEOUT", carveout)
     for batch, shape, dtype, family in GLOBAL_VARIANT_CASES:
         c = random_stack(family, batch=batch, shape=shape, dtype=dtype)
@@ -369,7 +367,7 @@ def test_gpu_global_variants(monkeypatch, prefetch, carveout):
         rows, cols, info = solve_batch(c, method="gpu-sap", device="cuda")
         assert not info["shared_costs"]
         assert_optimal(c, rows, cols)
-    for block_threads in (32, 96, 512):  # one warp (no runner-up) to sixteen
+    for block_threads in (32, 96, 512):  # one warp to sixteen
         c = random_stack(5, batch=12, shape=(300, 300), dtype=np.float32)
         rows, cols, _ = solve_batch(c, method="gpu-sap", device="cuda",
                                     block_threads=block_threads)
@@ -377,11 +375,9 @@ def test_gpu_global_variants(monkeypatch, prefetch, carveout):
 
 
 @gpu
-@pytest.mark.parametrize("prefetch", ["runner-up", "none"])
-def test_gpu_global_costs_few_warps(monkeypatch, prefetch):
+def test_gpu_global_costs_few_warps():
     """A few problems past shared memory on 2 and 4 warps, ties and forbidden
     pairs included: small enough for compute-sanitizer."""
-    monkeypatch.setenv("MATCHFLOW_GPU_SAP_PREFETCH", prefetch)
     for family, shape, block_threads in ((0, (100, 300), 64), (1, (300, 120), 128),
                                          (2, (120, 300), 64)):
         c = random_stack(family, batch=3, shape=shape, dtype=np.float64)
@@ -396,8 +392,8 @@ def test_gpu_global_costs_few_warps(monkeypatch, prefetch):
 
 @gpu
 def test_gpu_bad_variant_is_refused(monkeypatch):
-    monkeypatch.setenv("MATCHFLOW_GPU_SAP_PREFETCH", "l3")
-    with pytest.raises(ValueError, match="MATCHFLOW_GPU_SAP_PREFETCH"):
+    monkeypatch.setenv("MATCHFLOW_GPU_SAP_CARVEOUT", "l3")
+    with pytest.raises(ValueError, match="MATCHFLOW_GPU_SAP_CARVEOUT"):
         batch_linear_sum_assignment(np.zeros((1, 4, 4)), method="gpu-sap")
 
 

@@ -160,13 +160,10 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     stack before solving it, so that seconds_solve is the kernels' time
     alone (pipelined, it is their tail past the last copy).
 
-    Variants of gpu-sap for A/B timing, read from the environment at each
-    call; they change only how fast problems whose costs stay in global
+    A variant of gpu-sap for A/B timing, read from the environment at each
+    call; it changes only how fast problems whose costs stay in global
     memory (past shared memory) are solved, never the answer:
-    ``MATCHFLOW_GPU_SAP_PREFETCH`` = ``none`` (default) or ``runner-up``:
-    each search step also loads the cost row of the runner-up column, which
-    the next step often pops; ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or
-    ``driver``: the smallest shared-memory carveout that holds the grid's
+    ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or ``driver``: the smallest shared-memory carveout that holds the grid's
     blocks, leaving the rest of each SM's memory to the L1 cache, or the
     driver's choice.  Another value raises ValueError."""
     start = time.perf_counter()

@@ -602,7 +602,7 @@ __global__ __launch_bounds__(finish_threads) void finish_kernel(params<S> p) {
     const int root = roots[k];
     double reached = 0;
     const int sink = batched::shortest_path<false, S, K>(
-        p.cost, p.n_cols, 1.0, batched::prefetch_level::none, root, p.u, own, p.path, p.row4col,
+        p.cost, p.n_cols, 1.0, root, p.u, own, p.path, p.row4col,
         slot_val, slot_key, parity, &reached);
     if (sink < 0) {  // uniform over the block
       if (threadIdx.x == 0) p.ctl->error = 1;

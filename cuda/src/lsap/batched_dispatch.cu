@@ -161,14 +161,10 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
                      needed);
   p.columns_per_thread = 1;
   while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
-  int prefetch = 0, carveout = 0;
-  if (!env_choice("MATCHFLOW_GPU_SAP_PREFETCH", {"none", "runner-up"}, &prefetch) ||
-      !env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
-    return fail(status::invalid_input,
-                "gpu-sap: MATCHFLOW_GPU_SAP_PREFETCH must be none or runner-up and "
-                "MATCHFLOW_GPU_SAP_CARVEOUT l1 or driver");
+  int carveout = 0;
+  if (!env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
+    return fail(status::invalid_input, "gpu-sap: MATCHFLOW_GPU_SAP_CARVEOUT must be l1 or driver");
   }
-  p.prefetch = prefetch == 0 ? prefetch_level::none : prefetch_level::runner_up;
   p.l1_carveout = carveout == 0;
   *plan = p;
   return status::ok;
@@ -193,7 +189,6 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.load_transposed = plan.transposed && plan.costs_shared;
   prm.transposed = plan.transposed;
   prm.costs_shared = plan.costs_shared;
-  prm.prefetch = plan.prefetch;
   prm.sign = plan.maximize ? -1.0 : 1.0;
   prm.row_ind = d_rows;
   prm.col_ind = d_cols;

@@ -34,12 +34,10 @@
 // with three warp reductions (redux.sync) instead of five shuffle rounds;
 // a one-warp block skips the barrier and the slots.  The winner's column is
 // marked scanned by comparing it with the thread's K columns (an integer
-// division by blockDim.x sat on every step's critical path).  With costs
-// in global memory each step waits on its row; the popped column is the
-// previous step's runner-up about half the time (benchmarks/NOTES.md,
-// Batched), so a variant (prefetch_level::runner_up) has the block also
-// find the runner-up among the warps' candidates and load its row into
-// registers a step ahead: a step that pops it reads no memory.
+// division by blockDim.x sat on every step's critical path).  Loading
+// rows ahead (warming the L1 or L2 cache with each warp's candidate row,
+// or the runner-up's row into registers) made steps slower on the H100 and
+// H200 (benchmarks/NOTES.md, Batched), so a step loads only its own row.
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
@@ -66,10 +64,6 @@ namespace matchflow::cuda::batched {
 
 /// Per-problem outcome, as written to the status array.
 enum problem_status : int { solved = 0, infeasible = 1, invalid = 2 };
-
-/// What a search step loads ahead (global costs only): nothing, or the
-/// row of the runner-up column (see shortest_path).
-enum class prefetch_level : int { none = 0, runner_up = 1 };
 
 constexpr int max_block_threads = 512;
 constexpr int max_warps = max_block_threads / 32;
@@ -112,7 +106,6 @@ struct sap_params {
   bool load_transposed;     ///< the caller's problems are tall: transpose them into shared memory
   bool transposed;          ///< report the caller's rows as our columns
   bool costs_shared;
-  prefetch_level prefetch;  ///< global costs: load the runner-up's row a step ahead
   double sign;              ///< -1 when maximising
   std::int64_t* row_ind;    ///< batch x n_rows
   std::int64_t* col_ind;
@@ -164,40 +157,6 @@ __device__ inline void combine_warps(unsigned long long& val, unsigned& key,
   val = lane < n_warps ? vals[lane] : no_value;
   key = lane < n_warps ? keys[lane] : no_key;
   warp_argmin(val, key);
-}
-
-/// combine_warps that also returns the runner-up: the least of the other
-/// warps' candidates (the true runner-up unless it sits in the winner's
-/// warp).  Every thread walks the warps' slots in order, so all agree.
-/// Needs two warps or more.
-__device__ inline void combine_warps_top2(unsigned long long& val, unsigned& key,
-                                          unsigned long long* second_val, unsigned* second_key,
-                                          unsigned long long* slot_val, unsigned* slot_key,
-                                          int& parity) {
-  const int n_warps = blockDim.x >> 5;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  unsigned long long* vals = slot_val + parity * max_warps;
-  unsigned* keys = slot_key + parity * max_warps;
-  parity ^= 1;
-  if (lane == 0) {
-    vals[warp] = val;
-    keys[warp] = key;
-  }
-  __syncthreads();
-  unsigned long long v1 = no_value, v2 = no_value;
-  unsigned k1 = no_key, k2 = no_key;
-  for (int w = 0; w < n_warps; ++w) {
-    const unsigned long long v = vals[w];
-    const unsigned k = keys[w];
-    if (v < v1 || (v == v1 && k < k1)) {
-      v2 = v1, k2 = k1;
-      v1 = v, k1 = k;
-    } else if (v < v2 || (v == v2 && k < k2)) {
-      v2 = v, k2 = k;
-    }
-  }
-  val = v1, key = k1;
-  *second_val = v2, *second_key = k2;
 }
 
 /// Cost x as a float64 to be minimised.
@@ -347,29 +306,17 @@ __device__ inline void load_row(const T* row, int n_cols, T (&c)[K]) {
 
 /// One Dijkstra search from free row `root`; returns the free column it
 /// reaches (-1: none, the problem is infeasible) and its distance in *reached.
-/// prefetch_level::runner_up (global costs, two warps or more): each step
-/// also issues the loads of the runner-up's row (`ahead`), so that the
-/// next step, when it pops that column, finds its costs in registers.
 template <bool Shared, class T, int K>
-__device__ int shortest_path(const T* cost, int n_cols, double sign, prefetch_level prefetch,
-                             int root, const double* u, owned_columns<K>& own, int* path,
+__device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u, owned_columns<K>& own, int* path,
                              const int* row4col, unsigned long long* slot_val, unsigned* slot_key,
                              int& parity, double* reached) {
 #pragma unroll
   for (int k = 0; k < K; ++k) own.dist[k] = INFINITY;
   own.scanned = 0;
-  const bool speculate = !Shared && prefetch == prefetch_level::runner_up && blockDim.x > 32;
-  T ahead[K];         // the costs of row ahead_row, loaded a step early
-  int ahead_row = -1;
   double at = 0;  // distance of the last scanned column
   for (int i = root;;) {
     T c[K];
-    if (i == ahead_row) {  // uniform: every thread has the same rows
-#pragma unroll
-      for (int k = 0; k < K; ++k) c[k] = ahead[k];
-    } else {
-      load_row<Shared>(cost_row<Shared>(cost, i, n_cols), n_cols, c);
-    }
+    load_row<Shared>(cost_row<Shared>(cost, i, n_cols), n_cols, c);
     const double u_i = u[i];
     unsigned long long best = no_value;
     unsigned key = no_key;
@@ -391,18 +338,7 @@ __device__ int shortest_path(const T* cost, int n_cols, double sign, prefetch_le
       }
     }
     warp_argmin(best, key);
-    if (speculate) {
-      unsigned long long second = no_value;
-      unsigned second_key = no_key;
-      combine_warps_top2(best, key, &second, &second_key, slot_val, slot_key, parity);
-      ahead_row = -1;
-      if (second != no_value && (second_key >> assigned_bit)) {
-        ahead_row = row4col[second_key & column_mask];
-        load_row<Shared>(cost_row<Shared>(cost, ahead_row, n_cols), n_cols, ahead);
-      }
-    } else {
-      combine_warps(best, key, slot_val, slot_key, parity);
-    }
+    combine_warps(best, key, slot_val, slot_key, parity);
     const double d = from_ordered(best);
     if (!(d < INFINITY)) return -1;  // NaN (no candidate at all) included
     const int j = static_cast<int>(key & column_mask);
@@ -510,7 +446,7 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
       for (int root = 0; root < prm.n_rows; ++root) {
         if (col4row[root] >= 0) continue;  // uniform: col4row changes before barriers only
         double reached = 0;
-        const int sink = shortest_path<Shared, T, K>(cost, prm.n_cols, prm.sign, prm.prefetch,
+        const int sink = shortest_path<Shared, T, K>(cost, prm.n_cols, prm.sign,
                                                      root, u, own, path, row4col, slot_val,
                                                      slot_key, parity, &reached);
         if (sink < 0) {  // uniform: every thread got the same arg-min

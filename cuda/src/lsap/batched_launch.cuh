@@ -27,13 +27,9 @@ struct sap_plan {
   int block = 0;                ///< threads per block
   int columns_per_thread = 0;   ///< K: 1, 2, 4, 8 or 16
   /// Global costs only (environment, read by plan_sap; for A/B runs):
-  /// MATCHFLOW_GPU_SAP_PREFETCH = none (default) | runner-up: a search
-  /// step also loads the row of the runner-up column, which the next step
-  /// pops about half the time (benchmarks/NOTES.md, "Batched");
   /// MATCHFLOW_GPU_SAP_CARVEOUT = l1 (default) | driver: the smallest
   /// shared-memory carveout that holds the grid's blocks (the rest of the
   /// SM's 256 KB is L1 for the cost rows), or the driver's choice.
-  prefetch_level prefetch = prefetch_level::none;
   bool l1_carveout = true;
   /// Blocks that run at once over all launches of the call (chunks run
   /// concurrently on their streams): what the L1 carveout must hold; 0:
