@@ -139,7 +139,10 @@ def markdown(results) -> str:
         "DM dulmage_mendelsohn, BTF block_triangular_form (n/a: not square and "
         "structurally nonsingular).  DM phases: matching "
         "(on the device named), then on the CPU the coarse BFS, the square part's "
-        "graph, Tarjan's SCC, the block ordering.",
+        "graph, its SCCs (with a GPU matching and a square part of at least "
+        "GPU_SCC_MIN_VERTICES vertices: the pivot's component found on that GPU, "
+        "contracted, then Tarjan; `pivot`: its size, - for Tarjan alone), the block "
+        "ordering.",
         "",
     ]
     devices = results["devices"]
@@ -162,14 +165,16 @@ def markdown(results) -> str:
     lines += ["", "## Dulmage-Mendelsohn phases (seconds, median run)", ""]
     phases = ["seconds_matching", "seconds_coarse", "seconds_graph", "seconds_scc",
               "seconds_fine", "seconds_total"]
-    lines += ["| graph | device | method | " + " | ".join(p[8:] for p in phases) + " |",
-              "|" + "---|" * (len(phases) + 3)]
+    lines += ["| graph | device | method | " + " | ".join(p[8:] for p in phases)
+              + " | pivot |", "|" + "---|" * (len(phases) + 4)]
     for g in results["graphs"]:
         for d in devices:
             st = g["runs"].get(f"dulmage_mendelsohn/{d}", {}).get("stats")
             if st:
+                pivot = st.get("scc_pivot_size", -1)
                 lines.append(f"| {g['name']} | {st['device']} | {st['method']} | "
-                             + " | ".join(_f(st.get(p)) for p in phases) + " |")
+                             + " | ".join(_f(st.get(p)) for p in phases)
+                             + f" | {pivot if pivot >= 0 else '-'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -648,9 +648,11 @@ def scc(const int64_t[::1] ptr, const int32_t[::1] adj):
 
 
 def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
-           const int32_t[::1] col4row, const int32_t[::1] row4col, int threads):
+           const int32_t[::1] col4row, const int32_t[::1] row4col, int threads,
+           int scc_device, int64_t scc_device_min):
     """Dulmage-Mendelsohn from a maximum matching; returns (p, q, r, s, rr, cc, stats),
-    all int32, r and s trimmed to n_blocks + 1."""
+    all int32, r and s trimmed to n_blocks + 1.  scc_device >= 0: the square part's
+    components start on that GPU when it has at least scc_device_min vertices."""
     cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
     cdef int64_t n_bounds = min(g.rows.n, g.cols.n) + 3
     p = np.empty(g.rows.n, dtype=np.int32)
@@ -665,7 +667,8 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
     cdef dm_stats stats
     cdef status st
     with nogil:
-        st = dulmage_mendelsohn(g, _p32(col4row), _p32(row4col), threads, &out, &stats)
+        st = dulmage_mendelsohn(g, _p32(col4row), _p32(row4col), threads, scc_device,
+                                scc_device_min, &out, &stats)
     _check(st)
     rr = np.array([out.rr[k] for k in range(5)], dtype=np.int32)
     cc = np.array([out.cc[k] for k in range(5)], dtype=np.int32)
@@ -674,6 +677,8 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
         "seconds_graph": stats.seconds_graph,
         "seconds_scc": stats.seconds_scc,
         "seconds_fine": stats.seconds_fine,
+        "scc_pivot_size": stats.scc_pivot_size,
+        "scc_pivot_levels": stats.scc_pivot_levels,
     })
 
 

@@ -193,9 +193,10 @@ cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:
         int32_t n_blocks
     cdef cppclass dm_stats:
         double seconds_coarse, seconds_graph, seconds_scc, seconds_fine
+        int64_t scc_pivot_size, scc_pivot_levels
     status dulmage_mendelsohn(const bipartite_view& g, const int32_t* col4row,
-                              const int32_t* row4col, int threads, dm_result* out,
-                              dm_stats* stats)
+                              const int32_t* row4col, int threads, int scc_device,
+                              int64_t scc_device_min, dm_result* out, dm_stats* stats)
     enum class transversal_objective(int):
         pass
     status weighted_transversal(const int64_t* row_ptr, const int32_t* col_idx,

@@ -302,6 +302,66 @@ def test_dm_device(device):
     check_dm(A, res, use_networkx=False)
 
 
+def grid_with_chains(rng, side: int, chain: int, cycles: int) -> sp.csr_array:
+    """A square pattern with a zero-free diagonal, randomly permuted: a side x
+    side grid (one strongly connected block), a chain of `chain` singleton
+    blocks with arcs into the grid, and `cycles` 3-cycles hanging off the
+    chain."""
+    g = side * side
+    n = g + chain + 3 * cycles
+    idx = np.arange(g).reshape(side, side)
+    rows = [np.arange(n), idx[:, :-1].ravel(), idx[:, 1:].ravel(), idx[:-1].ravel(), idx[1:].ravel()]
+    cols = [np.arange(n), idx[:, 1:].ravel(), idx[:, :-1].ravel(), idx[1:].ravel(), idx[:-1].ravel()]
+    c = g + np.arange(chain)
+    rows += [c[:-1], c, ]
+    cols += [c[1:], rng.integers(0, g, chain)]
+    for k in range(cycles):
+        t = g + chain + 3 * k + np.arange(3)
+        rows += [t, t[:1]]
+        cols += [np.roll(t, 1), c[rng.integers(0, chain, 1)]]
+    r, col = np.concatenate(rows), np.concatenate(cols)
+    pr, pc = rng.permutation(n), rng.permutation(n)
+    return sp.csr_array((np.ones(r.size), (pr[r], pc[col])), shape=(n, n))
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    pairs = np.unique(np.stack([a, b]), axis=1)
+    return pairs.shape[1] == len(np.unique(a)) == len(np.unique(b))
+
+
+def row_blocks(res) -> np.ndarray:
+    """Fine block of each original row."""
+    block = np.empty(len(res.p), dtype=np.int64)
+    block[res.p] = block_of(res.r, np.arange(len(res.p)))
+    return block
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("case", ["grid", "grid-chains", "random", "chain"])
+def test_dm_gpu_pivot_scc(monkeypatch, case):
+    """The square part's components with the GPU step (the pivot's component
+    contracted before Tarjan), forced on small inputs: block triangular with
+    networkx's SCCs as blocks, and the same blocks as the CPU's Tarjan."""
+    monkeypatch.setattr(matchflow._preprocess, "GPU_SCC_MIN_VERTICES", 0)
+    rng = np.random.default_rng(list(("grid", "grid-chains", "random", "chain")).index(case))
+    A = {"grid": lambda: grid_with_chains(rng, 40, 0, 0),
+         "grid-chains": lambda: grid_with_chains(rng, 30, 200, 20),
+         "random": lambda: (random_pattern(rng, 3000, 3000, 1.2 / 3000)
+                            + sp.eye_array(3000, format="csr")).tocsr(),
+         "chain": lambda: grid_with_chains(rng, 1, 500, 0)}[case]()
+    res = dulmage_mendelsohn(A, device="cuda")
+    assert res.stats["device"].startswith("cuda") and res.stats["scc_pivot_size"] >= 1
+    check_dm(A, res)
+    cpu = dulmage_mendelsohn(A, device="cpu")
+    assert cpu.stats["scc_pivot_size"] == -1
+    assert res.n_blocks == cpu.n_blocks and same_partition(row_blocks(res), row_blocks(cpu))
+    if case == "grid":
+        assert res.stats["scc_pivot_size"] == A.shape[0] and res.n_blocks == 1
+    if case == "grid-chains":
+        assert res.stats["scc_pivot_size"] == 900
+        check_btf(A, block_triangular_form(A, device="cuda"))
+
+
 def test_dm_example_of_csparse_shape():
     """A hand-checked 5 x 6: one unmatched column (C0), a horizontal part, a
     2 x 2 irreducible square block and a 1 x 1 one, an unmatched row."""
@@ -522,7 +582,7 @@ def test_core_survives_a_matching_that_is_not_maximum(seed):
         if col4row[i] < 0 and row4col[j] < 0 and rng.random() < 0.7:
             col4row[i], row4col[j] = j, i
     try:
-        p, q, *_ = _core.dmperm(g.row_ptr, g.row_adj, 50, col4row, row4col, 1)
+        p, q, *_ = _core.dmperm(g.row_ptr, g.row_adj, 50, col4row, row4col, 1, -1, 0)
     except ValueError as exc:
         assert "not maximum" in str(exc)
     else:
@@ -562,4 +622,4 @@ def test_decomposition_releases_the_gil():
     g = as_bipartite(A)
     res = matchflow.maximum_matching(A, device="cpu")
     assert_gil_released(lambda: _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row,
-                                             res.row4col, 1), min_seconds=0.02)
+                                             res.row4col, 1, -1, 0), min_seconds=0.02)

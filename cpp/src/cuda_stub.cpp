@@ -34,6 +34,10 @@ status gpu_maxflow(const flow_network&, const flow_options&, flow_result*, flow_
   return unavailable();
 }
 
+status gpu_pivot_scc(const adjacency_view&, int, std::uint8_t*, pivot_scc_result*) noexcept {
+  return unavailable();
+}
+
 template <class T>
 status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_options&,
                      std::int64_t*, T*, T*, lsap_stats*) noexcept {

@@ -21,6 +21,11 @@ from ._validation import Bipartite, as_bipartite
 
 _SPARSE_MESSAGE = "A must be a scipy.sparse matrix or array"
 
+# Square parts from this many vertices start their strongly connected
+# components on the GPU that ran the matching (cuda/src/preprocess/pivot_scc.cu):
+# benchmarks/NOTES.md, "Sparse-solver preprocessing".
+GPU_SCC_MIN_VERTICES = 1 << 17
+
 
 def _bipartite(A) -> Bipartite:
     return as_bipartite(A, sparse_message=_SPARSE_MESSAGE)
@@ -111,6 +116,12 @@ class DMResult:
         matching; then, in the core, ``seconds_coarse``,
         ``seconds_graph``, ``seconds_scc``, ``seconds_fine``,
         ``seconds_total``) and the matching's ``method`` and ``device``.
+        ``scc_pivot_size``: when the matching ran on a GPU and the square
+        part has at least ``GPU_SCC_MIN_VERTICES`` vertices, the size of the
+        strongly connected component found there first (the vertices that
+        the vertex of greatest in x out degree reaches and that reach it),
+        which Tarjan's pass then treats as one vertex; -1 otherwise.
+        ``scc_pivot_levels``: that step's search levels (an upper bound).
     """
 
     p: np.ndarray
@@ -135,11 +146,18 @@ class DMResult:
         return int(self.rr[3])
 
 
+def _scc_device(matching_device: str) -> int:
+    """The CUDA ordinal for the components' GPU step: the matching's GPU, if
+    it ran on one, else -1 (Tarjan alone)."""
+    return int(matching_device.partition(":")[2]) if matching_device.startswith("cuda") else -1
+
+
 def _decompose(g: Bipartite, start: float, method: str, device) -> DMResult:
     res = _matching(g, method, device)
     after_matching = time.perf_counter()
     p, q, r, s, rr, cc, stats = _core.dmperm(g.row_ptr, g.row_adj, g.n_cols,
-                                              res.col4row, res.row4col, 0)
+                                              res.col4row, res.row4col, 0,
+                                              _scc_device(res.device), GPU_SCC_MIN_VERTICES)
     stats.update(seconds_matching=after_matching - start, method=res.method,
                  device=res.device)
     out = [a.astype(np.int64) for a in (p, q, r, s, rr, cc)]

@@ -58,8 +58,19 @@ struct dm_result {
 struct dm_stats {
   double seconds_coarse = 0;  ///< alternating BFS and the coarse permutation
   double seconds_graph = 0;   ///< building the square part's graph
-  double seconds_scc = 0;     ///< Tarjan on it
+  double seconds_scc = 0;     ///< its strongly connected components (the GPU step included)
   double seconds_fine = 0;    ///< ordering the square part by block
+  std::int64_t scc_pivot_size = -1;  ///< the GPU step's component (-1: Tarjan alone)
+  std::int64_t scc_pivot_levels = 0;  ///< its searches' levels (an upper bound)
+};
+
+/// What the GPU step of the strongly connected components found
+/// (cuda::gpu_pivot_scc).
+struct pivot_scc_result {
+  vertex_t pivot = -1;  ///< the vertex of greatest in-degree x out-degree
+  vertex_t size = 0;    ///< vertices of its component
+  std::int64_t levels = 0;           ///< of both searches, rounded up to a batch of launches
+  std::int64_t kernel_launches = 0;
 };
 
 /// Dulmage-Mendelsohn decomposition of the pattern `g` given a maximum
@@ -77,11 +88,14 @@ struct dm_stats {
 /// @param[in]  col4row  length g.n_rows(): a MAXIMUM matching (not checked)
 /// @param[in]  row4col  length g.n_cols(): its inverse
 /// @param[in]  threads  OpenMP threads for the parallel passes; 0 = default
+/// @param[in]  scc_device  a CUDA device for the components' first step
+///             (pivot_scc.cpp) when the square part has at least
+///             `scc_device_min` vertices; -1: Tarjan alone
 /// @param[out] out      the decomposition (arrays allocated by the caller)
 /// @param[out] stats    timings (may be null)
 status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
-                          const vertex_t* row4col, int threads, dm_result* out,
-                          dm_stats* stats) noexcept;
+                          const vertex_t* row4col, int threads, int scc_device,
+                          std::int64_t scc_device_min, dm_result* out, dm_stats* stats) noexcept;
 
 /// The objectives of MC64 (Duff & Koster 2001) solved as an assignment.
 enum class transversal_objective : int {

@@ -18,7 +18,10 @@
 // blocks: the strongly connected components of its graph (row i -> row
 // matched to j, for each entry (i, j), j in C2), in topological order
 // (section 7.3; Pothen & Fan 1990).  Tarjan emits them in reverse
-// topological order, so block b takes component n_components - 1 - b.
+// topological order, so block b takes component n_components - 1 - b.  On a
+// large square part with a device given, the component of one pivot vertex
+// is found on the GPU first and contracted (pivot_scc.cpp): Tarjan then
+// walks the rest only.
 //
 // Fine blocks, as cs_dmperm numbers them: one leading block A(R1, [C0 C1])
 // when C0 or C1 is non-empty, the components of the square part, one
@@ -30,6 +33,7 @@
 #include "../openmp.hpp"
 #include "matchflow/timing.hpp"
 #include "../transpose.hpp"
+#include "matchflow/cuda/entry.hpp"
 #include "matchflow/preprocess.hpp"
 #include "preprocess_cpu.hpp"
 
@@ -265,8 +269,31 @@ void mark_coarse_sets(const bipartite_view& g, const vertex_t* col4row, const ve
   }
 }
 
+/// The square part's strongly connected components (ids as tarjan_scc
+/// gives them); with a device, the component of its pivot vertex first on
+/// the GPU (cuda::gpu_pivot_scc), contracted before Tarjan runs.
+status square_components(const adjacency_view& graph, int threads, int device,
+                         vertex_t* component, vertex_t* n_components, dm_stats* stats) {
+  if (device < 0) {
+    *n_components = detail::tarjan_scc(graph, component);
+    return status::ok;
+  }
+  std::vector<std::uint8_t> member(static_cast<std::size_t>(graph.n));
+  pivot_scc_result found;
+  const status st = cuda::gpu_pivot_scc(graph, device, member.data(), &found);
+  if (st != status::ok) return st;
+  if (stats) {
+    stats->scc_pivot_size = found.size;
+    stats->scc_pivot_levels = found.levels;
+  }
+  *n_components = found.size > 1 ? detail::contracted_scc(graph, member.data(), threads, component)
+                                 : detail::tarjan_scc(graph, component);
+  return status::ok;
+}
+
 status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
-                 int threads, dm_result* out, dm_stats* stats) {
+                 int threads, int scc_device, std::int64_t scc_device_min, dm_result* out,
+                 dm_stats* stats) {
   const vertex_t m = g.n_rows(), n = g.n_cols();
   auto start = clock_type::now();
   std::vector<std::uint8_t> row_set(static_cast<std::size_t>(m));
@@ -288,7 +315,10 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
         square_graph(g.rows, p_square, q_square, ns, n, detail::team_size(threads));
     if (stats) stats->seconds_graph = seconds_since(start);
     start = clock_type::now();
-    n_components = detail::tarjan_scc(graph.view(), component.data());
+    const status st = square_components(graph.view(), threads,
+                                        ns >= scc_device_min ? scc_device : -1,
+                                        component.data(), &n_components, stats);
+    if (st != status::ok) return st;
     if (stats) stats->seconds_scc = seconds_since(start);
   }
   start = clock_type::now();
@@ -302,9 +332,11 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
 }  // namespace
 
 status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
-                          const vertex_t* row4col, int threads, dm_result* out,
-                          dm_stats* stats) noexcept {
-  return guarded([&] { return decompose(g, col4row, row4col, threads, out, stats); });
+                          const vertex_t* row4col, int threads, int scc_device,
+                          std::int64_t scc_device_min, dm_result* out, dm_stats* stats) noexcept {
+  return guarded([&] {
+    return decompose(g, col4row, row4col, threads, scc_device, scc_device_min, out, stats);
+  });
 }
 
 }  // namespace matchflow

@@ -80,6 +80,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/pinned.cuh"
+#include "common/reverse_csr.cuh"
 #include "common/launch.cuh"
 #include "common/host_copy.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
@@ -198,17 +199,9 @@ unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
       1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size, ecl::persistent_block))));
 }
 
-std::size_t scan_temp_bytes(std::int64_t items) {
-  std::size_t bytes = 0;
-  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
-      nullptr, bytes, static_cast<const unsigned long long*>(nullptr),
-      static_cast<offset_t*>(nullptr), items));
-  return std::max<std::size_t>(bytes, 1);
-}
-
 void ecl_solver::allocate() {
   use_device_with_memory(options_.device, 0);  // selects the device for the CUB query
-  const std::size_t temp = scan_temp_bytes(n_ + 1);
+  const std::size_t temp = reverse_csr_temp_bytes(n_);
   const std::size_t n = std::size_t(n_), m = std::size_t(m_);
   const std::size_t bytes = m * (sizeof(vertex_t) * 2 + sizeof(flow_t) * 2 + sizeof(offset_t)) +
                             (n + 1) * (sizeof(offset_t) * 2 + sizeof(unsigned long long)) +
@@ -258,20 +251,9 @@ void ecl_solver::setup_cooperative(int sms) {
 
 /// Reverse CSR: histogram of heads, exclusive scan, scatter (section III-B).
 void ecl_solver::build_reverse() {
-  cursor_.fill_bytes(0, stream_);
-  ecl::indegree_kernel<<<std::min<unsigned>(blocks_for(m_), 65535u), threads_per_block, 0,
-                         stream_>>>(m_, heads_.data(), cursor_.data());
-  MATCHFLOW_CUDA_CHECK_LAUNCH();
-  std::size_t temp = scan_temp_.size();
-  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(scan_temp_.data(), temp, cursor_.data(),
-                                                   rptr_.data(), n_ + 1, stream_));
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(cursor_.data(), rptr_.data(), sizeof(offset_t) * n_,
-                                     cudaMemcpyDeviceToDevice, stream_));
-  ecl::reverse_fill_kernel<<<std::min<unsigned>(blocks_for(n_ * warp_size), 65535u),
-                             threads_per_block, 0, stream_>>>(
-      vertex_t(n_), ptr_.data(), heads_.data(), cursor_.data(), rtail_.data(), rarc_.data());
-  MATCHFLOW_CUDA_CHECK_LAUNCH();
-  count_launch(3);
+  count_launch(build_reverse_csr(n_, m_, ptr_.data(), heads_.data(), rptr_.data(), rtail_.data(),
+                                 rarc_.data(), cursor_.data(), scan_temp_.data(),
+                                 scan_temp_.size(), stream_));
   flow_.fill_bytes(0, stream_);
   excess_.fill_bytes(0, stream_);
   time_.fill_bytes(0, stream_);

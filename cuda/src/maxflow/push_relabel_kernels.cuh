@@ -156,38 +156,6 @@ __device__ inline void append_once(const graph_view& g, const list_view& l, vert
 }
 
 // ---------------------------------------------------------------------------
-// Setup: the reverse CSR
-// ---------------------------------------------------------------------------
-
-/// In-degree histogram over heads (grid over arcs).
-__global__ void indegree_kernel(offset_t m, const vertex_t* __restrict__ heads,
-                                unsigned long long* __restrict__ counts) {
-  for (offset_t a = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; a < m;
-       a += offset_t(gridDim.x) * blockDim.x) {
-    atomicAdd(&counts[heads[a]], 1ull);
-  }
-}
-
-/// Scatters each arc into its head's reverse list.  One warp per tail vertex
-/// (grid-stride), lanes over its arcs; the cursors start at rptr.
-/// sync: cursor (atomicAdd); each slot of rtail/rarc is written once.
-__global__ void reverse_fill_kernel(vertex_t n, const offset_t* __restrict__ ptr,
-                                    const vertex_t* __restrict__ heads,
-                                    unsigned long long* __restrict__ cursor,
-                                    vertex_t* __restrict__ rtail, offset_t* __restrict__ rarc) {
-  const int lane = threadIdx.x % warp_size;
-  const std::int64_t warps = std::int64_t(gridDim.x) * blockDim.x / warp_size;
-  for (std::int64_t u = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
-       u < n; u += warps) {
-    for (offset_t a = ptr[u] + lane; a < ptr[u + 1]; a += warp_size) {
-      const offset_t pos = offset_t(atomicAdd(&cursor[heads[a]], 1ull));
-      rtail[pos] = vertex_t(u);
-      rarc[pos] = a;
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Algorithm 4, line 3: saturating pushes from s
 // ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 #include "matchflow/lsap.hpp"
 #include "matchflow/matching.hpp"
 #include "matchflow/maxflow.hpp"
+#include "matchflow/preprocess.hpp"
 
 namespace matchflow::cuda {
 
@@ -105,6 +106,12 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
   template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
                                      bool, const batched_lsap_options&, std::int64_t*,   \
                                      std::int64_t*, batched_lsap_stats*) noexcept;
+
+/// The strongly connected component of the vertex of greatest in-degree x
+/// out-degree of `g` (cuda/src/preprocess/pivot_scc.cu): member[v] = 1 for
+/// its vertices, else 0 (host array of g.n bytes).
+status gpu_pivot_scc(const adjacency_view& g, int device, std::uint8_t* member,
+                     pivot_scc_result* result) noexcept;
 
 /// ECL-MaxFlow push-relabel (paper 002); same contract as
 /// matchflow::solve_maxflow with method gpu_pr.
