@@ -181,7 +181,10 @@ def dulmage_mendelsohn(A, *, method: str = "auto", device: str = "auto") -> DMRe
         zeros included) counts as a nonzero; duplicates are fine.
     method, device : str
         The maximum matching's algorithm and device; see `maximum_matching`.
-        The rest runs on the CPU in linear time.
+        The rest runs on the CPU in linear time, except that when the
+        matching ran on a GPU and the square part is large
+        (``GPU_SCC_MIN_VERTICES``), the strongly connected component of one
+        pivot vertex is found on that GPU first (see ``stats``).
 
     Returns
     -------
