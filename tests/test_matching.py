@@ -367,11 +367,17 @@ def test_gpu_stats_split_the_time(method):
 
 
 def _row_order_greedy_size(g: sp.csr_array) -> int:
-    """The papers' cheap matching, sequentially: rows in order, each takes
-    its first free column in stored order."""
+    """The device start, sequentially: rows in order, each takes its diagonal
+    column when it has that entry and the column is free, else its first
+    free column in stored order (the papers' cheap matching, but for the
+    diagonal's preference)."""
     taken = np.zeros(g.shape[1], dtype=bool)
     for u in range(g.shape[0]):
-        for v in g.indices[g.indptr[u]:g.indptr[u + 1]]:
+        row = g.indices[g.indptr[u]:g.indptr[u + 1]]
+        if u < g.shape[1] and u in row and not taken[u]:
+            taken[u] = True
+            continue
+        for v in row:
             if not taken[v]:
                 taken[v] = True
                 break
@@ -381,8 +387,10 @@ def _row_order_greedy_size(g: sp.csr_array) -> int:
 @pytest.mark.parametrize("method", GPU_ONLY)
 def test_gpu_start_is_the_row_order_greedy(method):
     """The device start (rounds of proposals, smallest row wins) is exactly
-    the sequential row-order greedy: same size on random, permuted, mesh and
-    duplicate-laden graphs; perfect on a mesh with its diagonal."""
+    the sequential row-order greedy with the diagonal preferred: same size on
+    random, permuted, mesh and duplicate-laden graphs (some with diagonal
+    entries by chance); perfect on a mesh with its diagonal, and on a banded
+    matrix with its diagonal whose stored-order chains pass the round cap."""
     rng = np.random.default_rng(7)
     graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
     graphs += [generators.rmat(11, edge_factor=8, seed=1), generators.delaunay(2000, seed=2),
@@ -403,18 +411,26 @@ def test_gpu_start_is_the_row_order_greedy(method):
     mesh = generators.delaunay(3000, seed=4)
     r = solve(mesh, method)
     assert r.stats.init_cardinality == 3000 and r.stats.seconds_solve == 0
+    n = 3000
+    banded = sp.csr_array(sum(sp.eye_array(n, k=k) for k in range(-20, 21)))
+    r = solve(banded, method)
+    assert r.stats.init_cardinality == n and r.stats.seconds_solve == 0
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)
 def test_gpu_start_past_the_round_cap(method):
-    """Row u adjacent to columns u-1 and u: row 1 loses column 0 to row 0,
-    displaces row 2 from column 1, and so on, one row per round, far past
+    """Row u adjacent to columns u-1 and u, the columns shifted by 2 so that
+    no row has its diagonal entry: row 1 loses its first column to row 0,
+    displaces row 2 from its second, and so on, one row per round, far past
     the cap; the first-come greedy then finishes the start, and the answer
     is still maximum.  A naturally ordered grid has such chains too (its
     size comes from a CPU method: SciPy is exponential on natural grids,
     gh-26147; the König cover certifies it either way)."""
     n = 1000
-    check(sp.csr_array(sp.eye_array(n) + sp.eye_array(n, k=-1)), method, expected=n)
+    chain = sp.coo_array(sp.eye_array(n) + sp.eye_array(n, k=-1))
+    shifted = sp.csr_array((chain.data, (chain.row, (chain.col + 2) % n)), shape=(n, n))
+    assert not shifted.diagonal().any()
+    check(shifted, method, expected=n)
     grid = generators.grid_road(300, 300, p_delete=0.1, seed=1)
     check(grid, method, expected=solve(grid, "msbfs-graft").cardinality)
 

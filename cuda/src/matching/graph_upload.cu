@@ -122,7 +122,7 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
     vertex_t* next = g.rows[round % 2].data();
     g.looking.fill_bytes(0, s);
     upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
+        looking, d.n, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
         next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int),

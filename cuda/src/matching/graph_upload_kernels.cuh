@@ -19,18 +19,26 @@
 // every column ranking rows by id: its result does not depend on the order
 // of the proposals, and with one ranking shared by all columns the stable
 // matching is unique and equals the row-order greedy (serial dictatorship:
-// a pair (u, v) that u prefers to its mate was taken by a smaller row).  So
-// the device start is exactly the papers' sequential cheap matching, which
-// is perfect on naturally ordered meshes with a diagonal (row u takes
-// column u once rows 0..u-1 hold columns 0..u-1), where a start by
-// first-come atomicCAS left thousands of vertices to the solve (Delaunay
-// 2^20: 20-33 ms of solve; benchmarks/results/h100/gpu-start-2e20.md, its
-// run at 5333f3d).
-// Rounds: 6-16 on the suite's graphs in a synchronous simulation at 2^16
-// (uniform, R-MAT, Delaunay, RGG, grids with RCP), but ~160 on the natural
-// 256 x 256 grid, growing with its side.  After max_greedy_rounds the rows
-// still looking take the first free column by atomicCAS (greedy_kernel, the
-// first-come form): still a maximal matching, no longer the sequential one.
+// a pair (u, v) that u prefers to its mate was taken by a smaller row).
+// One deviation from the papers' preference (each row's columns in stored
+// order): a row with its diagonal entry (u, u) prefers column u first, then
+// the stored order.  The start is then the sequential greedy over those
+// preferences: where no row has its diagonal entry (random and permuted
+// graphs, almost), the papers' cheap matching; with a full diagonal, the
+// diagonal, found in round 0.  In stored order, naturally ordered matrices
+// with a diagonal (meshes, banded finite-element matrices) are perfect too
+// (row u takes column u once rows 0..u-1 hold columns 0..u-1), but only
+// after chains of displacements, one row per round: ~160 rounds on the
+// natural 256 x 256 grid, growing with its side, where the other graphs of
+// the suite took 6-16 (a synchronous simulation at 2^16).  After
+// max_greedy_rounds the rows still looking take the first free column by
+// atomicCAS (greedy_kernel, the first-come form): still a maximal matching,
+// but a poor start on such matrices (bcsstk16, 4884 rows, 290k entries:
+// 75 ms for a maximum transversal on the GPU against 0.4 ms on the CPU,
+// results/h200/preprocess-2e20-2e22.md at 8c1b0b9), and a start by
+// first-come atomicCAS alone left thousands of vertices to the solve
+// (Delaunay 2^20: 20-33 ms of solve; benchmarks/results/h100/gpu-start-2e20.md,
+// its run at 5333f3d).
 //
 // Terms.  Rows u (CSR: row_ptr/row_adj), columns v (CSC: col_ptr/col_adj);
 // col4row / row4col as everywhere in matchflow; -1 = unmatched.
@@ -58,7 +66,8 @@ constexpr int max_greedy_rounds = 64;
 /// as a row is displaced at most once per round: it holds one column, and
 /// only the atomicMin that replaces it there returns its id).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
-    vertex_t count, const vertex_t* __restrict__ rows, const offset_t* __restrict__ row_ptr,
+    vertex_t count, vertex_t n_cols, const vertex_t* __restrict__ rows,
+    const offset_t* __restrict__ row_ptr,
     const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, vertex_t* holder,
     vertex_t* next_rows, int* next_count) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -66,6 +75,17 @@ __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel
   const vertex_t u = rows ? rows[i] : vertex_t(i);
   const offset_t end = row_ptr[u + 1];
   offset_t e = cursor[u];
+  if (!rows && u < n_cols) {  // round 0: the diagonal entry first (see the file comment)
+    for (offset_t d = e; d < end; ++d) {
+      if (row_adj[d] != u) continue;
+      const unsigned previous = atomicMin(reinterpret_cast<unsigned*>(&holder[u]), unsigned(u));
+      if (previous > unsigned(u)) {  // u holds its diagonal; displaced, it walks from e
+        if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
+        return;
+      }
+      break;  // a smaller row holds it for good
+    }
+  }
   for (; e < end; ++e) {
     const vertex_t v = row_adj[e];
     auto* slot = reinterpret_cast<unsigned*>(&holder[v]);
