@@ -310,10 +310,11 @@ def grid_with_chains(rng, side: int, chain: int, cycles: int) -> sp.csr_array:
     g = side * side
     n = g + chain + 3 * cycles
     idx = np.arange(g).reshape(side, side)
-    rows = [np.arange(n), idx[:, :-1].ravel(), idx[:, 1:].ravel(), idx[:-1].ravel(), idx[1:].ravel()]
-    cols = [np.arange(n), idx[:, 1:].ravel(), idx[:, :-1].ravel(), idx[1:].ravel(), idx[:-1].ravel()]
+    left, right, up, down = idx[:, :-1], idx[:, 1:], idx[:-1], idx[1:]
+    rows = [np.arange(n)] + [a.ravel() for a in (left, right, up, down)]
+    cols = [np.arange(n)] + [a.ravel() for a in (right, left, down, up)]
     c = g + np.arange(chain)
-    rows += [c[:-1], c, ]
+    rows += [c[:-1], c]
     cols += [c[1:], rng.integers(0, g, chain)]
     for k in range(cycles):
         t = g + chain + 3 * k + np.arange(3)

@@ -41,7 +41,7 @@ vertex_t contracted_scc(const adjacency_view& g, const std::uint8_t* member, int
   const int team = team_size(threads);
   std::vector<vertex_t> node(static_cast<std::size_t>(n));
   const vertex_t n_nodes = contracted_ids(n, member, node.data());
-  // kept[v]: v's arcs that leave or enter from outside the component.
+  // kept[v]: v's arcs but those with both ends in the component.
   std::vector<offset_t> kept(static_cast<std::size_t>(n) + 1, 0);
 #pragma omp parallel for num_threads(team) schedule(static, 4096) if (g.nnz() > (1 << 16))
   for (vertex_t v = 0; v < n; ++v) {
@@ -53,7 +53,9 @@ vertex_t contracted_scc(const adjacency_view& g, const std::uint8_t* member, int
   // vertices' kept arcs in vertex order.  start[v]: where v's arcs go.
   adjacency_storage out;
   out.ptr.assign(static_cast<std::size_t>(n_nodes) + 1, 0);
-  for (vertex_t v = 0; v < n; ++v) out.ptr[std::size_t(node[std::size_t(v)]) + 1] += kept[std::size_t(v)];
+  for (vertex_t v = 0; v < n; ++v) {
+    out.ptr[std::size_t(node[std::size_t(v)]) + 1] += kept[std::size_t(v)];
+  }
   for (vertex_t k = 0; k < n_nodes; ++k) out.ptr[std::size_t(k) + 1] += out.ptr[std::size_t(k)];
   std::vector<offset_t>& start = kept;  // counts become positions, in place
   offset_t merged_at = -1;

@@ -307,9 +307,10 @@ __device__ inline void load_row(const T* row, int n_cols, T (&c)[K]) {
 /// One Dijkstra search from free row `root`; returns the free column it
 /// reaches (-1: none, the problem is infeasible) and its distance in *reached.
 template <bool Shared, class T, int K>
-__device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u, owned_columns<K>& own, int* path,
-                             const int* row4col, unsigned long long* slot_val, unsigned* slot_key,
-                             int& parity, double* reached) {
+__device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u,
+                             owned_columns<K>& own, int* path, const int* row4col,
+                             unsigned long long* slot_val, unsigned* slot_key, int& parity,
+                             double* reached) {
 #pragma unroll
   for (int k = 0; k < K; ++k) own.dist[k] = INFINITY;
   own.scanned = 0;
