@@ -363,6 +363,31 @@ def test_dm_gpu_pivot_scc(monkeypatch, case):
         check_btf(A, block_triangular_form(A, device="cuda"))
 
 
+def test_dm_gpu_scc_step_out_of_memory_falls_back(monkeypatch):
+    """device="auto": a GPU out of memory in the components' step leaves them
+    to Tarjan, with a RuntimeWarning; an explicit device raises MemoryError.
+    (The step's failure is simulated: no GPU is needed.)"""
+    import matchflow._preprocess as pp
+    real = pp._core.dmperm
+    calls = []
+
+    def dmperm(*args):
+        calls.append(args[-2])
+        if args[-2] >= 0:
+            raise MemoryError("out of GPU memory")
+        return real(*args)
+
+    monkeypatch.setattr(pp._core, "dmperm", dmperm)
+    monkeypatch.setattr(pp, "_scc_device", lambda device: 0)
+    A = grid_with_chains(np.random.default_rng(5), 10, 20, 2)
+    with pytest.warns(RuntimeWarning, match="components run on the CPU"):
+        res = dulmage_mendelsohn(A)
+    assert calls == [0, -1] and res.stats["scc_pivot_size"] == -1
+    check_dm(A, res)
+    with pytest.raises(MemoryError):
+        dulmage_mendelsohn(A, device="cpu")
+
+
 def test_dm_example_of_csparse_shape():
     """A hand-checked 5 x 6: one unmatched column (C0), a horizontal part, a
     2 x 2 irreducible square block and a 1 x 1 one, an unmatched row."""

@@ -163,9 +163,10 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     A variant of gpu-sap for A/B timing, read from the environment at each
     call; it changes only how fast problems whose costs stay in global
     memory (past shared memory) are solved, never the answer:
-    ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or ``driver``: the smallest shared-memory carveout that holds the grid's
-    blocks, leaving the rest of each SM's memory to the L1 cache, or the
-    driver's choice.  Another value raises ValueError."""
+    ``MATCHFLOW_GPU_SAP_CARVEOUT`` = ``l1`` (default) or ``driver``: the
+    smallest shared-memory carveout that holds the grid's blocks, leaving
+    the rest of each SM's memory to the L1 cache, or the driver's choice.
+    Another value raises ValueError."""
     start = time.perf_counter()
     n_threads = check_threads(threads)
     if (isinstance(block_threads, bool) or not isinstance(block_threads, (int, np.integer))

@@ -11,6 +11,7 @@ Sparse Linear Systems*, SIAM 2006, section 7.4, pp. 122-127; MATLAB's
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,12 +153,27 @@ def _scc_device(matching_device: str) -> int:
     return int(matching_device.partition(":")[2]) if matching_device.startswith("cuda") else -1
 
 
+def _dmperm(g: Bipartite, res: MatchingResult, device):
+    """The core's decomposition from the matching `res`.  With device="auto",
+    a GPU out of memory for the components' step leaves them to Tarjan alone
+    (a RuntimeWarning says so), as the matching falls back to the CPU."""
+    scc_device = _scc_device(res.device)
+    try:
+        return _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row, res.row4col, 0,
+                            scc_device, GPU_SCC_MIN_VERTICES)
+    except MemoryError as exc:
+        if device != "auto" or scc_device < 0:
+            raise
+        warnings.warn(f"{exc}; the strongly connected components run on the CPU",
+                      RuntimeWarning, stacklevel=4)
+        return _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row, res.row4col, 0, -1,
+                            GPU_SCC_MIN_VERTICES)
+
+
 def _decompose(g: Bipartite, start: float, method: str, device) -> DMResult:
     res = _matching(g, method, device)
     after_matching = time.perf_counter()
-    p, q, r, s, rr, cc, stats = _core.dmperm(g.row_ptr, g.row_adj, g.n_cols,
-                                              res.col4row, res.row4col, 0,
-                                              _scc_device(res.device), GPU_SCC_MIN_VERTICES)
+    p, q, r, s, rr, cc, stats = _dmperm(g, res, device)
     stats.update(seconds_matching=after_matching - start, method=res.method,
                  device=res.device)
     out = [a.astype(np.int64) for a in (p, q, r, s, rr, cc)]

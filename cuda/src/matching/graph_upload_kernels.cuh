@@ -56,7 +56,8 @@ namespace matchflow::cuda::upload {
 constexpr int max_greedy_rounds = 64;
 
 /// One round of proposals.  Thread mapping: one thread per looking row: row
-/// `i` in round 0 (`rows` null, every row), else rows[i].  Each walks its
+/// `i` in round 0 (`rows` null, every row, each first proposing to its
+/// diagonal column if it has that entry), else rows[i].  Each walks its
 /// columns from cursor[u] until it holds one or runs out (cursor[u] =
 /// row_ptr[u + 1]); rows it displaces go to next_rows.  holder is row4col,
 /// -1 where no row proposed yet, compared as unsigned so that -1 is above
