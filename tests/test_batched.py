@@ -251,12 +251,13 @@ def test_gpu_block_sizes(block_threads):
         check_stack(random_stack(seed, batch=20), "gpu-sap", block_threads=block_threads)
 
 
-# Columns per thread (the kernel's register arrays: 1 to 16): a one-warp
+# Columns per thread (the kernel's register arrays: K of 1-6, 8, 10, 12 or 16): a one-warp
 # block on ever wider problems, then one too narrow for its columns (the
 # solver widens it).
 @gpu
-@pytest.mark.parametrize("shape", [(10, 40), (20, 100), (200, 20), (12, 200), (8, 500),
-                                   (500, 8), (6, 700)])
+@pytest.mark.parametrize("shape", [(3, 30), (10, 40), (5, 96), (20, 100), (7, 160), (192, 9),
+                                   (200, 20), (12, 200), (4, 320), (8, 500), (500, 8),
+                                   (6, 700)])
 def test_gpu_columns_per_thread(shape):
     for seed, dtype in ((0, np.float64), (1, np.float32), (2, np.int64)):
         c = random_stack(seed, batch=6, shape=shape, dtype=dtype)

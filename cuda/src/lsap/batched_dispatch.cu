@@ -41,13 +41,30 @@ namespace matchflow::cuda {
 namespace batched {
 namespace {
 
-/// Threads per block: about two columns per thread, from one warp to
+/// Threads per block: about 2.5 columns per thread, from one warp to
 /// sixteen.  A search step costs one block-wide arg-min whatever the width,
 /// so narrow problems take few warps (cheap barriers, none for one warp)
 /// and wide ones enough to keep each thread's share of a row short.
+/// Measured on the H100 host, kernel time (benchmarks/NOTES.md, Batched):
+/// 208 x 300 x 300 f32 at 64 / 96 / 128 / 160 threads 4.49 / 3.45 / 3.44 /
+/// 3.56 ms, f64 at 128 / 160 3.86 / 3.99 ms; 208 x 300 x 100 at 32 / 64
+/// threads 0.40 / 0.25 ms.
 int pick_block_threads(int n_cols) {
-  const int warps = std::clamp((n_cols + 63) / 64, 1, max_warps);
+  const int warps = std::clamp((n_cols + 79) / 80, 1, max_warps);
   return 32 * warps;
+}
+
+/// K, the columns each of `block` threads owns: the least of the
+/// instantiated 1-6, 8, 10, 12, 16 that covers n_cols.  A thread's step
+/// work grows with K, absent columns included, so K stays close to
+/// n_cols / block (with powers of two only, 300 columns on one warp would
+/// carry 212 absent ones).
+int columns_per_thread(int n_cols, int block) {
+  const int needed = (n_cols + block - 1) / block;
+  for (int k : {1, 2, 3, 4, 5, 6, 8, 10, 12}) {
+    if (k >= needed) return k;
+  }
+  return max_columns_per_thread;
 }
 
 /// Grid of the tall-problem transpose (in: n_rows x n_cols per problem).
@@ -159,8 +176,7 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
   p.block = std::max(options.block_threads > 0 ? options.block_threads
                                                : pick_block_threads(p.n_cols),
                      needed);
-  p.columns_per_thread = 1;
-  while (p.columns_per_thread * p.block < p.n_cols) p.columns_per_thread *= 2;
+  p.columns_per_thread = columns_per_thread(p.n_cols, p.block);
   int carveout = 0;
   if (!env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
     return fail(status::invalid_input, "gpu-sap: MATCHFLOW_GPU_SAP_CARVEOUT must be l1 or driver");
@@ -194,11 +210,16 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.col_ind = d_cols;
   prm.status = d_status;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
-  switch (plan.columns_per_thread) {
+  switch (plan.columns_per_thread) {  // the values columns_per_thread returns
     case 1: launch_k<T, 1>(plan, prm, grid, s); break;
     case 2: launch_k<T, 2>(plan, prm, grid, s); break;
+    case 3: launch_k<T, 3>(plan, prm, grid, s); break;
     case 4: launch_k<T, 4>(plan, prm, grid, s); break;
+    case 5: launch_k<T, 5>(plan, prm, grid, s); break;
+    case 6: launch_k<T, 6>(plan, prm, grid, s); break;
     case 8: launch_k<T, 8>(plan, prm, grid, s); break;
+    case 10: launch_k<T, 10>(plan, prm, grid, s); break;
+    case 12: launch_k<T, 12>(plan, prm, grid, s); break;
     default: launch_k<T, max_columns_per_thread>(plan, prm, grid, s); break;
   }
   return launches + 1;

@@ -18,26 +18,28 @@
 // column to scan; a dual update and the path flip close the search.
 //
 // Who owns what: column j = t + k * blockDim.x belongs to thread t, which
-// keeps its distance, scanned and assigned flags and dual v[j] in
-// registers (slot k of its K-long arrays, K a template argument; the
-// assigned flag mirrors row4col[j] >= 0, so a step reads no shared memory
-// for it) and alone writes its
-// predecessor path[j]; so a search step needs no barrier beyond the one
-// inside the arg-min.  u, col4row and row4col live in shared memory, are
-// read by every thread and written only between searches (u by the owner
-// of the scanned column the row was reached through; col4row/row4col by
-// thread 0 in the path flip), each write followed by a barrier.
+// keeps its dual v[j], distance and arg-min key (whose assigned bit
+// mirrors row4col[j] >= 0) in registers (slot k of its K-long arrays, K a
+// template argument; owned_columns) and alone writes its predecessor
+// path[j]; so a search step reads no shared memory for its columns and
+// needs no barrier beyond the one inside the arg-min.  u, col4row and
+// row4col live in shared memory, are read by every thread and written
+// only between searches (u by the owner of the scanned column the row was
+// reached through; col4row/row4col by thread 0 in the path flip), each
+// write followed by a barrier.
 //
-// A search step is latency bound (one row, then one arg-min): a thread
-// issues the loads of all its K costs of the row before using any, and
-// the arg-min runs on an order-preserving 64-bit image of the distance
-// with three warp reductions (redux.sync) instead of five shuffle rounds;
-// a one-warp block skips the barrier and the slots.  The winner's column is
-// marked scanned by comparing it with the thread's K columns (an integer
-// division by blockDim.x sat on every step's critical path).  Loading
-// rows ahead (warming the L1 or L2 cache with each warp's candidate row,
-// or the runner-up's row into registers) made steps slower on the H100 and
-// H200 (benchmarks/NOTES.md, Batched), so a step loads only its own row.
+// A search step is latency bound (one row, then one arg-min) and its
+// length is the chain of dependent instructions: a thread issues the
+// loads of all its K costs of the row before using any; its K columns'
+// work is branch-free (a scanned or absent column has distance NaN, which
+// no comparison selects), so the K chains overlap; the arg-min runs on an
+// order-preserving 64-bit image of the distance with three warp reductions
+// (redux.sync) instead of five shuffle rounds, then one barrier and a walk
+// over the warps' slots (a one-warp block skips both).  Loading rows ahead
+// (warming the L1 or L2 cache with each warp's candidate row, before the
+// arg-min or after the step's own loads, or the runner-up's row into
+// registers) made steps no faster or slower on the H100 and H200
+// (benchmarks/NOTES.md, Batched), so a step loads only its own row.
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
@@ -139,7 +141,9 @@ __device__ inline void warp_argmin(unsigned long long& val, unsigned& key) {
 /// combined over the block; every thread gets it.  One barrier (none for
 /// a one-warp block): the slots alternate between two halves (`parity`),
 /// so that a fast warp's next write cannot overwrite what a slow one still
-/// reads.
+/// reads.  Each thread then walks the n_warps slots itself: its loads are
+/// independent and a compare-select per slot is a shorter chain than
+/// three more dependent warp reductions.
 __device__ inline void combine_warps(unsigned long long& val, unsigned& key,
                                      unsigned long long* slot_val, unsigned* slot_key,
                                      int& parity) {
@@ -154,9 +158,18 @@ __device__ inline void combine_warps(unsigned long long& val, unsigned& key,
     keys[warp] = key;
   }
   __syncthreads();
-  val = lane < n_warps ? vals[lane] : no_value;
-  key = lane < n_warps ? keys[lane] : no_key;
-  warp_argmin(val, key);
+  val = vals[0];
+  key = keys[0];
+#pragma unroll
+  for (int w = 1; w < max_warps; ++w) {
+    if (w >= n_warps) break;
+    const unsigned long long v = vals[w];
+    const unsigned k = keys[w];
+    if (v < val || (v == val && k < key)) {
+      val = v;
+      key = k;
+    }
+  }
 }
 
 /// Cost x as a float64 to be minimised.
@@ -266,84 +279,119 @@ __device__ bool row_reduction(const T* cost, int n_rows, int n_cols, double sign
 }
 
 /// The columns a thread owns (t, t + blockDim.x, ... : K of them) and
-/// their search state, in registers.  `assigned` mirrors row4col[j] >= 0
-/// (a column, once assigned, stays so; an augmentation assigns its sink),
-/// so that a search step reads no shared memory for it.
+/// their search state, in registers.  A column's distance is NaN once it
+/// is scanned (its distance then moves to `done`) and for ever when it is
+/// absent (past n_cols): every comparison with NaN is false, so the search
+/// step neither relaxes nor picks such a column without testing a flag.
+/// `key` is the column's arg-min key: (column assigned) << assigned_bit |
+/// column; a column, once assigned, stays so (an augmentation assigns its
+/// sink), so a step reads no shared memory for it.
 template <int K>
 struct owned_columns {
   double v[K];       ///< column duals
-  double dist[K];    ///< shortest-path distances of this search
+  double dist[K];    ///< this search's tentative distances (NaN: scanned or absent)
+  double done[K];    ///< the distance at which column k was scanned
+  unsigned key[K];   ///< arg-min keys
   unsigned scanned;  ///< bit k: column k scanned in this search
-  unsigned assigned; ///< bit k: column k has a row
 
   __device__ static int column(int k) { return threadIdx.x + k * blockDim.x; }
 
-  /// Bit k set in `bits` when column(k) is j (no division: K compares).
-  __device__ static void mark(unsigned& bits, int j) {
-#pragma unroll
-    for (int k = 0; k < K; ++k) bits |= column(k) == j ? 1u << k : 0u;
-  }
-
   __device__ void read_assigned(const int* row4col, int n_cols) {
-    assigned = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = column(k);
-      if (j < n_cols && row4col[j] >= 0) assigned |= 1u << k;
+      key[k] = j >= n_cols ? no_key
+                           : (unsigned(row4col[j] >= 0) << assigned_bit) | static_cast<unsigned>(j);
     }
+  }
+
+  /// A new search: no column scanned, every present one unreached.
+  __device__ void reset(int n_cols) {
+    scanned = 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) dist[k] = column(k) < n_cols ? INFINITY : NAN;
+  }
+
+  /// Column j, if this thread's, scanned at distance d.
+  __device__ void scan(int j, double d) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (column(k) == j) {
+        scanned |= 1u << k;
+        done[k] = d;
+        dist[k] = NAN;
+      }
+    }
+  }
+
+  /// Column j, if this thread's, now has a row.
+  __device__ void assign(int j) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) key[k] |= column(k) == j ? 1u << assigned_bit : 0u;
   }
 };
 
-/// Thread's K costs of `row` into c, every load in flight before any use.
+/// Thread's K costs of row i into c, every load in flight before any use:
+/// unconditional loads (an absent column reads the row's last entry, which
+/// no one uses), since predicated ones were issued in two or three waves
+/// with the columns' arithmetic between them.  `mine` is the problem's
+/// costs plus threadIdx.x.
 template <bool Shared, class T, int K>
-__device__ inline void load_row(const T* row, int n_cols, T (&c)[K]) {
+__device__ inline void load_row(const T* mine, int i, int n_cols, T (&c)[K]) {
+  const int row = i * n_cols;  // fewer than 2^31 entries a problem (GPU_MAX_DIM)
+  const int last = n_cols - 1 - static_cast<int>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const int j = owned_columns<K>::column(k);
-    c[k] = j < n_cols ? cost_at<Shared>(row, j) : T(0);
+    c[k] = cost_at<Shared>(mine, row + min(k * static_cast<int>(blockDim.x), last));
   }
 }
 
 /// One Dijkstra search from free row `root`; returns the free column it
 /// reaches (-1: none, the problem is infeasible) and its distance in *reached.
+/// A step's work on the thread's K columns is branch-free and independent
+/// per column until the thread's own arg-min, so the K chains of
+/// dependent FP64 operations overlap (with a `continue` per column they ran
+/// one after the other: benchmarks/NOTES.md, Batched).
 template <bool Shared, class T, int K>
 __device__ int shortest_path(const T* cost, int n_cols, double sign, int root, const double* u,
                              owned_columns<K>& own, int* path, const int* row4col,
                              unsigned long long* slot_val, unsigned* slot_key, int& parity,
                              double* reached) {
-#pragma unroll
-  for (int k = 0; k < K; ++k) own.dist[k] = INFINITY;
-  own.scanned = 0;
+  own.reset(n_cols);
+  const T* mine = cost + threadIdx.x;
   double at = 0;  // distance of the last scanned column
   for (int i = root;;) {
     T c[K];
-    load_row<Shared>(cost_row<Shared>(cost, i, n_cols), n_cols, c);
+    load_row<Shared>(mine, i, n_cols, c);
     const double u_i = u[i];
-    unsigned long long best = no_value;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      // Crouse's order of operations: (distance + cost) - u_i - v_j.
+      const double r = at + weight(c[k], sign) - u_i - own.v[k];
+      if (r < own.dist[k]) {  // false for NaN: scanned or absent
+        own.dist[k] = r;
+        path[own.column(k)] = i;
+      }
+    }
+    // The thread's least (distance, key); the key puts a free column first
+    // among equal distances, then the lower index.  If every distance is
+    // +inf or NaN, the search fails below whatever the key.
+    double least = INFINITY;
     unsigned key = no_key;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const int j = own.column(k);
-      if (j >= n_cols || ((own.scanned >> k) & 1u)) continue;
-      // Crouse's order of operations: (distance + cost) - u_i - v_j.
-      const double r = at + weight(c[k], sign) - u_i - own.v[k];
-      if (r < own.dist[k]) {
-        own.dist[k] = r;
-        path[j] = i;
-      }
-      const unsigned long long d = ordered(own.dist[k]);
-      const unsigned kj = (((own.assigned >> k) & 1u) << assigned_bit) | static_cast<unsigned>(j);
-      if (d < best || (d == best && kj < key)) {
-        best = d;
-        key = kj;
+      if (own.dist[k] < least || (own.dist[k] == least && own.key[k] < key)) {
+        least = own.dist[k];
+        key = own.key[k];
       }
     }
+    unsigned long long best = ordered(least);
     warp_argmin(best, key);
     combine_warps(best, key, slot_val, slot_key, parity);
     const double d = from_ordered(best);
-    if (!(d < INFINITY)) return -1;  // NaN (no candidate at all) included
+    if (!(d < INFINITY)) return -1;
     const int j = static_cast<int>(key & column_mask);
-    own.mark(own.scanned, j);
+    own.scan(j, d);
     at = d;
     if (!(key >> assigned_bit)) {
       *reached = at;
@@ -361,13 +409,13 @@ __device__ void augment(int root, int sink, double reached, double* u, owned_col
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int j = own.column(k);
-    if (j >= n_cols || !((own.scanned >> k) & 1u)) continue;
-    const double step = reached - own.dist[k];  // 0 at the sink
+    if (!((own.scanned >> k) & 1u)) continue;  // absent columns are never scanned
+    const double step = reached - own.done[k];  // 0 at the sink
     own.v[k] -= step;
     if (row4col[j] >= 0) u[row4col[j]] += step;  // the row reached through j
   }
   if (threadIdx.x == 0) u[root] += reached;  // root is free: no column writes it
-  own.mark(own.assigned, sink);
+  own.assign(sink);
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int j = sink;;) {

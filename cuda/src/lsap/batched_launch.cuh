@@ -25,7 +25,7 @@ struct sap_plan {
   std::size_t cost_size = 0;    ///< sizeof(T)
   std::size_t smem = 0;         ///< dynamic shared memory per block
   int block = 0;                ///< threads per block
-  int columns_per_thread = 0;   ///< K: 1, 2, 4, 8 or 16
+  int columns_per_thread = 0;   ///< K: 1-6, 8, 10, 12 or 16
   /// Global costs only (environment, read by plan_sap; for A/B runs):
   /// MATCHFLOW_GPU_SAP_CARVEOUT = l1 (default) | driver: the smallest
   /// shared-memory carveout that holds the grid's blocks (the rest of the
