@@ -377,10 +377,11 @@ def test_gpu_global_variants(monkeypatch, carveout):
 
 @gpu
 def test_gpu_global_costs_few_warps():
-    """A few problems past shared memory on 2 and 4 warps, ties and forbidden
-    pairs included: small enough for compute-sanitizer."""
+    """A few problems past shared memory on 2 and 4 warps, and on more threads
+    than columns (those threads' loads stay inside the row), ties and
+    forbidden pairs included: small enough for compute-sanitizer."""
     for family, shape, block_threads in ((0, (100, 300), 64), (1, (300, 120), 128),
-                                         (2, (120, 300), 64)):
+                                         (2, (120, 300), 64), (0, (100, 300), 512)):
         c = random_stack(family, batch=3, shape=shape, dtype=np.float64)
         if np.isinf(c).any():  # keep every problem feasible: an allowed diagonal
             k = min(shape)

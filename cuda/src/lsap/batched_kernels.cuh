@@ -332,14 +332,14 @@ struct owned_columns {
 };
 
 /// Thread's K costs of row i into c, every load in flight before any use:
-/// unconditional loads (an absent column reads the row's last entry, which
+/// unconditional loads (an absent column reads an entry of the row that
 /// no one uses), since predicated ones were issued in two or three waves
 /// with the columns' arithmetic between them.  `mine` is the problem's
-/// costs plus threadIdx.x.
+/// costs plus the thread's first column, `last` the offset of the row's
+/// last entry from it (a thread past n_cols reads from the last entry).
 template <bool Shared, class T, int K>
-__device__ inline void load_row(const T* mine, int i, int n_cols, T (&c)[K]) {
+__device__ inline void load_row(const T* mine, int last, int i, int n_cols, T (&c)[K]) {
   const int row = i * n_cols;  // fewer than 2^31 entries a problem (GPU_MAX_DIM)
-  const int last = n_cols - 1 - static_cast<int>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     c[k] = cost_at<Shared>(mine, row + min(k * static_cast<int>(blockDim.x), last));
@@ -358,11 +358,12 @@ __device__ int shortest_path(const T* cost, int n_cols, double sign, int root, c
                              unsigned long long* slot_val, unsigned* slot_key, int& parity,
                              double* reached) {
   own.reset(n_cols);
-  const T* mine = cost + threadIdx.x;
+  const int first = min(static_cast<int>(threadIdx.x), n_cols - 1), last = n_cols - 1 - first;
+  const T* mine = cost + first;
   double at = 0;  // distance of the last scanned column
   for (int i = root;;) {
     T c[K];
-    load_row<Shared>(mine, i, n_cols, c);
+    load_row<Shared>(mine, last, i, n_cols, c);
     const double u_i = u[i];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
