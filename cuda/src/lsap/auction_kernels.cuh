@@ -587,6 +587,8 @@ template <class S, int K>
 __global__ __launch_bounds__(finish_threads) void finish_kernel(params<S> p) {
   __shared__ unsigned long long slot_val[2 * batched::max_warps];
   __shared__ unsigned slot_key[2 * batched::max_warps];
+  batched::clear_slots(slot_val, slot_key);
+  __syncthreads();
   int parity = 0;
   const int which = p.ctl->final_list;
   const int m = p.ctl->count[which];

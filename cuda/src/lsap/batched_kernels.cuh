@@ -137,13 +137,51 @@ __device__ inline void warp_argmin(unsigned long long& val, unsigned& key) {
   val = (static_cast<unsigned long long>(min_hi) << 32) | min_lo;
 }
 
+/// (v, k) becomes (v2, k2) when that pair is less (value, then key).
+__device__ inline void keep_less(unsigned long long& v, unsigned& k, unsigned long long v2,
+                                 unsigned k2) {
+  if (v2 < v || (v2 == v && k2 < k)) {
+    v = v2;
+    k = k2;
+  }
+}
+
+/// The least (value, key) of four slots: four loads in flight at once,
+/// then a tree of depth two.
+__device__ inline void least_of_four(const unsigned long long* vals, const unsigned* keys,
+                                     unsigned long long& val, unsigned& key) {
+  unsigned long long v[4];
+  unsigned k[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    v[w] = vals[w];
+    k[w] = keys[w];
+  }
+  keep_less(v[0], k[0], v[1], k[1]);
+  keep_less(v[2], k[2], v[3], k[3]);
+  keep_less(v[0], k[0], v[2], k[2]);
+  val = v[0];
+  key = k[0];
+}
+
+/// Fills both halves of the arg-min slots with (no_value, no_key), so that
+/// combine_warps may read the slots of warps the block does not have.  The
+/// caller puts a barrier between this and the first combine_warps.
+__device__ inline void clear_slots(unsigned long long* slot_val, unsigned* slot_key) {
+  for (int t = threadIdx.x; t < 2 * max_warps; t += blockDim.x) {
+    slot_val[t] = no_value;
+    slot_key[t] = no_key;
+  }
+}
+
 /// The warps' arg-mins (each warp's in every lane, from warp_argmin)
 /// combined over the block; every thread gets it.  One barrier (none for
 /// a one-warp block): the slots alternate between two halves (`parity`),
 /// so that a fast warp's next write cannot overwrite what a slow one still
-/// reads.  Each thread then walks the n_warps slots itself: its loads are
-/// independent and a compare-select per slot is a shorter chain than
-/// three more dependent warp reductions.
+/// reads.  Each thread then reads the slots four at a time, the slots past
+/// the block's warps included (clear_slots): a group's loads wait together
+/// and its least is a tree of depth two, a shorter chain than three more
+/// dependent warp reductions or a walk of one load and compare a slot.
 __device__ inline void combine_warps(unsigned long long& val, unsigned& key,
                                      unsigned long long* slot_val, unsigned* slot_key,
                                      int& parity) {
@@ -158,17 +196,13 @@ __device__ inline void combine_warps(unsigned long long& val, unsigned& key,
     keys[warp] = key;
   }
   __syncthreads();
-  val = vals[0];
-  key = keys[0];
-#pragma unroll
-  for (int w = 1; w < max_warps; ++w) {
-    if (w >= n_warps) break;
-    const unsigned long long v = vals[w];
-    const unsigned k = keys[w];
-    if (v < val || (v == val && k < key)) {
-      val = v;
-      key = k;
-    }
+  static_assert(max_warps % 4 == 0, "slots are read in groups of four");
+  least_of_four(vals, keys, val, key);
+  for (int g = 4; g < n_warps; g += 4) {
+    unsigned long long v;
+    unsigned k;
+    least_of_four(vals + g, keys + g, v, k);
+    keep_less(val, key, v, k);
   }
 }
 
@@ -186,8 +220,10 @@ template <bool Shared, class T>
 __device__ inline T cost_at(const T* row, int j) {
   if constexpr (Shared) {
     return row[j];
-  } else {
-    return __ldg(row + j);
+  } else {  // j >= 0: an unsigned offset makes the address one wide multiply-add
+    return __ldg(reinterpret_cast<const T*>(reinterpret_cast<const char*>(row) +
+                                            static_cast<std::uint64_t>(static_cast<unsigned>(j)) *
+                                                sizeof(T)));
   }
 }
 
@@ -334,15 +370,24 @@ struct owned_columns {
 /// Thread's K costs of row i into c, every load in flight before any use:
 /// unconditional loads (an absent column reads an entry of the row that
 /// no one uses), since predicated ones were issued in two or three waves
-/// with the columns' arithmetic between them.  `mine` is the problem's
-/// costs plus the thread's first column, `last` the offset of the row's
-/// last entry from it (a thread past n_cols reads from the last entry).
+/// with the columns' arithmetic between them.  `entry[k]` points at the
+/// problem's row-0 entry that column k reads (set_entries), so a load's
+/// address is one multiply-add on the row's offset.
 template <bool Shared, class T, int K>
-__device__ inline void load_row(const T* mine, int last, int i, int n_cols, T (&c)[K]) {
+__device__ inline void load_row(const T* const (&entry)[K], int i, int n_cols, T (&c)[K]) {
   const int row = i * n_cols;  // fewer than 2^31 entries a problem (GPU_MAX_DIM)
 #pragma unroll
+  for (int k = 0; k < K; ++k) c[k] = cost_at<Shared>(entry[k], row);
+}
+
+/// entry[k] for load_row: column(k), or for an absent column the last one
+/// (a thread past n_cols reads the last column for each k).
+template <class T, int K>
+__device__ inline void set_entries(const T* cost, int n_cols, const T* (&entry)[K]) {
+  const int first = min(static_cast<int>(threadIdx.x), n_cols - 1);
+#pragma unroll
   for (int k = 0; k < K; ++k) {
-    c[k] = cost_at<Shared>(mine, row + min(k * static_cast<int>(blockDim.x), last));
+    entry[k] = cost + min(first + k * static_cast<int>(blockDim.x), n_cols - 1);
   }
 }
 
@@ -358,12 +403,12 @@ __device__ int shortest_path(const T* cost, int n_cols, double sign, int root, c
                              unsigned long long* slot_val, unsigned* slot_key, int& parity,
                              double* reached) {
   own.reset(n_cols);
-  const int first = min(static_cast<int>(threadIdx.x), n_cols - 1), last = n_cols - 1 - first;
-  const T* mine = cost + first;
+  const T* entry[K];
+  set_entries(cost, n_cols, entry);
   double at = 0;  // distance of the last scanned column
   for (int i = root;;) {
     T c[K];
-    load_row<Shared>(mine, last, i, n_cols, c);
+    load_row<Shared>(entry, i, n_cols, c);
     const double u_i = u[i];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -479,6 +524,7 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
   const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
   int parity = 0;
   owned_columns<K> own;
+  clear_slots(slot_val, slot_key);  // row_reduction's barriers follow
 
   for (std::int64_t p = blockIdx.x; p < prm.batch; p += gridDim.x) {
     const T* src = prm.cost + p * entries;
