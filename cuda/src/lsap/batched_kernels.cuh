@@ -34,8 +34,8 @@
 // work is branch-free (a scanned or absent column has distance NaN, which
 // no comparison selects), so the K chains overlap; the arg-min runs on an
 // order-preserving 64-bit image of the distance with three warp reductions
-// (redux.sync) instead of five shuffle rounds, then one barrier and a walk
-// over the warps' slots (a one-warp block skips both).  Loading rows ahead
+// (redux.sync) instead of five shuffle rounds, then one barrier and the
+// warps' slots read four at a time (a one-warp block skips both).  Loading rows ahead
 // (warming the L1 or L2 cache with each warp's candidate row, before the
 // arg-min or after the step's own loads, or the runner-up's row into
 // registers) made steps no faster or slower on the H100 and H200
@@ -220,7 +220,7 @@ template <bool Shared, class T>
 __device__ inline T cost_at(const T* row, int j) {
   if constexpr (Shared) {
     return row[j];
-  } else {  // j >= 0: an unsigned offset makes the address one wide multiply-add
+  } else {  // j >= 0: widened as unsigned (no sign extension on the address)
     return __ldg(reinterpret_cast<const T*>(reinterpret_cast<const char*>(row) +
                                             static_cast<std::uint64_t>(static_cast<unsigned>(j)) *
                                                 sizeof(T)));
@@ -371,8 +371,7 @@ struct owned_columns {
 /// unconditional loads (an absent column reads an entry of the row that
 /// no one uses), since predicated ones were issued in two or three waves
 /// with the columns' arithmetic between them.  `entry[k]` points at the
-/// problem's row-0 entry that column k reads (set_entries), so a load's
-/// address is one multiply-add on the row's offset.
+/// problem's row-0 entry that column k reads (set_entries).
 template <bool Shared, class T, int K>
 __device__ inline void load_row(const T* const (&entry)[K], int i, int n_cols, T (&c)[K]) {
   const int row = i * n_cols;  // fewer than 2^31 entries a problem (GPU_MAX_DIM)
