@@ -251,9 +251,9 @@ def test_gpu_block_sizes(block_threads):
         check_stack(random_stack(seed, batch=20), "gpu-sap", block_threads=block_threads)
 
 
-# Columns per thread (the kernel's register arrays: K of 1-6, 8, 10, 12 or 16): a one-warp
-# block on ever wider problems, then one too narrow for its columns (the
-# solver widens it).
+# Columns per thread (the kernel's register arrays: K of 1-6, 8, 10, 12 or
+# 16): a one-warp block on ever wider problems, then one too narrow for its
+# columns (the solver widens it).
 @gpu
 @pytest.mark.parametrize("shape", [(3, 30), (10, 40), (5, 96), (20, 100), (7, 160), (192, 9),
                                    (200, 20), (12, 200), (4, 320), (8, 500), (500, 8),

@@ -46,9 +46,9 @@ namespace {
 /// so narrow problems take few warps (cheap barriers, none for one warp)
 /// and wide ones enough to keep each thread's share of a row short.
 /// Measured on the H100 host, kernel time (benchmarks/NOTES.md, Batched):
-/// 208 x 300 x 300 f32 at 64 / 96 / 128 / 160 threads 4.49 / 3.45 / 3.44 /
-/// 3.56 ms, f64 at 128 / 160 3.86 / 3.99 ms; 208 x 300 x 100 at 32 / 64
-/// threads 0.40 / 0.25 ms.
+/// 208 x 300 x 300 f32 at 96 / 128 / 160 threads 3.40 / 3.20 / 3.80 ms
+/// (160: two groups of slots), 4.49 ms at 64 in an earlier build; f64 at
+/// 128 threads 3.60 ms.
 int pick_block_threads(int n_cols) {
   const int warps = std::clamp((n_cols + 79) / 80, 1, max_warps);
   return 32 * warps;
