@@ -15,6 +15,11 @@ against the on-GPU time.  Then a cProfile of the public call, Python frames
 by own time.
 
     python benchmarks/call_overhead.py [--log2 20] [--repeat 7] [--device-input] [--flow]
+                                       [--families uniform rmat delaunay rgg grid] [--rcp]
+
+--families takes bench_matching.py's families and their defaults (uniform random
+and R-MAT unless given); --rcp adds each graph with random row and column
+permutations, as the 2^20 matching suite does.
 
 --flow: for flow-suite instances, the median whole `solve_flow` call (gpu-pr,
 or --flow-method) split into validation (`_checked`), the core call (its
@@ -31,12 +36,17 @@ import cProfile
 import io
 import pstats
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from matchflow import generators
 from matchflow._matching import (GPU_METHODS, _raw_csr, _solve, _solve_raw, _Tuning,
                                  maximum_matching)
 from matchflow._validation import as_bipartite
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_matching  # noqa: E402  (the matching suite's graph families)
 
 
 def median_seconds(call, repeat: int):
@@ -67,14 +77,14 @@ def report(name, graph, method, repeat):
     core, (_, _, s) = median_seconds(lambda: _solve_raw(raw, method, 0, _Tuning()), repeat)
     csr_bytes = raw.indptr.nbytes + raw.indices.nbytes
     budget = on_gpu(s) + csr_bytes / 20e9 + 1e-3
-    print(f"{name:<18} {method:<9} total {total * 1e3:7.2f} ms (target <= on-GPU "
+    print(f"{name:<24} {method:<9} total {total * 1e3:7.2f} ms (target <= on-GPU "
           f"{on_gpu(s) * 1e3:.2f} + {csr_bytes / 1e6:.0f} MB at 20 GB/s + 1 ms = "
           f"{budget * 1e3:.2f}: {'met' if total <= budget else 'MISSED'}) = core "
           f"{core * 1e3:.2f} (+ Python {(total - core) * 1e3:.2f}); core: {_cells(core, s)}",
           flush=True)
     check, g = median_seconds(lambda: as_bipartite(graph), repeat)
     core, (_, _, s) = median_seconds(lambda: _solve(g, method, 0, _Tuning()), repeat)
-    print(f"{'':<18} {'(checked host route)':<9} validate {check * 1e3:.2f} + core "
+    print(f"{'':<24} {'(checked host route)':<9} validate {check * 1e3:.2f} + core "
           f"{core * 1e3:.2f} = {(check + core) * 1e3:.2f} ms; core: {_cells(core, s)}",
           flush=True)
 
@@ -93,7 +103,7 @@ def report_device(name, graph, method, repeat):
         return r
     total, r = median_seconds(call, repeat)
     budget = 1.2 * on_gpu(r.stats.__dict__) + 0.3e-3
-    print(f"{name:<18} {method:<9} from GPU memory: total {total * 1e3:7.2f} ms (target <= "
+    print(f"{name:<24} {method:<9} from GPU memory: total {total * 1e3:7.2f} ms (target <= "
           f"1.2 x on-GPU {on_gpu(r.stats.__dict__) * 1e3:.2f} + 0.3 ms = {budget * 1e3:.2f}: "
           f"{'met' if total <= budget else 'MISSED'}); setup "
           f"{r.stats.seconds_setup * 1e3:.2f} transfer {r.stats.seconds_transfer * 1e3:.2f}",
@@ -196,19 +206,34 @@ def main() -> None:
                    help="--flow: some of ac grid segmentation rmat road delaunay (default all)")
     p.add_argument("--device-input", action="store_true",
                    help="also time the graphs from GPU memory (CuPy CSR)")
+    p.add_argument("--families", nargs="+", default=["uniform", "rmat"],
+                   choices=bench_matching.ALL_FAMILIES,
+                   help="matching: bench_matching.py's families (default: uniform rmat)")
+    p.add_argument("--rcp", action="store_true",
+                   help="matching: each graph also with random row and column permutations")
     args = p.parse_args()
     if args.flow:
         flow_main(args.repeat, args.flow_method, args.threads, args.instances)
         return
-    n = 1 << args.log2
-    graphs = {"uniform": generators.uniform_random(n, degree=3, seed=0),
-              "rmat": generators.rmat(args.log2, edge_factor=16, seed=0)}
-    for name, graph in graphs.items():
-        for method in GPU_METHODS[:2]:
-            report(f"{name}-2^{args.log2}", graph, method, args.repeat)
-            if args.device_input:
-                report_device(f"{name}-2^{args.log2}", graph, method, args.repeat)
-    profile(graphs["rmat"], "gpu-pr")
+    suite_args = bench_matching.parse_args([])  # the suite's defaults: degree, seed, ...
+    last = None
+    for family in args.families:
+        built = bench_matching.family_builder(family, args.log2, suite_args)
+        if built is None:
+            continue
+        name, build = built
+        graph = build()
+        variants = [(name, graph)]
+        if args.rcp:
+            variants.append((name + "-rcp", generators.random_permutation(graph, seed=suite_args.seed + 1)))
+        for label, g in variants:
+            for method in GPU_METHODS[:2]:
+                report(label, g, method, args.repeat)
+                if args.device_input:
+                    report_device(label, g, method, args.repeat)
+        last = graph
+    if last is not None:
+        profile(last, "gpu-pr")
 
 
 if __name__ == "__main__":
