@@ -5,7 +5,8 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, pack
+# Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched,
+# overhead, pack
 # (default: build info test bench).
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
@@ -14,7 +15,10 @@
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
 # which the build part installs); preprocess and sparse-lap run bench_preprocess.py and
 # bench_sparse_lap.py ($PREPROCESS_ARGS, $SPARSE_LAP_ARGS); batched runs bench_batched.py
-# ($BATCHED_ARGS; torch-linear-assignment is its optional peer when importable).
+# ($BATCHED_ARGS; torch-linear-assignment is its optional peer when importable);
+# overhead runs benchmarks/call_overhead.py ($OVERHEAD_ARGS; default: the matching
+# whole-call targets on every graph of the 2^20 suite, from host and GPU memory) into
+# overhead.txt.
 # Everything after `--` goes to benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
@@ -32,9 +36,9 @@
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
-# PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the max-flow kernels only), MATCHFLOW_DATA
-# (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded in the results;
-# the device copy has no .git), CUDA_ARCH (default 90).
+# OVERHEAD_ARGS, PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the max-flow kernels only),
+# MATCHFLOW_DATA (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded
+# in the results; the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
 
 START=$SECONDS
@@ -58,9 +62,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|pack) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, pack; bench args after --)" >&2
+        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|overhead|pack) parts+=("$1"); shift ;;
+        -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, overhead, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -145,6 +149,17 @@ for part in "${parts[@]}"; do
     preprocess) run_suite preprocess bench_preprocess.py "${PREPROCESS_ARGS:-}" ;;
     sparse-lap) run_suite sparse-lap bench_sparse_lap.py "${SPARSE_LAP_ARGS:-}" ;;
     batched) run_suite batched bench_batched.py "${BATCHED_ARGS:-}" ;;
+    overhead)
+        t=$(( $(left) - 10 ))
+        if [ "$t" -le 30 ]; then note "overhead: skipped, no time left"; status=1; continue; fi
+        read -r -a args <<< "${OVERHEAD_ARGS:---device-input --families uniform rmat delaunay rgg grid --rcp --repeat 5}"
+        note "overhead: call_overhead.py ${args[*]} (hard limit ${t}s)"
+        timeout --kill-after=10 "$t" python benchmarks/call_overhead.py "${args[@]}" \
+            > "$OUT/overhead.txt" 2>&1
+        rc=$?
+        note "overhead: exit code $rc; $(grep -c MISSED "$OUT/overhead.txt") cells missed a target"
+        [ $rc -ne 0 ] && status=1
+        ;;
     bench)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "bench: skipped, no time left"; status=1; continue; fi
