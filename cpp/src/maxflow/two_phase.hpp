@@ -55,8 +55,9 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 /// phase1(g, excess, source_side), generic in the graph's arc type, must
 /// leave a maximum preflow; it returns true when it has also written the
 /// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
-/// mark_source_side does), e.g. from exact labels it computed last; phase2(g, excess) must return every excess but the sink's to the
-/// source (return_excess, or a code's own pass).
+/// mark_source_side does), e.g. from exact labels it computed last;
+/// phase2(g, excess) must return every excess but the sink's to the source
+/// (return_excess, or a code's own pass).
 template <class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
                     flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
