@@ -33,10 +33,9 @@
 // loads of all its K costs of the row before using any; its K columns'
 // work is branch-free (a scanned or absent column has distance NaN, which
 // no comparison selects), so the K chains overlap; the arg-min runs on an
-// order-preserving 64-bit image of the distance with warp reductions
-// (redux.sync; one and a ballot unless the high words tie) instead of
-// shuffle rounds, then one barrier and the warps' slots read four at a
-// time (a one-warp block skips both).  Loading rows ahead
+// order-preserving 64-bit image of the distance with three warp reductions
+// (redux.sync) instead of five shuffle rounds, then one barrier and the
+// warps' slots read four at a time (a one-warp block skips both).  Loading rows ahead
 // (warming the L1 or L2 cache with each warp's candidate row, before the
 // arg-min or after the step's own loads, or the runner-up's row into
 // registers) made steps no faster or slower on the H100 and H200
@@ -74,7 +73,6 @@ constexpr int max_columns_per_thread = 16;  ///< the largest K instantiated
 constexpr unsigned assigned_bit = 30;  ///< arg-min key: (column assigned) << 30 | column
 constexpr unsigned column_mask = (1u << assigned_bit) - 1;
 constexpr unsigned no_key = 0xffffffffu;
-constexpr unsigned long long unbounded = 0xfff0000000000000ull;  ///< the image of +inf (ordered)
 constexpr unsigned long long no_value = ~0ull;  ///< above the image of +inf
 constexpr unsigned full_mask = 0xffffffffu;
 
@@ -128,19 +126,15 @@ __device__ inline double from_ordered(unsigned long long o) {
   return __longlong_as_double(static_cast<long long>((o >> 63) ? o ^ (1ull << 63) : ~o));
 }
 
-/// The rest of warp_argmin, given the warp's least high word.
-__device__ inline void warp_argmin_low(unsigned long long& val, unsigned& key, unsigned min_hi) {
-  const auto hi = static_cast<unsigned>(val >> 32), lo = static_cast<unsigned>(val);
-  const unsigned min_lo = __reduce_min_sync(full_mask, hi == min_hi ? lo : no_key);
-  key = __reduce_min_sync(full_mask, hi == min_hi && lo == min_lo ? key : no_key);
-  val = (static_cast<unsigned long long>(min_hi) << 32) | min_lo;
-}
-
 /// (value, key) lexicographic minimum over the warp; every lane gets it.
 /// Three redux.sync: the high word, the low word among the lanes that hold
 /// the least high word, the key among the lanes that hold the least value.
 __device__ inline void warp_argmin(unsigned long long& val, unsigned& key) {
-  warp_argmin_low(val, key, __reduce_min_sync(full_mask, static_cast<unsigned>(val >> 32)));
+  const auto hi = static_cast<unsigned>(val >> 32), lo = static_cast<unsigned>(val);
+  const unsigned min_hi = __reduce_min_sync(full_mask, hi);
+  const unsigned min_lo = __reduce_min_sync(full_mask, hi == min_hi ? lo : no_key);
+  key = __reduce_min_sync(full_mask, hi == min_hi && lo == min_lo ? key : no_key);
+  val = (static_cast<unsigned long long>(min_hi) << 32) | min_lo;
 }
 
 /// (v, k) becomes (v2, k2) when that pair is less (value, then key).
@@ -171,8 +165,8 @@ __device__ inline void least_of_four(const unsigned long long* vals, const unsig
 }
 
 /// Fills both halves of the arg-min slots with (no_value, no_key), so that
-/// block_argmin may read the slots of warps the block does not have.  The
-/// caller puts a barrier between this and the first block_argmin.
+/// combine_warps may read the slots of warps the block does not have.  The
+/// caller puts a barrier between this and the first combine_warps.
 __device__ inline void clear_slots(unsigned long long* slot_val, unsigned* slot_key) {
   for (int t = threadIdx.x; t < 2 * max_warps; t += blockDim.x) {
     slot_val[t] = no_value;
@@ -180,36 +174,24 @@ __device__ inline void clear_slots(unsigned long long* slot_val, unsigned* slot_
   }
 }
 
-/// The (value, key) minimum over the block; every thread gets it.  One
-/// barrier (none for a one-warp block, which is warp_argmin): each warp
-/// writes its least pair to its slot, the slots alternating between two
-/// halves (`parity`) so that a fast warp's next write cannot overwrite what
-/// a slow one still reads.  A warp's least pair needs only the high words'
-/// reduction and a ballot when one lane holds the least high word (floats
-/// rarely tie there): that lane writes its own pair; ties (integer costs)
-/// take warp_argmin's other two reductions.  Each thread then reads the
-/// slots four at a time, the slots past the block's warps included
-/// (clear_slots): a group's loads wait together and its least is a tree
-/// of depth two, a shorter chain than more dependent warp reductions or a
-/// walk of one load and compare a slot.
-__device__ inline void block_argmin(unsigned long long& val, unsigned& key,
-                                    unsigned long long* slot_val, unsigned* slot_key,
-                                    int& parity) {
+/// The warps' arg-mins (each warp's in every lane, from warp_argmin)
+/// combined over the block; every thread gets it.  One barrier (none for
+/// a one-warp block): the slots alternate between two halves (`parity`),
+/// so that a fast warp's next write cannot overwrite what a slow one still
+/// reads.  Each thread then reads the slots four at a time, the slots past
+/// the block's warps included (clear_slots): a group's loads wait together
+/// and its least is a tree of depth two, a shorter chain than three more
+/// dependent warp reductions or a walk of one load and compare a slot.
+__device__ inline void combine_warps(unsigned long long& val, unsigned& key,
+                                     unsigned long long* slot_val, unsigned* slot_key,
+                                     int& parity) {
   const int n_warps = blockDim.x >> 5;
-  if (n_warps == 1) {
-    warp_argmin(val, key);
-    return;
-  }
+  if (n_warps == 1) return;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   unsigned long long* vals = slot_val + parity * max_warps;
   unsigned* keys = slot_key + parity * max_warps;
   parity ^= 1;
-  const auto hi = static_cast<unsigned>(val >> 32);
-  const unsigned min_hi = __reduce_min_sync(full_mask, hi);
-  const unsigned holders = __ballot_sync(full_mask, hi == min_hi);
-  const bool writes = (holders & (holders - 1)) == 0 ? hi == min_hi : lane == 0;
-  if (holders & (holders - 1)) warp_argmin_low(val, key, min_hi);  // warp-uniform
-  if (writes) {
+  if (lane == 0) {
     vals[warp] = val;
     keys[warp] = key;
   }
@@ -389,24 +371,12 @@ struct owned_columns {
 /// unconditional loads (an absent column reads an entry of the row that
 /// no one uses), since predicated ones were issued in two or three waves
 /// with the columns' arithmetic between them.  `entry[k]` points at the
-/// problem's row-0 entry that column k reads (set_entries).  A global
-/// load's address is one wide multiply-add (row i's byte offset onto the
-/// column's pointer), so the K loads leave back to back once i is known.
+/// problem's row-0 entry that column k reads (set_entries).
 template <bool Shared, class T, int K>
 __device__ inline void load_row(const T* const (&entry)[K], int i, int n_cols, T (&c)[K]) {
-  if constexpr (Shared) {
-    const int row = i * n_cols;  // a shared problem has fewer than 2^31 entries
+  const int row = i * n_cols;  // fewer than 2^31 entries a problem (GPU_MAX_DIM)
 #pragma unroll
-    for (int k = 0; k < K; ++k) c[k] = entry[k][row];
-  } else {
-    // n_cols <= GPU_MAX_DIM: a row's bytes fit in 32 bits.
-    const unsigned row_bytes = static_cast<unsigned>(n_cols) * sizeof(T);
-    const std::uint64_t offset = static_cast<std::uint64_t>(static_cast<unsigned>(i)) * row_bytes;
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      c[k] = __ldg(reinterpret_cast<const T*>(reinterpret_cast<const char*>(entry[k]) + offset));
-    }
-  }
+  for (int k = 0; k < K; ++k) c[k] = cost_at<Shared>(entry[k], row);
 }
 
 /// entry[k] for load_row: column(k), or for an absent column the last one
@@ -461,9 +431,10 @@ __device__ int shortest_path(const T* cost, int n_cols, double sign, int root, c
       }
     }
     unsigned long long best = ordered(least);
-    block_argmin(best, key, slot_val, slot_key, parity);
-    if (best >= unbounded) return -1;  // on the image: from_ordered is off the row's path
+    warp_argmin(best, key);
+    combine_warps(best, key, slot_val, slot_key, parity);
     const double d = from_ordered(best);
+    if (!(d < INFINITY)) return -1;
     const int j = static_cast<int>(key & column_mask);
     own.scan(j, d);
     at = d;
