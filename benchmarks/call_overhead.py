@@ -2,8 +2,10 @@
 """Where the whole-call time of a GPU matching (or, with --flow, a GPU maximum
 flow) goes, outside the GPU.
 
-For each graph and GPU method: the median over --repeat calls of the public
-call (`maximum_matching`), of the core call alone on SciPy's arrays as they
+For each graph and GPU method: the medians over --repeat calls of the public
+call (`maximum_matching`), of its on-GPU time and of what the call took
+beyond it, call by call (the host-memory target: that part <= the CSR at
+20 GB/s + 1 ms); of the core call alone on SciPy's arrays as they
 are (`_solve_raw`: what the public call runs for a CSR going to the GPU; the
 structure is checked on the device), which reports transfer, setup and
 on-GPU time in its stats, and what is left in the core call beyond those
@@ -70,18 +72,34 @@ def on_gpu(s) -> float:
     return s["seconds_init"] + s["seconds_transpose"] + s["seconds_solve"]
 
 
+def per_call(call, repeat: int):
+    """Medians over `repeat` calls (after a warm-up) of the whole call, its
+    on-GPU time (its own stats) and their difference, taken call by call:
+    the GPU methods' solve times vary between calls (races are resolved
+    after the fact), so a total and an on-GPU time from different calls
+    would not be comparable; and the last result."""
+    call()
+    totals, gpus, last = [], [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        last = call()
+        totals.append(time.perf_counter() - t0)
+        gpus.append(on_gpu(last.stats.__dict__))
+    over = [t - g for t, g in zip(totals, gpus)]
+    return statistics.median(totals), statistics.median(gpus), statistics.median(over), last
+
+
 def report(name, graph, method, repeat):
-    total, r = median_seconds(lambda: maximum_matching(graph, method=method, device="cuda"),
-                              repeat)
+    total, gpu, over, _ = per_call(
+        lambda: maximum_matching(graph, method=method, device="cuda"), repeat)
     raw = _raw_csr(graph)
     core, (_, _, s) = median_seconds(lambda: _solve_raw(raw, method, 0, _Tuning()), repeat)
     csr_bytes = raw.indptr.nbytes + raw.indices.nbytes
-    budget = on_gpu(s) + csr_bytes / 20e9 + 1e-3
-    print(f"{name:<24} {method:<9} total {total * 1e3:7.2f} ms (target <= on-GPU "
-          f"{on_gpu(s) * 1e3:.2f} + {csr_bytes / 1e6:.0f} MB at 20 GB/s + 1 ms = "
-          f"{budget * 1e3:.2f}: {'met' if total <= budget else 'MISSED'}) = core "
-          f"{core * 1e3:.2f} (+ Python {(total - core) * 1e3:.2f}); core: {_cells(core, s)}",
-          flush=True)
+    allowed = csr_bytes / 20e9 + 1e-3
+    print(f"{name:<24} {method:<9} total {total * 1e3:7.2f} ms, on-GPU {gpu * 1e3:.2f}, beyond "
+          f"it {over * 1e3:.2f} (target <= {csr_bytes / 1e6:.0f} MB at 20 GB/s + 1 ms = "
+          f"{allowed * 1e3:.2f}: {'met' if over <= allowed else 'MISSED'}); core call "
+          f"{core * 1e3:.2f}: {_cells(core, s)}", flush=True)
     check, g = median_seconds(lambda: as_bipartite(graph), repeat)
     core, (_, _, s) = median_seconds(lambda: _solve(g, method, 0, _Tuning()), repeat)
     print(f"{'':<24} {'(checked host route)':<9} validate {check * 1e3:.2f} + core "
@@ -101,10 +119,10 @@ def report_device(name, graph, method, repeat):
         r = maximum_matching(dev, method=method)
         cupy.cuda.get_current_stream().synchronize()
         return r
-    total, r = median_seconds(call, repeat)
-    budget = 1.2 * on_gpu(r.stats.__dict__) + 0.3e-3
+    total, gpu, _, r = per_call(call, repeat)
+    budget = 1.2 * gpu + 0.3e-3
     print(f"{name:<24} {method:<9} from GPU memory: total {total * 1e3:7.2f} ms (target <= "
-          f"1.2 x on-GPU {on_gpu(r.stats.__dict__) * 1e3:.2f} + 0.3 ms = {budget * 1e3:.2f}: "
+          f"1.2 x on-GPU {gpu * 1e3:.2f} + 0.3 ms = {budget * 1e3:.2f}: "
           f"{'met' if total <= budget else 'MISSED'}); setup "
           f"{r.stats.seconds_setup * 1e3:.2f} transfer {r.stats.seconds_transfer * 1e3:.2f}",
           flush=True)

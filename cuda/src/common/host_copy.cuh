@@ -17,10 +17,12 @@
 
 #include <cuda_runtime.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -172,7 +174,10 @@ constexpr unsigned default_copy_workers = 8;
 /// `work(k, w, workers)` (its share w of chunk k; false abandons the copy)
 /// once the caller has allowed chunk k, and the caller waits for all of them
 /// to be through a chunk before reusing its buffer.  Only the caller calls
-/// CUDA.
+/// CUDA.  The hand-offs between chunks spin before they sleep: waking
+/// sleeping threads through a condition variable cost about 0.1 ms a chunk
+/// on the H100 host (benchmarks/copy_sweep.cu), as much as a 4 MiB chunk's
+/// DMA, while a chunk's wait is mostly shorter than the spin.
 class chunk_workers {
  public:
   template <class Work>
@@ -211,44 +216,67 @@ class chunk_workers {
 
   /// Chunks below `limit` may be worked on.
   void allow(std::size_t limit) {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      allowed_ = limit;
-    }
-    cv_.notify_all();
+    allowed_.store(limit);
+    wake();
   }
   /// Waits until every worker is through chunk k (no worker starts chunk
   /// k + 2 before allow() says so); false when one abandoned the copy.
   bool wait(std::size_t k) {
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return finished_[k & 1] == workers_; });
-    finished_[k & 1] = 0;
-    return !failed_;
+    await([&] { return finished_[k & 1].load() == workers_; });
+    finished_[k & 1].store(0);
+    return !failed_.load();
   }
 
  private:
+  /// How long a waiting thread spins before it sleeps.
+  static constexpr auto spin_time = std::chrono::microseconds(200);
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+  /// Returns once ready() holds: spins for spin_time, then sleeps on cv_
+  /// (counted in sleepers_, so that wake() notifies only when someone
+  /// sleeps; the counter and the state are sequentially consistent
+  /// atomics, so a wake-up cannot fall between a sleeper's test and its
+  /// sleep).
+  template <class Ready>
+  void await(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + spin_time;
+    for (unsigned i = 1;; ++i) {
+      if (ready()) return;
+      pause();
+      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
+    }
+    std::unique_lock<std::mutex> lock(m_);
+    ++sleepers_;
+    cv_.wait(lock, ready);
+    --sleepers_;
+  }
+  void wake() {
+    if (sleepers_.load() == 0) return;
+    std::lock_guard<std::mutex> lock(m_);
+    cv_.notify_all();
+  }
+
   template <class Work>
   void run(std::size_t n_chunks, const Work& work, unsigned w) {
     for (std::size_t k = 0; k < n_chunks; ++k) {
-      {
-        std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return stop_ || allowed_ > k; });
-        if (stop_) return;
-      }
-      const bool ok = work(k, w, workers_);
-      {
-        std::lock_guard<std::mutex> lock(m_);
-        failed_ = failed_ || !ok;
-        ++finished_[k & 1];
-      }
-      cv_.notify_all();
+      await([&] { return stop_.load() || allowed_.load() > k; });
+      if (stop_.load()) return;
+      if (!work(k, w, workers_)) failed_.store(true);
+      ++finished_[k & 1];
+      wake();
     }
   }
   /// Stops the workers (those not through their chunks leave at once) and
   /// waits until none is running.
   void stop() {
     std::unique_lock<std::mutex> lock(m_);
-    stop_ = true;
+    stop_.store(true);
     cv_.notify_all();
     cv_.wait(lock, [&] { return running_ == 0; });
   }
@@ -256,10 +284,11 @@ class chunk_workers {
   unsigned workers_ = 1;
   std::mutex m_;
   std::condition_variable cv_;
-  std::size_t allowed_;
-  unsigned finished_[2] = {0, 0};  // workers through chunk k, slot k % 2
-  unsigned running_ = 0;           // tasks started and not yet through
-  bool failed_ = false, stop_ = false;
+  std::atomic<std::size_t> allowed_;
+  std::atomic<unsigned> finished_[2] = {0, 0};  // workers through chunk k, slot k % 2
+  std::atomic<unsigned> sleepers_{0};           // threads asleep in await
+  unsigned running_ = 0;                        // tasks started and not yet through (m_)
+  std::atomic<bool> failed_{false}, stop_{false};
 };
 
 /// The share [first, end) of worker w in a chunk of `count` items.
@@ -363,12 +392,71 @@ inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
 /// Copies of at least this many bytes in all are staged; smaller ones are
 /// plain cudaMemcpyAsync calls (starting the worker threads costs more).
 constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
-/// Chunk of a staged upload: the first chunk's filling and the last one's
-/// DMA are not overlapped (about 0.1 ms each at 4 MiB); smaller chunks pay
-/// more per-chunk handshakes.  Not tuned yet (benchmarks/call_overhead.py
-/// shows the transfer time).
-constexpr std::size_t upload_chunk = std::size_t(4) << 20;
-constexpr std::size_t download_chunk = std::size_t(8) << 20;
+/// Chunks of the staged copies, from benchmarks/copy_sweep.cu (H100 host):
+/// uploads of 17-69 MB ran at 21-37 GB/s in 8 MiB chunks, 12-21 GB/s in 1-2
+/// MiB ones (a chunk's hand-offs and calls) and no faster in 16 MiB ones
+/// (the first chunk's filling and the last one's DMA are not overlapped);
+/// the 8 MB download ran fastest in 4 MiB chunks.
+constexpr std::size_t upload_chunk = std::size_t(8) << 20;
+constexpr std::size_t download_chunk = std::size_t(4) << 20;
+
+/// Maps the pages of host arrays that a later copy writes, on a kept
+/// thread, while the caller goes on (the solve runs); joined when
+/// destroyed.  A call's result arrays are fresh pages, and faulting them in
+/// is most of a download's host side: 8 MB took 0.8-1.2 ms to download into
+/// fresh pages (huge-page-advised as NumPy's, or not) against 0.5 ms into
+/// mapped ones (benchmarks/copy_sweep.cu, H100 host).  MADV_POPULATE_WRITE
+/// (Linux 5.14) maps pages without touching their content, so the task may
+/// overlap anything, the copy included; where the kernel lacks it, nothing
+/// is done.
+class populate_ahead {
+ public:
+  populate_ahead() = default;
+  ~populate_ahead() {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait(lock, [&] { return !running_; });
+  }
+  populate_ahead(const populate_ahead&) = delete;
+  populate_ahead& operator=(const populate_ahead&) = delete;
+
+  /// Starts mapping `parts`' destinations (host memory), if large enough
+  /// to be a staged copy.
+  void start(std::vector<copy_part> parts) {
+    if (total_bytes(parts) < min_staged_copy) return;
+    std::lock_guard<std::mutex> lock(m_);
+    if (running_) return;
+    running_ = true;
+    try {
+      kept_threads::start([this, parts = std::move(parts)] {
+        for (const copy_part& p : parts) populate(p.dst, p.bytes);
+        std::lock_guard<std::mutex> done(m_);  // notify under the lock: *this may
+        running_ = false;                      // be gone once the destructor sees it
+        cv_.notify_all();
+      });
+    } catch (...) {
+      running_ = false;  // no thread: the copy faults the pages in itself
+    }
+  }
+
+ private:
+  /// The whole pages inside [p, p + bytes).
+  static void populate(void* p, std::size_t bytes) {
+#ifdef __linux__
+    constexpr int populate_write = 23;  // MADV_POPULATE_WRITE, where <sys/mman.h> predates it
+    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const std::uintptr_t a = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
+    const std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
+    if (a < e) ::madvise(reinterpret_cast<void*>(a), e - a, populate_write);  // best effort
+#else
+    (void)p;
+    (void)bytes;
+#endif
+  }
+
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool running_ = false;
+};
 
 /// Each of `parts` by one cudaMemcpyAsync of `kind` on `s` (small copies).
 inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
@@ -382,16 +470,17 @@ inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
 /// host memory), as one staged pass through two kept pinned chunks
 /// (staging_lease), or plain copies when small.  Returns once the host
 /// arrays may be reused (a staged pass: once every DMA is done).
-inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
+inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s,
+                         std::size_t chunk = upload_chunk) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyHostToDevice, s);
     return;
   }
-  staging_lease lease(2 * upload_chunk);
-  char* const stage[2] = {lease.data(), lease.data() + upload_chunk};
+  staging_lease lease(2 * chunk);
+  char* const stage[2] = {lease.data(), lease.data() + chunk};
   staged_send(
-      total, 1, upload_chunk, stage,
+      total, 1, chunk, stage,
       [&parts](char* buf, std::size_t first, std::size_t count) {
         for_each_piece(parts, first, first + count,
                        [buf](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
@@ -417,20 +506,21 @@ inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
 /// the page faults of a fresh destination (result arrays are new); large
 /// copies go instead through two kept pinned chunks (staging_lease), each
 /// chunk's DMA overlapping chunk_workers' copying of the previous one out.
-inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s) {
+inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s,
+                           std::size_t chunk = download_chunk) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyDeviceToHost, s);
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
-  const std::size_t n_chunks = (total + download_chunk - 1) / download_chunk;
-  staging_lease lease(2 * download_chunk);
-  char* const stage[2] = {lease.data(), lease.data() + download_chunk};
+  const std::size_t n_chunks = (total + chunk - 1) / chunk;
+  staging_lease lease(2 * chunk);
+  char* const stage[2] = {lease.data(), lease.data() + chunk};
   event done[2];
   auto queue = [&](std::size_t k) {
-    const std::size_t first = k * download_chunk;
-    const std::size_t end = std::min(total, first + download_chunk);
+    const std::size_t first = k * chunk;
+    const std::size_t end = std::min(total, first + chunk);
     for_each_piece(parts, first, end,
                    [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
                      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(stage[k & 1] + out,
@@ -440,8 +530,8 @@ inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s) 
     MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
   };
   chunk_workers pool(n_chunks, 0, [&](std::size_t k, unsigned w, unsigned workers) {
-    const std::size_t first = k * download_chunk;
-    const auto share = worker_share(std::min(download_chunk, total - first), w, workers);
+    const std::size_t first = k * chunk;
+    const auto share = worker_share(std::min(chunk, total - first), w, workers);
     const char* buf = stage[k & 1] + share.first;  // (a structured binding can't be captured)
     for_each_piece(parts, first + share.first, first + share.second,
                    [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {

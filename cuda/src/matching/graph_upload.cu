@@ -327,11 +327,20 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
   return bytes;
 }
 
+namespace {
+/// The mates' copies back to host memory (download_matching).
+std::vector<copy_part> result_parts(const device_graph& d, const matching_input& in) {
+  return {copy_part{in.col4row, d.col4row.data(), std::size_t(d.m) * sizeof(vertex_t)},
+          copy_part{in.row4col, d.row4col.data(), std::size_t(d.n) * sizeof(vertex_t)}};
+}
+}  // namespace
+
 bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
                    cudaStream_t s, matching_stats* stats) {
   d.m = in.m;
   d.n = in.n;
   d.nnz = in.nnz;
+  if (!in.on_device()) d.result_pages.start(result_parts(d, in));  // device pointers unused
   const bool build = !in.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy || in.raw != nullptr;
   phase_clock clock(s);
@@ -445,9 +454,7 @@ void download_matching(const device_graph& d, const matching_input& in, cudaStre
   }
   phase_clock clock(s);
   clock.mark();  // the solve's work is not transfer
-  download_parts({copy_part{in.col4row, d.col4row.data(), std::size_t(d.m) * sizeof(vertex_t)},
-                  copy_part{in.row4col, d.row4col.data(), std::size_t(d.n) * sizeof(vertex_t)}},
-                 s);
+  download_parts(result_parts(d, in), s);
   stats->seconds_transfer += clock.mark();
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "common/buffer.cuh"
+#include "common/host_copy.cuh"
 #include "matchflow/cuda/entry.hpp"
 
 namespace matchflow::cuda {
@@ -22,6 +23,7 @@ struct device_graph {
   device_buffer<vertex_t> row_adj, col_adj;
   device_buffer<vertex_t> col4row, row4col;
   std::int64_t init_cardinality = 0;  ///< size of the initial matching
+  populate_ahead result_pages;  ///< host result arrays mapped while the solve runs
 };
 
 /// What a GPU matching method is given: the host's checked graph

@@ -1,0 +1,124 @@
+// The staged host <-> device copies of a matching call
+// (cuda/src/common/host_copy.cuh: upload_parts, download_parts), timed alone
+// over chunk sizes against the link's floor: one DMA from or to pinned
+// memory of the same bytes.  Shapes: the CSR uploads of the 2^20 suite
+// (17, 34, 69 MB in two arrays) and the mates' download (two arrays of
+// 4 MB), the latter into fresh pages (as a call's new result arrays) and
+// into pages already touched.  Medians of `repeat` runs.
+//
+// Build and run from the repository root (the GPU host):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda/src -Icpp/include benchmarks/copy_sweep.cu \
+//        -o /tmp/copy_sweep && /tmp/copy_sweep [repeat]
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "common/host_copy.cuh"
+
+using namespace matchflow::cuda;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+double median_ms(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <class F>
+double time_ms(int repeat, F&& f) {
+  f();  // warm-up: staging, threads, the destination's first pages
+  std::vector<double> t;
+  for (int r = 0; r < repeat; ++r) {
+    const auto t0 = clock_type::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+  }
+  return median_ms(t);
+}
+
+/// Fresh anonymous pages (no page faulted in yet), as a new result array;
+/// `huge`: advised as NumPy advises arrays of 4 MB and more.
+struct fresh_pages {
+  fresh_pages(std::size_t bytes, bool huge) : bytes_(bytes) {
+    p_ = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p_ == MAP_FAILED) std::abort();
+    if (huge) madvise(p_, bytes, MADV_HUGEPAGE);
+  }
+  ~fresh_pages() { munmap(p_, bytes_); }
+  char* data() const { return static_cast<char*>(p_); }
+
+ private:
+  void* p_;
+  std::size_t bytes_;
+};
+
+void upload_row(cudaStream_t s, std::size_t mb, int repeat) {
+  const std::size_t bytes = mb << 20, first = bytes / 5;  // indptr, then indices
+  std::vector<char> host(bytes, 1);
+  device_buffer<char> dev(bytes);
+  pinned_buffer pinned(bytes);
+  std::memset(pinned.data(), 1, bytes);
+  const std::vector<copy_part> parts = {copy_part{dev.data(), host.data(), first},
+                                        copy_part{dev.data() + first, host.data() + first,
+                                                  bytes - first}};
+  const double floor = time_ms(repeat, [&] {
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dev.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, s));
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  });
+  std::printf("upload %3zu MB   pinned DMA %6.3f ms (%5.1f GB/s) | staged by chunk:", mb, floor,
+              bytes / floor / 1e6);
+  for (std::size_t chunk_mb : {1, 2, 4, 8, 16}) {
+    const double t = time_ms(repeat, [&] { upload_parts(parts, s, chunk_mb << 20); });
+    std::printf("  %2zu MiB %6.3f ms (%4.1f)", chunk_mb, t, bytes / t / 1e6);
+  }
+  std::printf("\n");
+}
+
+/// dst: 0 pages touched before, 1 fresh pages, 2 fresh huge-page-advised pages.
+void download_row(cudaStream_t s, std::size_t mb, int repeat, int dst_kind) {
+  const bool fresh = dst_kind > 0;
+  const std::size_t bytes = mb << 20, half = bytes / 2;  // col4row, row4col
+  device_buffer<char> dev(bytes);
+  MATCHFLOW_CUDA_TRY(cudaMemset(dev.data(), 1, bytes));
+  pinned_buffer pinned(bytes);
+  std::vector<char> touched(bytes, 0);
+  const double floor = time_ms(repeat, [&] {
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(pinned.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, s));
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  });
+  std::printf("download %3zu MB %s pinned DMA %6.3f ms (%5.1f GB/s) | staged by chunk:", mb,
+              dst_kind == 0 ? "touched" : dst_kind == 1 ? "fresh  " : "fresh, THP", floor, bytes / floor / 1e6);
+  for (std::size_t chunk_mb : {1, 2, 4, 8}) {
+    std::vector<double> t;
+    for (int r = 0; r <= repeat; ++r) {
+      fresh_pages page(fresh ? bytes : 1, dst_kind == 2);
+      char* dst = fresh ? page.data() : touched.data();
+      const std::vector<copy_part> parts = {copy_part{dst, dev.data(), half},
+                                            copy_part{dst + half, dev.data() + half, half}};
+      const auto t0 = clock_type::now();
+      download_parts(parts, s, chunk_mb << 20);
+      if (r) t.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+    }
+    const double m = median_ms(t);
+    std::printf("  %zu MiB %6.3f ms (%4.1f)", chunk_mb, m, bytes / m / 1e6);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeat = argc > 1 ? std::atoi(argv[1]) : 25;
+  cudaStream_t s;
+  MATCHFLOW_CUDA_TRY(cudaStreamCreate(&s));
+  for (std::size_t mb : {17, 34, 69}) upload_row(s, mb, repeat);
+  for (int dst_kind : {0, 1, 2}) download_row(s, 8, repeat, dst_kind);
+  MATCHFLOW_CUDA_TRY(cudaStreamDestroy(s));
+  return 0;
+}
