@@ -152,7 +152,7 @@ for part in "${parts[@]}"; do
     overhead)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "overhead: skipped, no time left"; status=1; continue; fi
-        read -r -a args <<< "${OVERHEAD_ARGS:---device-input --families uniform rmat delaunay rgg grid --rcp --repeat 5}"
+        read -r -a args <<< "${OVERHEAD_ARGS:---device-input --families uniform rmat delaunay rgg grid --rcp --repeat 9}"
         note "overhead: call_overhead.py ${args[*]} (hard limit ${t}s)"
         timeout --kill-after=10 "$t" python benchmarks/call_overhead.py "${args[@]}" \
             > "$OUT/overhead.txt" 2>&1
