@@ -555,10 +555,13 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
 }
 
 /// How a staged upload runs: the pinned chunk size and the host threads
-/// that fill the chunks (benchmarks/upload_sweep.cu measures others).
+/// that fill the chunks (benchmarks/upload_sweep.cu measures others).  12
+/// threads: with the spinning hand-offs, 800 MB of int64 costs went up as
+/// int16 in 16.7-17.0 ms with 12 threads and 16 MiB chunks against 21.5 ms
+/// with 8 (`upload-sweep.txt`, H100 host); 16 threads were slower again.
 struct upload_shape {
   std::size_t chunk_bytes = std::size_t(16) << 20;
-  unsigned workers = default_copy_workers;
+  unsigned workers = 12;
 };
 
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
