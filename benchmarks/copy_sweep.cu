@@ -1,7 +1,8 @@
 // The staged host <-> device copies of a matching call
 // (cuda/src/common/host_copy.cuh: upload_parts, download_parts), timed alone
-// over chunk sizes against the link's floor: one DMA from or to pinned
-// memory of the same bytes.  Shapes: the CSR uploads of the 2^20 suite
+// over their shapes (chunk size x ring slots; the shipped shape first)
+// against the link's floor: one DMA from or to pinned memory of the same
+// bytes.  Shapes: the CSR uploads of the 2^20 suite
 // (17, 34, 69 MB in two arrays) and the mates' download (two arrays of
 // 4 MB), the latter into fresh pages (as a call's new result arrays) and
 // into pages already touched.  Medians of `repeat` runs.
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "common/host_copy.cuh"
@@ -40,6 +42,17 @@ double time_ms(int repeat, F&& f) {
     t.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
   }
   return median_ms(t);
+}
+
+/// `shipped` first, then every other chunk (MiB) x slots shape.
+std::vector<copy_shape> shapes(copy_shape shipped, std::initializer_list<std::size_t> chunks_mib,
+                               std::initializer_list<std::size_t> slots) {
+  std::vector<copy_shape> all = {shipped};
+  for (std::size_t c : chunks_mib)
+    for (std::size_t k : slots)
+      if (c << 20 != shipped.chunk_bytes || k != shipped.slots)
+        all.push_back(copy_shape{c << 20, k, shipped.workers});
+  return all;
 }
 
 /// Fresh anonymous pages (no page faulted in yet), as a new result array;
@@ -71,11 +84,12 @@ void upload_row(cudaStream_t s, std::size_t mb, int repeat) {
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dev.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   });
-  std::printf("upload %3zu MB   pinned DMA %6.3f ms (%5.1f GB/s) | staged by chunk:", mb, floor,
-              bytes / floor / 1e6);
-  for (std::size_t chunk_mb : {1, 2, 4, 8, 16}) {
-    const double t = time_ms(repeat, [&] { upload_parts(parts, s, chunk_mb << 20); });
-    std::printf("  %2zu MiB %6.3f ms (%4.1f)", chunk_mb, t, bytes / t / 1e6);
+  std::printf("upload %3zu MB   pinned DMA %6.3f ms (%5.1f GB/s) | staged, MiB x slots:", mb,
+              floor, bytes / floor / 1e6);
+  for (const copy_shape& shape : shapes(upload_copy, {2, 4, 8}, {2, 4, 8})) {
+    const double t = time_ms(repeat, [&] { upload_parts(parts, s, shape); });
+    std::printf("  %zux%zu %6.3f ms (%4.1f)", shape.chunk_bytes >> 20, shape.slots, t,
+                bytes / t / 1e6);
   }
   std::printf("\n");
 }
@@ -92,9 +106,9 @@ void download_row(cudaStream_t s, std::size_t mb, int repeat, int dst_kind) {
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(pinned.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   });
-  std::printf("download %3zu MB %s pinned DMA %6.3f ms (%5.1f GB/s) | staged by chunk:", mb,
+  std::printf("download %3zu MB %s pinned DMA %6.3f ms (%5.1f GB/s) | staged, MiB x slots:", mb,
               dst_kind == 0 ? "touched" : dst_kind == 1 ? "fresh  " : "fresh, THP", floor, bytes / floor / 1e6);
-  for (std::size_t chunk_mb : {1, 2, 4, 8}) {
+  for (const copy_shape& shape : shapes(download_copy, {1, 2, 4}, {2, 4})) {
     std::vector<double> t;
     for (int r = 0; r <= repeat; ++r) {
       fresh_pages page(fresh ? bytes : 1, dst_kind == 2);
@@ -102,11 +116,12 @@ void download_row(cudaStream_t s, std::size_t mb, int repeat, int dst_kind) {
       const std::vector<copy_part> parts = {copy_part{dst, dev.data(), half},
                                             copy_part{dst + half, dev.data() + half, half}};
       const auto t0 = clock_type::now();
-      download_parts(parts, s, chunk_mb << 20);
+      download_parts(parts, s, shape);
       if (r) t.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
     }
     const double m = median_ms(t);
-    std::printf("  %zu MiB %6.3f ms (%4.1f)", chunk_mb, m, bytes / m / 1e6);
+    std::printf("  %zux%zu %6.3f ms (%4.1f)", shape.chunk_bytes >> 20, shape.slots, m,
+                bytes / m / 1e6);
   }
   std::printf("\n");
 }

@@ -2,7 +2,7 @@
 // (cuda/src/lsap/cost_upload.cuh), timed alone over the staging's shapes:
 // host threads, pinned chunk size, non-temporal ("streaming") or plain
 // stores, int16 (when the values fit) or int32 at the narrowest.  What
-// gpu-tree ships is the first row (upload_shape's defaults, streaming
+// gpu-tree ships is the first row (cost_upload_copy, streaming
 // stores, int16); the others say whether another shape pays on this host.
 //
 // Build and run from the repository root (the GPU host):
@@ -95,7 +95,7 @@ double host_pass(pass_fn<Out> f, const std::vector<std::int64_t>& src, unsigned 
     pool.emplace_back([&, t] {
       const std::size_t part = ring_items / threads;
       Out* out = ring + t * part;
-      const auto [a, e] = worker_share(src.size(), t, threads);
+      const auto [a, e] = piece_share(src.size(), t, threads);
       int_range r;
       for (std::size_t k = a; k < e; k += part) f(src.data() + k, out, std::min(part, e - k), &r);
     });
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   obvious(src.data(), want32.data(), src.size(), &wr);
   const bool fits16 = obvious(src.data(), want16.data(), src.size(), &wr);
   struct config { int narrowest; bool nt; unsigned workers; std::size_t chunk_mib; };
-  const upload_shape shipped;
+  const copy_shape shipped = cost_upload_copy;
   const std::size_t shipped_mib = shipped.chunk_bytes >> 20;
   std::vector<config> configs = {{2, true, shipped.workers, shipped_mib}};
   for (int narrowest : {2, 4})
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
           if (w <= hw && !(narrowest == 2 && nt && w == shipped.workers && c == shipped_mib))
             configs.push_back({narrowest, nt, w, c});
   for (const auto& c : configs) {
-    const upload_shape shape{c.chunk_mib << 20, c.workers};
+    const copy_shape shape{c.chunk_mib << 20, shipped.slots, c.workers};
     std::vector<double> s_times;
     int width = 0;
     std::uint64_t max_abs = 0;

@@ -108,6 +108,17 @@ def test_larger_random_graphs(method):
         check(generators.random_permutation(g, seed=seed), method)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("method", GPU_METHODS)
+def test_staged_copies_of_a_large_graph(method):
+    """A CSR of 9.6 MB and mates of 8.8 MB go through the staged copies
+    (pinned ring, pieces shared by the workers and the caller), in chunks
+    that cut both arrays at odd places."""
+    g = generators.uniform_random(600_001, 500_003, degree=3.0, seed=11)
+    check(g, method)
+    check(generators.random_permutation(g, seed=3), method)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_threads_and_relabel_frequency(method):
     g = generators.uniform_random(3000, degree=2.5, seed=7)

@@ -169,32 +169,54 @@ class kept_threads {
 /// Host threads of a staged copy unless the caller asks otherwise.
 constexpr unsigned default_copy_workers = 8;
 
+/// Pinned staging of a copy: `slots` chunks of `slot_bytes` each, used
+/// round robin (chunk k in slot k % slots), so that up to `slots` chunks are
+/// in flight at once.
+struct staging {
+  char* base;
+  std::size_t slot_bytes;
+  std::size_t slots;
+  char* slot(std::size_t k) const { return base + (k % slots) * slot_bytes; }
+};
+
 /// Host threads (at most `max_workers` and the hardware's, from
-/// kept_threads) that work through a sequence of chunks in step: each runs
-/// `work(k, w, workers)` (its share w of chunk k; false abandons the copy)
-/// once the caller has allowed chunk k, and the caller waits for all of them
-/// to be through a chunk before reusing its buffer.  Only the caller calls
-/// CUDA.  The hand-offs between chunks spin before they sleep: waking
-/// sleeping threads through a condition variable cost about 0.1 ms a chunk
-/// on the H100 host (benchmarks/copy_sweep.cu), as much as a 4 MiB chunk's
-/// DMA, while a chunk's wait is mostly shorter than the spin.
+/// kept_threads) and the caller that work through a sequence of chunks in
+/// step, each chunk cut into `pieces` pieces: whoever is free takes the next
+/// piece (one shared counter, pieces taken in order) and runs
+/// `work(k, piece, pieces)` on it once the caller has allowed chunk k (false
+/// abandons the copy).  The caller's wait(k) takes pieces of chunk k itself
+/// until none is left, then waits for the rest: so a chunk is never held up
+/// by a worker that has not woken yet, which with a fixed share per worker
+/// made every chunk as slow as the last thread to wake.  At most `slots`
+/// chunks are allowed beyond the last one waited for (their completion
+/// counts are kept by slot).  Only the caller calls CUDA.  The hand-offs
+/// spin before they sleep: waking sleeping threads through a condition
+/// variable cost about 0.1 ms a chunk on the H100 host
+/// (benchmarks/copy_sweep.cu), as much as a 4 MiB chunk's DMA, while a
+/// chunk's wait is mostly shorter than the spin.
 class chunk_workers {
  public:
   template <class Work>
-  chunk_workers(std::size_t n_chunks, std::size_t allowed, Work work,
-                unsigned max_workers = default_copy_workers)
-      : allowed_(allowed) {
+  chunk_workers(std::size_t n_chunks, std::size_t pieces, std::size_t slots, std::size_t allowed,
+                Work work, unsigned max_workers = default_copy_workers)
+      : work_(std::move(work)),
+        pieces_(std::max<std::size_t>(pieces, 1)),
+        slots_(std::max<std::size_t>(slots, 1)),
+        total_(n_chunks * pieces_),
+        allowed_(allowed),
+        done_(new std::atomic<std::size_t>[slots_]) {
+    for (std::size_t i = 0; i < slots_; ++i) done_[i].store(0);
     const unsigned hw = std::thread::hardware_concurrency();
-    workers_ = std::max(1u, std::min(max_workers, hw ? hw : 1u));
+    const unsigned workers = std::max(1u, std::min(max_workers, hw ? hw : 1u));
     try {
-      for (unsigned w = 0; w < workers_; ++w) {
+      for (unsigned w = 0; w < workers; ++w) {
         {
           std::lock_guard<std::mutex> lock(m_);
           ++running_;
         }
         try {
-          kept_threads::start([this, n_chunks, work, w] {
-            run(n_chunks, work, w);
+          kept_threads::start([this] {
+            run();
             std::lock_guard<std::mutex> lock(m_);  // notify under the lock: *this may
             --running_;                            // be gone once stop() sees 0
             cv_.notify_all();
@@ -214,16 +236,25 @@ class chunk_workers {
   chunk_workers(const chunk_workers&) = delete;
   chunk_workers& operator=(const chunk_workers&) = delete;
 
-  /// Chunks below `limit` may be worked on.
+  /// Chunks below `limit` may be worked on (at most `slots` past the last
+  /// one waited for).
   void allow(std::size_t limit) {
     allowed_.store(limit);
     wake();
   }
-  /// Waits until every worker is through chunk k (no worker starts chunk
-  /// k + 2 before allow() says so); false when one abandoned the copy.
+  /// Works on chunk k (allowed) until every piece of it is done; false when
+  /// one abandoned the copy.
   bool wait(std::size_t k) {
-    await([&] { return finished_[k & 1].load() == workers_; });
-    finished_[k & 1].store(0);
+    std::size_t g = next_.load();
+    while (g < total_ && g / pieces_ <= k) {
+      if (next_.compare_exchange_weak(g, g + 1)) {
+        do_piece(g);
+        g = next_.load();
+      }
+    }
+    std::atomic<std::size_t>& done = done_[k % slots_];
+    await([&] { return done.load() == pieces_; });
+    done.store(0);
     return !failed_.load();
   }
 
@@ -262,17 +293,25 @@ class chunk_workers {
     cv_.notify_all();
   }
 
-  template <class Work>
-  void run(std::size_t n_chunks, const Work& work, unsigned w) {
-    for (std::size_t k = 0; k < n_chunks; ++k) {
-      await([&] { return stop_.load() || allowed_.load() > k; });
+  /// Piece g (of chunk g / pieces_), then its chunk's count; the piece
+  /// that completes a chunk wakes the caller.
+  void do_piece(std::size_t g) {
+    const std::size_t k = g / pieces_;
+    if (!work_(k, g % pieces_, pieces_)) failed_.store(true);
+    if (done_[k % slots_].fetch_add(1) + 1 == pieces_) wake();
+  }
+  /// A worker: takes the next piece, waits until its chunk is allowed,
+  /// does it; leaves when no piece is left or on stop().
+  void run() {
+    for (;;) {
+      const std::size_t g = next_.fetch_add(1);
+      if (g >= total_) return;
+      await([&] { return stop_.load() || allowed_.load() > g / pieces_; });
       if (stop_.load()) return;
-      if (!work(k, w, workers_)) failed_.store(true);
-      ++finished_[k & 1];
-      wake();
+      do_piece(g);
     }
   }
-  /// Stops the workers (those not through their chunks leave at once) and
+  /// Stops the workers (those not through their pieces leave at once) and
   /// waits until none is running.
   void stop() {
     std::unique_lock<std::mutex> lock(m_);
@@ -281,59 +320,70 @@ class chunk_workers {
     cv_.wait(lock, [&] { return running_ == 0; });
   }
 
-  unsigned workers_ = 1;
+  std::function<bool(std::size_t, std::size_t, std::size_t)> work_;
+  const std::size_t pieces_, slots_, total_;
   std::mutex m_;
   std::condition_variable cv_;
+  std::atomic<std::size_t> next_{0};  // the next piece to take, over all chunks
   std::atomic<std::size_t> allowed_;
-  std::atomic<unsigned> finished_[2] = {0, 0};  // workers through chunk k, slot k % 2
-  std::atomic<unsigned> sleepers_{0};           // threads asleep in await
-  unsigned running_ = 0;                        // tasks started and not yet through (m_)
+  std::unique_ptr<std::atomic<std::size_t>[]> done_;  // pieces done of chunk k, slot k % slots
+  std::atomic<unsigned> sleepers_{0};                 // threads asleep in await
+  unsigned running_ = 0;                              // tasks started and not yet through (m_)
   std::atomic<bool> failed_{false}, stop_{false};
 };
 
-/// The share [first, end) of worker w in a chunk of `count` items.
-inline std::pair<std::size_t, std::size_t> worker_share(std::size_t count, unsigned w,
-                                                        unsigned workers) {
-  const std::size_t part = (count + workers - 1) / workers;
+/// The share [first, end) of piece w of `parts` in a chunk of `count` items.
+inline std::pair<std::size_t, std::size_t> piece_share(std::size_t count, std::size_t w,
+                                                       std::size_t parts) {
+  const std::size_t part = (count + parts - 1) / parts;
   const std::size_t first = std::min(count, w * part);
   return {first, std::min(count, first + part)};
 }
 
+/// Pieces a chunk of `bytes` is cut into: about 256 KiB each (a few tens
+/// of microseconds of one thread's copy, so that early threads take the
+/// work of late ones), at most 64.
+inline std::size_t pieces_for(std::size_t bytes) {
+  return std::clamp<std::size_t>(bytes >> 18, 1, 64);
+}
+
 /// The pipeline of every staged host -> device copy: `n_items` items
-/// (out_size bytes each) through the two pinned buffers `stage`
-/// (chunk_items items each), filled by chunk_workers (one slice of every
-/// chunk each), each chunk's DMA on `s` overlapping the filling of the next.
-/// `fill(buf, first, count)` writes items [first, first + count) into the
-/// pinned `buf` and returns false to abandon the copy; `send(buf, first,
-/// count)` runs on the calling thread once chunk [first, first + count) is
-/// in `buf`, and queues its DMA(s) on `s` (and any work that reads them).
-/// At most `max_workers` host threads fill.  Returns once every DMA is done,
-/// the number of items sent: n_items, or where the copy was abandoned, the
+/// (out_size bytes each) through the pinned ring `stage` (chunk_items items
+/// a slot), filled by chunk_workers and the caller, each chunk's DMA on `s`
+/// overlapping the filling of the next ones.  `fill(buf, first, count)`
+/// writes items [first, first + count) into the pinned `buf` and returns
+/// false to abandon the copy; `send(buf, first, count)` runs on the calling
+/// thread once chunk [first, first + count) is in `buf`, and queues its
+/// DMA(s) on `s` (and any work that reads them).  At most `max_workers` host
+/// threads fill besides the caller.  Returns once every DMA is done, the
+/// number of items sent: n_items, or where the copy was abandoned, the
 /// chunks before the one it stopped at.
 template <class Fill, class Send>
 inline std::size_t staged_send(std::size_t n_items, std::size_t out_size,
-                               std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                               std::size_t chunk_items, const staging& stage, Fill&& fill,
                                Send&& send, cudaStream_t s,
                                unsigned max_workers = default_copy_workers) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
-  event done[2];
+  const std::size_t slots = std::max<std::size_t>(1, std::min(stage.slots, n_chunks));
+  std::vector<event> done(slots);
   std::size_t sent = 0;
   {
-    chunk_workers pool(n_chunks, 2, [&](std::size_t k, unsigned w, unsigned workers) {
+    chunk_workers pool(n_chunks, pieces_for(chunk_items * out_size), slots, slots,
+                       [&](std::size_t k, std::size_t piece, std::size_t pieces) {
       const std::size_t first = k * chunk_items;
-      const auto [a, e] = worker_share(std::min(chunk_items, n_items - first), w, workers);
-      return a < e ? fill(stage[k & 1] + a * out_size, first + a, e - a) : true;
+      const auto [a, e] = piece_share(std::min(chunk_items, n_items - first), piece, pieces);
+      return a < e ? fill(stage.slot(k) + a * out_size, first + a, e - a) : true;
     }, max_workers);
     for (std::size_t k = 0; k < n_chunks; ++k) {
       if (!pool.wait(k)) break;
       const std::size_t first = k * chunk_items;
       const std::size_t count = std::min(chunk_items, n_items - first);
-      send(static_cast<const char*>(stage[k & 1]), first, count);
+      send(static_cast<const char*>(stage.slot(k)), first, count);
       sent = first + count;
-      MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
-      if (k + 2 < n_chunks) {
-        MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // buffer k & 1 is free
-        pool.allow(k + 3);
+      MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k % slots].get(), s));
+      if (k + slots < n_chunks) {
+        MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k % slots].get()));  // its slot is free
+        pool.allow(k + slots + 1);
       }
     }
   }
@@ -346,7 +396,7 @@ inline std::size_t staged_send(std::size_t n_items, std::size_t out_size,
 /// that reads it, e.g. a kernel on another stream behind an event).
 template <class Fill, class After>
 inline std::size_t staged_copy(void* d_dst, std::size_t n_items, std::size_t out_size,
-                               std::size_t chunk_items, char* const stage[2], Fill&& fill,
+                               std::size_t chunk_items, const staging& stage, Fill&& fill,
                                After&& after, cudaStream_t s,
                                unsigned max_workers = default_copy_workers) {
   char* dst = static_cast<char*>(d_dst);
@@ -392,13 +442,25 @@ inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
 /// Copies of at least this many bytes in all are staged; smaller ones are
 /// plain cudaMemcpyAsync calls (starting the worker threads costs more).
 constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
-/// Chunks of the staged copies, from benchmarks/copy_sweep.cu (H100 host):
-/// uploads of 17-69 MB ran at 21-37 GB/s in 8 MiB chunks, 12-21 GB/s in 1-2
-/// MiB ones (a chunk's hand-offs and calls) and no faster in 16 MiB ones
-/// (the first chunk's filling and the last one's DMA are not overlapped);
-/// the 8 MB download ran fastest in 4 MiB chunks.
-constexpr std::size_t upload_chunk = std::size_t(8) << 20;
-constexpr std::size_t download_chunk = std::size_t(4) << 20;
+/// How a staged copy runs: the pinned chunk, the slots of the ring (chunks
+/// in flight) and the host threads besides the caller.
+struct copy_shape {
+  std::size_t chunk_bytes;
+  std::size_t slots;
+  unsigned workers;
+};
+/// The matching's and the flow's graph uploads and result downloads, from
+/// benchmarks/copy_sweep.cu (`copy-sweep.txt`, H100 host, medians of 15, two
+/// rounds): uploads of 17 / 34 / 69 MB in 8 MiB chunks and 4 slots took
+/// 0.69-0.87 / 1.13 / 1.93-2.19 ms (the two-slot build before, 8 MiB
+/// chunks: 0.83-1.09 / 1.38-2.18 / 2.28-2.36), other shapes within the
+/// host's noise; the 8 MB download in 2 MiB chunks and 4 slots 0.40 ms
+/// into mapped pages (before: 0.62-0.86 ms at its best chunk).  The DMA
+/// alone takes 0.33 / 0.66 / 1.35 and 0.16 ms: a staged copy reads the
+/// source, writes the pinned chunk and the DMA reads it again, all through
+/// the host's memory.
+constexpr copy_shape upload_copy{std::size_t(8) << 20, 4, default_copy_workers};
+constexpr copy_shape download_copy{std::size_t(2) << 20, 4, default_copy_workers};
 
 /// Maps the pages of host arrays that a later copy writes, on a kept
 /// thread, while the caller goes on (the solve runs); joined when
@@ -467,20 +529,19 @@ inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
 }
 
 /// Host -> device copy of all of `parts` (dst on the device, src pageable
-/// host memory), as one staged pass through two kept pinned chunks
+/// host memory), as one staged pass through a ring of kept pinned chunks
 /// (staging_lease), or plain copies when small.  Returns once the host
 /// arrays may be reused (a staged pass: once every DMA is done).
 inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s,
-                         std::size_t chunk = upload_chunk) {
+                         copy_shape shape = upload_copy) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyHostToDevice, s);
     return;
   }
-  staging_lease lease(2 * chunk);
-  char* const stage[2] = {lease.data(), lease.data() + chunk};
+  staging_lease lease(shape.slots * shape.chunk_bytes);
   staged_send(
-      total, 1, chunk, stage,
+      total, 1, shape.chunk_bytes, staging{lease.data(), shape.chunk_bytes, shape.slots},
       [&parts](char* buf, std::size_t first, std::size_t count) {
         for_each_piece(parts, first, first + count,
                        [buf](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
@@ -497,55 +558,58 @@ inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s,
                                                             cudaMemcpyHostToDevice, s));
                        });
       },
-      s);
+      s, shape.workers);
 }
 
 /// Device -> host copy of all of `parts` (src on the device, dst pageable
 /// host memory), returning once it is done.  A plain cudaMemcpy to pageable
 /// memory runs at one CPU thread's copy speed, and that thread also takes
 /// the page faults of a fresh destination (result arrays are new); large
-/// copies go instead through two kept pinned chunks (staging_lease), each
-/// chunk's DMA overlapping chunk_workers' copying of the previous one out.
+/// copies go instead through a ring of kept pinned chunks (staging_lease),
+/// the DMAs of the next chunks overlapping chunk_workers' (and the
+/// caller's) copying of one out.
 inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s,
-                           std::size_t chunk = download_chunk) {
+                           copy_shape shape = download_copy) {
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyDeviceToHost, s);
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
+  const std::size_t chunk = shape.chunk_bytes;
   const std::size_t n_chunks = (total + chunk - 1) / chunk;
-  staging_lease lease(2 * chunk);
-  char* const stage[2] = {lease.data(), lease.data() + chunk};
-  event done[2];
+  const std::size_t slots = std::max<std::size_t>(1, std::min(shape.slots, n_chunks));
+  staging_lease lease(slots * chunk);
+  const staging stage{lease.data(), chunk, slots};
+  std::vector<event> done(slots);
   auto queue = [&](std::size_t k) {
     const std::size_t first = k * chunk;
     const std::size_t end = std::min(total, first + chunk);
     for_each_piece(parts, first, end,
                    [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
-                     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(stage[k & 1] + out,
+                     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(stage.slot(k) + out,
                                                         static_cast<const char*>(p.src) + at, n,
                                                         cudaMemcpyDeviceToHost, s));
                    });
-    MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k & 1].get(), s));
+    MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k % slots].get(), s));
   };
-  chunk_workers pool(n_chunks, 0, [&](std::size_t k, unsigned w, unsigned workers) {
+  chunk_workers pool(n_chunks, pieces_for(chunk), slots, 0,
+                     [&](std::size_t k, std::size_t piece, std::size_t pieces) {
     const std::size_t first = k * chunk;
-    const auto share = worker_share(std::min(chunk, total - first), w, workers);
-    const char* buf = stage[k & 1] + share.first;  // (a structured binding can't be captured)
+    const auto share = piece_share(std::min(chunk, total - first), piece, pieces);
+    const char* buf = stage.slot(k) + share.first;  // (a structured binding can't be captured)
     for_each_piece(parts, first + share.first, first + share.second,
                    [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
                      std::memcpy(static_cast<char*>(p.dst) + at, buf + out, n);
                    });
     return true;
-  });
-  queue(0);
-  if (n_chunks > 1) queue(1);
+  }, shape.workers);
+  for (std::size_t k = 0; k < slots; ++k) queue(k);
   for (std::size_t k = 0; k < n_chunks; ++k) {
-    MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k & 1].get()));  // chunk k is in stage k & 1
+    MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k % slots].get()));  // chunk k is in its slot
     pool.allow(k + 1);
     pool.wait(k);
-    if (k + 2 < n_chunks) queue(k + 2);  // stage k & 1 has been copied out
+    if (k + slots < n_chunks) queue(k + slots);  // its slot has been copied out
   }
 }
 
@@ -554,30 +618,28 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
   download_parts({copy_part{h_dst, d_src, bytes}}, s);
 }
 
-/// How a staged upload runs: the pinned chunk size and the host threads
-/// that fill the chunks (benchmarks/upload_sweep.cu measures others).  12
-/// threads: with the spinning hand-offs, 800 MB of int64 costs went up as
-/// int16 in 16.7-17.0 ms with 12 threads and 16 MiB chunks against 21.5 ms
-/// with 8 (`upload-sweep.txt`, H100 host); 16 threads were slower again.
-struct upload_shape {
-  std::size_t chunk_bytes = std::size_t(16) << 20;
-  unsigned workers = 12;
-};
+/// The dense assignment's cost upload (benchmarks/upload_sweep.cu measures
+/// others).  12 threads: with the spinning hand-offs, 800 MB of int64 costs
+/// went up as int16 in 16.7-17.0 ms with 12 threads and 16 MiB chunks
+/// against 21.5 ms with 8 (`upload-sweep.txt`, H100 host); 16 threads were
+/// slower again.
+constexpr copy_shape cost_upload_copy{std::size_t(16) << 20, 2, 12};
 
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
 /// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); large matrices are staged instead (staged_copy) through two
-/// pinned chunks of the kept staging (staging_lease).  Returns staged_copy's
-/// count of items copied.
+/// H100 host); large matrices are staged instead (staged_copy) through a
+/// ring of pinned chunks of the kept staging (staging_lease).  Returns
+/// staged_copy's count of items copied.
 template <class Fill>
 inline std::size_t staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size,
-                                 Fill&& fill, cudaStream_t s, upload_shape shape = {}) {
+                                 Fill&& fill, cudaStream_t s,
+                                 copy_shape shape = cost_upload_copy) {
   const std::size_t chunk_items = std::min(std::max<std::size_t>(shape.chunk_bytes / out_size, 1),
                                            std::max<std::size_t>(n_items, 1));
   const std::size_t chunk_bytes = chunk_items * out_size;
-  staging_lease lease(2 * chunk_bytes);
-  char* const stage[2] = {lease.data(), lease.data() + chunk_bytes};
-  return staged_copy(d_dst, n_items, out_size, chunk_items, stage, std::forward<Fill>(fill),
+  staging_lease lease(shape.slots * chunk_bytes);
+  return staged_copy(d_dst, n_items, out_size, chunk_items,
+                     staging{lease.data(), chunk_bytes, shape.slots}, std::forward<Fill>(fill),
                      [](std::size_t, std::size_t) {}, s, shape.workers);
 }
 

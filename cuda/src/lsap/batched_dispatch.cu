@@ -262,8 +262,7 @@ void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T*
   const std::size_t stage_bytes = static_cast<std::size_t>(per_chunk) * problem_bytes;
 
   staging_lease lease(2 * stage_bytes);  // kept between calls
-  char* const base = lease.data();
-  char* const stage[2] = {base, base + stage_bytes};
+  const staging stage{lease.data(), stage_bytes, 2};
 
   const int n_lanes = static_cast<int>(std::min<std::int64_t>(n_chunks, max_lanes));
   std::vector<std::unique_ptr<stream>> lanes;

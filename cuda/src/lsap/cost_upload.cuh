@@ -56,7 +56,7 @@ __global__ void widen_kernel(const In* in, Out* out, std::size_t n) {
 template <bool Streaming = true>
 int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t n_items,
                      std::uint64_t* max_abs, cudaStream_t s, int narrowest = 2,
-                     upload_shape shape = {}) {
+                     copy_shape shape = cost_upload_copy) {
   int_range range;
   int width = sizeof(std::int64_t);
   auto* d32 = reinterpret_cast<std::int32_t*>(d_dst);

@@ -13,9 +13,9 @@
 // update; forward-pass levels compacted with CUB DeviceSelect; one small
 // device->host copy per level decides the control flow.
 //
-// Cost upload: staged through two kept pinned chunks (16 MiB) filled by a
-// pool of host threads (pageable cudaMemcpy ran at about 8 GB/s on the H100
-// host).  Integer costs are narrowed to int16 or int32 on the way when they
+// Cost upload: staged through kept pinned chunks (two of 16 MiB) filled by
+// a pool of host threads and the caller (pageable cudaMemcpy ran at about
+// 8 GB/s on the H100 host).  Integer costs are narrowed to int16 or int32 on the way when they
 // fit (a quarter or half of the bytes to copy and to read on the device;
 // duals stay int64), and their range is found in the same pass for the
 // exact-int64 overflow check (cost_upload.cuh).
