@@ -15,10 +15,10 @@
 //
 // Cost upload: staged through kept pinned chunks (two of 16 MiB) filled by
 // a pool of host threads and the caller (pageable cudaMemcpy ran at about
-// 8 GB/s on the H100 host).  Integer costs are narrowed to int16 or int32 on the way when they
-// fit (a quarter or half of the bytes to copy and to read on the device;
-// duals stay int64), and their range is found in the same pass for the
-// exact-int64 overflow check (cost_upload.cuh).
+// 8 GB/s on the H100 host).  Integer costs are narrowed to int16 or int32
+// on the way when they fit (a quarter or half of the bytes to copy and to
+// read on the device; duals stay int64), and their range is found in the
+// same pass for the exact-int64 overflow check (cost_upload.cuh).
 //
 // Augmenting paths per iteration: CU-TREE adds each iteration's count into
 // a device array (capacity n_rows), copied back once at the end; CU-CLASS
