@@ -499,7 +499,7 @@ __device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, do
   control* ctl = p.ctl;
   for (int r = 0; r < cap; ++r) {
     const int cur = slot % 3, nxt = (slot + 1) % 3;
-    const int m = atomic_read(&ctl->count[cur]);
+    const int m = block_read(&ctl->count[cur]);
     if (m <= stop_at) break;
     if (m <= static_cast<int>(blockDim.x >> 5)) {
       grid.sync();  // every thread has read m before block 0 changes the counts

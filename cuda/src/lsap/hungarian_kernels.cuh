@@ -449,6 +449,28 @@ __device__ void tree_augment_step(const state<T>& s, int it, int nroots, std::in
   for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
 }
 
+/// What every thread decides a step's sequel on: the new frontier's size,
+/// the least uncovered slack and whether the step found a reverse column
+/// (slot `slot` of the control words), read as block_read reads (one load
+/// per block, under the same contract), all three behind one barrier.
+/// Steps took about 13 us each (n = 10000, costs [0, n], H100) when every
+/// warp loaded them, 1.1 us of it the grid.sync itself.
+struct step_outcome {
+  int nf;
+  key_t theta_key;
+  int rev_step;
+};
+
+__device__ inline step_outcome read_outcome(const control* ctl, int slot) {
+  __shared__ step_outcome shared;
+  if (threadIdx.x == 0) {
+    shared = {atomic_read(&ctl->fcount[slot]), atomic_read(&ctl->theta_key[slot]),
+              atomic_read(&ctl->rev_step[slot])};
+  }
+  __syncthreads();
+  return shared;
+}
+
 /// CU-TREE, whole solve in one cooperative launch.  Every thread runs the
 /// same control flow; decisions read values written before the last
 /// grid.sync().  `step` numbers the expansion/dual steps: step s appends to
@@ -467,7 +489,7 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
   tree_roots_step(s, it, tid, nthreads);
   grid.sync();
   while (true) {
-    const int nroots = atomic_read(&ctl->rcount[it & 1]);
+    const int nroots = block_read(&ctl->rcount[it & 1]);
     if (nroots == 0) break;
     if (tid == 0) ctl->rcount[(it + 1) & 1] = 0;
     if (tid == 0) ++ctl->iterations;
@@ -491,13 +513,14 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
       grid.sync();
       ++step;
       fr = s.frontier[slot];
-      nf = atomic_read(&ctl->fcount[slot]);
-      key_t theta_key = atomic_read(&ctl->theta_key[slot]);
+      const step_outcome out = read_outcome(ctl, slot);
+      nf = out.nf;
+      key_t theta_key = out.theta_key;
       // A per-step slot, not ctl->rev_found: a fast thread may already be in
       // the next step (and find a reverse column there) while a slow one
       // reads; slot s % 3 is written again only in step s + 3, and a stale
       // `it` there means a reverse column was found earlier in this iteration.
-      rev = rev || atomic_read(&ctl->rev_step[slot]) == it;
+      rev = rev || out.rev_step == it;
       // dual updates until a row joins or a reverse column appears
       while (nf == 0 && !rev) {
         if (theta_key >= key_inf<T>()) {  // no finite slack: infeasible input
@@ -514,9 +537,10 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
         grid.sync();
         ++step;
         fr = s.frontier[dslot];
-        nf = atomic_read(&ctl->fcount[dslot]);
-        theta_key = atomic_read(&ctl->theta_key[dslot]);
-        rev = rev || atomic_read(&ctl->rev_step[dslot]) == it;
+        const step_outcome dual = read_outcome(ctl, dslot);
+        nf = dual.nf;
+        theta_key = dual.theta_key;
+        rev = rev || dual.rev_step == it;
       }
       found = nf == 0;  // frontier exhausted with a reverse column
     }

@@ -307,17 +307,6 @@ __device__ inline std::int64_t global_warps() {
   return std::int64_t(gridDim.x) * blockDim.x / warp_size;
 }
 
-/// The list size at `count` as one block reads it: one load per block, not
-/// per warp (thousands of loads of one address per level serialise in L2).
-/// Every thread of the block calls it; the caller's next barrier (grid.sync)
-/// keeps the shared slot stable until everyone has read it.
-__device__ inline int block_read_size(const int* count) {
-  __shared__ int size;
-  if (threadIdx.x == 0) size = atomic_read(count);
-  __syncthreads();
-  return size;
-}
-
 /// Cycle or level `k` after a ring reset (list0 / count[0] current) sees
 /// these lists.
 __device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts, int k) {
@@ -346,7 +335,7 @@ __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1);
-    const int size = block_read_size(l.count_in);
+    const int size = block_read(l.count_in);
     if (size == 0) {
       if (grid.thread_rank() == 0) *levels = level - 1;
       break;
@@ -520,7 +509,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
     const bool odd = ((parity + c) & 1) != 0;
     const list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                       &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
-    const int size = block_read_size(l.count_in);
+    const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
     for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
