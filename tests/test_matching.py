@@ -111,12 +111,10 @@ def test_larger_random_graphs(method):
 @pytest.mark.cuda
 @pytest.mark.parametrize("method", GPU_METHODS)
 def test_staged_copies_of_a_large_graph(method):
-    """A CSR of 9.6 MB and mates of 8.8 MB go through the staged copies
+    """A CSR of 7.2 MB and mates of 4.4 MB go through the staged copies
     (pinned ring, pieces shared by the workers and the caller), in chunks
     that cut both arrays at odd places."""
-    g = generators.uniform_random(600_001, 500_003, degree=3.0, seed=11)
-    check(g, method)
-    check(generators.random_permutation(g, seed=3), method)
+    check(generators.uniform_random(600_001, 500_003, degree=2.0, seed=11), method)
 
 
 @pytest.mark.parametrize("method", METHODS)
