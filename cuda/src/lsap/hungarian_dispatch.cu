@@ -69,23 +69,24 @@ struct buffers {
   device_buffer<long long> paths;
   device_buffer<control> ctl;
 
-  buffers(std::int64_t n_rows, std::int64_t n_cols, std::int64_t k_max, bool tree)
+  /// chunks: capacity of part_val / part_row in rows of n_cols.
+  buffers(std::int64_t n_rows, std::int64_t n_cols, std::int64_t chunks, bool tree)
       : cost(static_cast<std::size_t>(n_rows * n_cols)),
         u(n_rows), v(n_cols), slack(n_cols),
-        part_val(tree ? k_max * n_cols : 0), row_min(tree ? 0 : n_rows), theta(1),
+        part_val(tree ? chunks * n_cols : 0), row_min(tree ? 0 : n_rows), theta(1),
         ar(n_rows), ac(n_cols), pr(n_rows), pc(n_cols), sr(n_rows), sc(n_cols),
         vr(n_rows), vc(n_cols), rev(n_cols), rvis(n_rows), aug(n_rows), act(n_rows),
-        frontier(3 * n_rows), roots(2 * n_rows), part_row(tree ? k_max * n_cols : 0),
+        frontier(3 * n_rows), roots(2 * n_rows), part_row(tree ? chunks * n_cols : 0),
         paths(tree ? n_rows : 0), ctl(1) {}
 
-  static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols, std::int64_t k_max,
+  static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols, std::int64_t chunks,
                            bool tree) {
     const std::size_t t = sizeof(T), i = sizeof(int);
     std::size_t b = static_cast<std::size_t>(n_rows * n_cols) * t;
     b += static_cast<std::size_t>(n_rows) * (t + (tree ? 0 : t) + 9 * i + 3 * i + 2 * i +
                                              (tree ? sizeof(long long) : 0));
     b += static_cast<std::size_t>(n_cols) * (2 * t + 6 * i);
-    if (tree) b += static_cast<std::size_t>(k_max * n_cols) * (t + i);
+    if (tree) b += static_cast<std::size_t>(chunks * n_cols) * (t + i);
     return b + sizeof(control) + t;
   }
 
@@ -403,7 +404,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
     blocks = sms * occupancy;
     k_max = std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks) * solve_threads / n_cols);
   }
-  use_device_with_memory(options.device, buffers<T>::bytes(n_rows, n_cols, k_max, tree) +
+  const std::int64_t chunks = max_item_columns * k_max;  // tree_partial_step's K at most
+  use_device_with_memory(options.device, buffers<T>::bytes(n_rows, n_cols, chunks, tree) +
                                              (tree ? 0 : static_cast<std::size_t>(n_rows) * 64));
   // The caller's stream for costs in its GPU memory (ordered after its work
   // on them, and its later work after ours), else one of our own.
@@ -412,7 +414,7 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   // a cudaMalloc and a cudaFree (a device-wide synchronisation) of the cost
   // matrix's 400-800 MB per call otherwise.
   pooled_allocations pool(strm, options.device);
-  buffers<T> b(n_rows, n_cols, k_max, tree);
+  buffers<T> b(n_rows, n_cols, chunks, tree);
   state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
 
   auto t0 = wall_clock::now();

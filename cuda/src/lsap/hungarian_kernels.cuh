@@ -233,7 +233,8 @@ struct state {
   int* roots[2];       // CU-TREE roots of this / next iteration
   T* part_val;         // CU-TREE split expansion: per (chunk, column) minimum
   int* part_row;       //   and its row
-  int k_max;           //   chunks that fit (part_* hold k_max * n_cols)
+  int k_max;           //   chunks of one-column items that fill the grid (part_* hold
+                       //   max_item_columns * k_max * n_cols)
   long long* paths;    // paths[it - 1]: paths augmented in iteration it (capacity n_rows)
   control* ctl;
 };
@@ -308,30 +309,85 @@ __device__ inline void reduce_min_into(key_t local, key_t* key) {
 
 /// Algorithm 4, split version, first half: for every (chunk k, column j),
 /// min over frontier rows f = k, k + K, ... of the reduced cost.
-/// Thread mapping: grid-stride over K * n_cols items, column fastest
-/// (coalesced cost reads).  safe: part_val, part_row (one writer per item).
-template <class T>
+/// Thread mapping: grid-stride over K * ceil(n_cols / C) items, an item being
+/// C consecutive columns of one chunk, columns fastest (coalesced cost reads).
+/// C = 2 for large frontiers: a warp then reads 128 bytes of each int16 row,
+/// not 64 (the solve is not bandwidth-bound, ncu: 5-7 % of DRAM throughput,
+/// but each such access waits on a DRAM row of its own); at n = 10000, costs
+/// [0, n/10] (frontiers of ~2400 rows) the solve took 4.6-4.9 ms instead of
+/// 5.9-6.3 (NOTES.md, "Assignment").  safe: part_val, part_row (one writer
+/// per (chunk, column)).
+constexpr int max_item_columns = 2;
+
+template <int C, class T>
 __device__ void tree_partial_step(const state<T>& s, const int* fr, int nf, int K, int it,
                                   std::int64_t tid, std::int64_t nthreads) {
-  const std::int64_t items = static_cast<std::int64_t>(K) * s.n_cols;
+  const int groups = (s.n_cols + C - 1) / C;
+  const std::int64_t items = static_cast<std::int64_t>(K) * groups;
   for (std::int64_t idx = tid; idx < items; idx += nthreads) {
-    const int k = static_cast<int>(idx / s.n_cols);
-    const int j = static_cast<int>(idx - static_cast<std::int64_t>(k) * s.n_cols);
-    if (s.vc[j] == it) continue;
-    const T vj = s.v[j];
-    T best = cost_inf<T>();
-    int best_row = none;
+    const int k = static_cast<int>(idx / groups);
+    const int j0 = static_cast<int>(idx - static_cast<std::int64_t>(k) * groups) * C;
+    int col[C];
+    bool open[C];  // in range and not yet in the tree
+    T vj[C], best[C];
+    int best_row[C];
+    bool any = false;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      col[c] = j0 + c < s.n_cols ? j0 + c : j0;  // a repeated column is computed, not written
+      open[c] = j0 + c < s.n_cols && s.vc[j0 + c] != it;
+      any = any || open[c];
+      best[c] = cost_inf<T>();
+      best_row[c] = none;
+    }
+    if (!any) continue;
+#pragma unroll
+    for (int c = 0; c < C; ++c) vj[c] = s.v[col[c]];
     for (int f = k; f < nf; f += K) {
       const int i = fr[f];
-      const T rc = reduced_cost(s.cost, s.n_cols, i, j, s.u[i], vj);
-      if (rc < best) {
-        best = rc;
-        best_row = i;
+      const T ui = s.u[i];
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const T rc = reduced_cost(s.cost, s.n_cols, i, col[c], ui, vj[c]);
+        if (rc < best[c]) {
+          best[c] = rc;
+          best_row[c] = i;
+        }
       }
     }
-    s.part_val[idx] = best;
-    s.part_row[idx] = best_row;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      if (!open[c]) continue;
+      const std::int64_t at = static_cast<std::int64_t>(k) * s.n_cols + j0 + c;
+      s.part_val[at] = best[c];
+      s.part_row[at] = best_row[c];
+    }
   }
+}
+
+/// Column j's least slack over the K partial minima of tree_partial_step,
+/// folded into (sl, p).  Loads a batch at a time (indices past K repeat one)
+/// and compares after, instead of a load and a compare per chunk: K doubles
+/// with two-column items, and this chain was part of every split step.
+template <class T>
+__device__ inline void fold_partials(const state<T>& s, int K, int j, T& sl, int& p) {
+  constexpr int batch = 8;
+  int least = none;
+  for (int k0 = 0; k0 < K; k0 += batch) {
+    T val[batch];
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const int k = k0 + b < K ? k0 + b : k0;
+      val[b] = s.part_val[static_cast<std::int64_t>(k) * s.n_cols + j];
+    }
+#pragma unroll
+    for (int b = 0; b < batch; ++b)
+      if (val[b] < sl) {
+        sl = val[b];
+        least = k0 + b;
+      }
+  }
+  if (least != none) p = s.part_row[static_cast<std::int64_t>(least) * s.n_cols + j];
 }
 
 /// Algorithm 4 (one thread per column), or its second half after
@@ -356,13 +412,7 @@ __device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K
     T sl = s.slack[j];
     int p = s.pc[j];
     if (K > 1) {
-      for (int k = 0; k < K; ++k) {
-        const std::int64_t idx = static_cast<std::int64_t>(k) * s.n_cols + j;
-        if (s.part_val[idx] < sl) {
-          sl = s.part_val[idx];
-          p = s.part_row[idx];
-        }
-      }
+      fold_partials(s, K, j, sl, p);
     } else {
       const T vj = s.v[j];
       for (int f = 0; f < nf && sl > tol; ++f) {
@@ -503,10 +553,15 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
         ctl->fcount[(step + 1) % 3] = 0;
         ctl->theta_key[(step + 1) % 3] = key_inf<T>();
       }
+      // About 8 rows an item, at most as many items as the grid has
+      // threads; where one-column items would take over 16 rows each,
+      // two-column items of half as many rows (tree_partial_step).
       int K = nf / 8;
-      K = K < k_cap ? K : k_cap;
+      const bool pairs = K > max_item_columns * k_cap;
+      K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
       if (K > 1) {
-        tree_partial_step(s, fr, nf, K, it, tid, nthreads);
+        if (pairs) tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
+        else tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
         grid.sync();
       }
       tree_expand_step(s, fr, nf, K, it, tol, slot, tid, nthreads);
