@@ -312,10 +312,11 @@ __device__ inline void reduce_min_into(key_t local, key_t* key) {
 /// Thread mapping: grid-stride over K * ceil(n_cols / C) items, an item being
 /// C consecutive columns of one chunk, columns fastest (coalesced cost reads).
 /// C = 2 for large frontiers: a warp then reads 128 bytes of each int16 row,
-/// not 64 (the solve is not bandwidth-bound, ncu: 5-7 % of DRAM throughput,
-/// but each such access waits on a DRAM row of its own); at n = 10000, costs
+/// not 64: half as many scattered accesses for the same rows (the solve is
+/// not bandwidth-bound, ncu: 5-7 % of DRAM throughput); at n = 10000, costs
 /// [0, n/10] (frontiers of ~2400 rows) the solve took 4.6-4.9 ms instead of
-/// 5.9-6.3 (NOTES.md, "Assignment").  safe: part_val, part_row (one writer
+/// 5.9-6.3.  Used at every frontier size, it made solves of small frontiers
+/// slower (NOTES.md, "Assignment").  safe: part_val, part_row (one writer
 /// per (chunk, column)).
 constexpr int max_item_columns = 2;
 
