@@ -177,7 +177,7 @@ for part in "${parts[@]}"; do
                 "$d"/cuda/src/lsap/hungarian_dispatch.cu "$d"/cuda/src/device_query.cu \
                 "$d"/cpp/src/status.cpp -lgomp -o "/tmp/tree_solve_$k" > "$OUT/tree-ab-build-$k.log" 2>&1 &
         done
-        wait || true
+        wait
         for r in $(seq "${AB_ROUNDS:-2}"); do
             for k in "${!trees[@]}"; do
                 echo "== ${trees[$k]} (round $r)"
