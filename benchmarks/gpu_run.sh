@@ -6,12 +6,14 @@
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
 # Parts: build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched,
-# overhead, tree-ab, pack
+# overhead, solve-ab, pack
 # (default: build info test bench).
-# tree-ab builds benchmarks/tree_solve.cu (gpu-tree's solve alone) against this tree and,
-# when AB_BASE names another tree (e.g. from `git archive REV cuda cpp | tar -x -C .ab/base`,
-# carried as an untracked folder), against that one too, and runs them alternately
-# AB_ROUNDS times (default 2) into tree-ab.txt; it needs no `build` part.
+# solve-ab builds each driver of AB_DRIVERS (default: tree_solve batched_solve, i.e.
+# benchmarks/tree_solve.cu, gpu-tree's solve alone, and benchmarks/batched_solve.cu,
+# gpu-sap's kernel alone; each names its sources on an `ab-sources:` line) against this
+# tree and, when AB_BASE names another tree (e.g. from `git archive REV cuda cpp | tar -x
+# -C .ab/base`, carried as an untracked folder), against that one too, and runs them
+# alternately AB_ROUNDS times (default 2) into solve-ab.txt; it needs no `build` part.
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
@@ -66,9 +68,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|overhead|tree-ab|pack) parts+=("$1"); shift ;;
+        build|info|test|sanitize|bench|lsap|flow|preprocess|sparse-lap|batched|overhead|solve-ab|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, overhead, tree-ab, pack; bench args after --)" >&2
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, preprocess, sparse-lap, batched, overhead, solve-ab, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -164,27 +166,32 @@ for part in "${parts[@]}"; do
         note "overhead: exit code $rc; $(grep -c MISSED "$OUT/overhead.txt") cells missed a target"
         [ $rc -ne 0 ] && status=1
         ;;
-    tree-ab)
+    solve-ab)
         trees=(.)
         [ -n "${AB_BASE:-}" ] && trees+=("$AB_BASE")
-        note "tree-ab: benchmarks/tree_solve.cu against ${trees[*]}, ${AB_ROUNDS:-2} rounds"
-        for k in "${!trees[@]}"; do
-            d=${trees[$k]}
-            "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -std=c++17 \
-                -arch=sm_"$CUDA_ARCH" --expt-relaxed-constexpr -Xcompiler -fopenmp \
-                -I"$d"/cuda/include -I"$d"/cuda/src -I"$d"/cpp/include \
-                -DMATCHFLOW_CUDA_ARCHITECTURES=\""$CUDA_ARCH"\" benchmarks/tree_solve.cu \
-                "$d"/cuda/src/lsap/hungarian_dispatch.cu "$d"/cuda/src/device_query.cu \
-                "$d"/cpp/src/status.cpp -lgomp -o "/tmp/tree_solve_$k" > "$OUT/tree-ab-build-$k.log" 2>&1 &
+        read -r -a drivers <<< "${AB_DRIVERS:-tree_solve batched_solve}"
+        note "solve-ab: ${drivers[*]} against ${trees[*]}, ${AB_ROUNDS:-2} rounds"
+        for drv in "${drivers[@]}"; do
+            read -r -a srcs <<< "$(sed -n 's|^// ab-sources: ||p' "benchmarks/$drv.cu")"
+            for k in "${!trees[@]}"; do
+                d=${trees[$k]}
+                "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -std=c++17 \
+                    -arch=sm_"$CUDA_ARCH" --expt-relaxed-constexpr -Xcompiler -fopenmp \
+                    -I"$d"/cuda/include -I"$d"/cuda/src -I"$d"/cpp/include \
+                    -DMATCHFLOW_CUDA_ARCHITECTURES=\""$CUDA_ARCH"\" "benchmarks/$drv.cu" \
+                    "${srcs[@]/#/$d/}" -lgomp -o "/tmp/${drv}_$k" > "$OUT/solve-ab-build-$drv-$k.log" 2>&1 &
+            done
         done
         wait
-        for r in $(seq "${AB_ROUNDS:-2}"); do
-            for k in "${!trees[@]}"; do
-                echo "== ${trees[$k]} (round $r)"
-                timeout 300 "/tmp/tree_solve_$k" 5 || status=1
+        for drv in "${drivers[@]}"; do
+            for r in $(seq "${AB_ROUNDS:-2}"); do
+                for k in "${!trees[@]}"; do
+                    echo "== $drv, ${trees[$k]} (round $r)"
+                    timeout 300 "/tmp/${drv}_$k" || status=1
+                done
             done
-        done > "$OUT/tree-ab.txt" 2>&1
-        cat "$OUT/tree-ab.txt"
+        done > "$OUT/solve-ab.txt" 2>&1
+        cat "$OUT/solve-ab.txt"
         ;;
     bench)
         t=$(( $(left) - 10 ))

@@ -7,13 +7,14 @@
 // median whole call (host copies included), iterations, dual updates, the
 // objective and the number of certificate violations (0 expected).
 //
-// `gpu_run.sh tree-ab` builds it against the working tree and, with AB_BASE
+// `gpu_run.sh solve-ab` builds it against the working tree and, with AB_BASE
 // set, against that tree too (a base from `git archive REV cuda cpp | tar -x
-// -C DIR`), and runs the two alternately.  By hand, from the repository root:
+// -C DIR`), and runs the two alternately.
+// ab-sources: cuda/src/lsap/hungarian_dispatch.cu cuda/src/device_query.cu cpp/src/status.cpp
+// By hand, from the repository root (the sources above after the driver):
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Xcompiler -fopenmp \
 //        -Icuda/include -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
-//        benchmarks/tree_solve.cu cuda/src/lsap/hungarian_dispatch.cu \
-//        cuda/src/device_query.cu cpp/src/status.cpp -lgomp -o /tmp/tree_solve
+//        benchmarks/tree_solve.cu SOURCES -lgomp -o /tmp/tree_solve
 //   /tmp/tree_solve [repeat] [name filter]
 #include <algorithm>
 #include <chrono>
