@@ -227,21 +227,12 @@ __device__ inline T cost_at(const T* row, int j) {
   }
 }
 
-/// Row i of a problem's costs.
-template <bool Shared, class T>
-__device__ inline const T* cost_row(const T* cost, int i, int n_cols) {
-  if constexpr (Shared) return cost + i * n_cols;  // fits in shared memory: int
-  else return cost + static_cast<std::int64_t>(i) * n_cols;
-}
-
-/// Copies (load_transposed: transposes) problem `src` into `tile` when the
-/// costs are shared, and checks every entry; true when one is NaN or the
-/// wrong infinity.  Each thread keeps `batch` loads in flight (the pass is
-/// a chain of global-memory latencies otherwise).
-template <bool Shared, class T>
-__device__ bool load_and_check(const sap_params<T>& prm, const T* src, T* tile) {
-  constexpr bool checked = std::is_floating_point_v<T>;
-  if constexpr (!Shared && !checked) return false;  // nothing to copy or check
+/// Copies (load_transposed: transposes) problem `src` into `tile` and
+/// checks every entry; true when one is NaN or the wrong infinity.  Each
+/// thread keeps `batch` loads in flight (the pass is a chain of
+/// global-memory latencies otherwise).
+template <class T>
+__device__ bool copy_and_check(const sap_params<T>& prm, const T* src, T* tile) {
   constexpr int batch = 8;
   const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
   bool bad = false;
@@ -256,60 +247,124 @@ __device__ bool load_and_check(const sap_params<T>& prm, const T* src, T* tile) 
     for (int b = 0; b < batch; ++b) {
       const std::int64_t e = base + b * blockDim.x;
       if (e >= entries) break;
-      if constexpr (checked) {
+      if constexpr (std::is_floating_point_v<T>) {
         bad |= !(weight(x[b], prm.sign) > -INFINITY);  // NaN, or -inf after the sign
       }
-      if constexpr (Shared) {
-        // Shared problems have fewer than 2^31 entries.  Transposed: e
-        // walks the caller's (n_cols x n_rows) problem.
-        const int ei = static_cast<int>(e), caller_row = ei / prm.n_rows;
-        const int at = prm.load_transposed
-            ? (ei - caller_row * prm.n_rows) * prm.n_cols + caller_row : ei;
-        tile[at] = x[b];
-      }
+      // Shared problems have fewer than 2^31 entries.  Transposed: e walks
+      // the caller's (n_cols x n_rows) problem.
+      const int ei = static_cast<int>(e), caller_row = ei / prm.n_rows;
+      const int at = prm.load_transposed
+          ? (ei - caller_row * prm.n_rows) * prm.n_cols + caller_row : ei;
+      tile[at] = x[b];
     }
   }
   return __syncthreads_or(bad) != 0;
 }
 
-/// Row reduction and the greedy start (see the file comment); false when a
-/// row has no allowed column (the problem is infeasible).  v = 0 is the
-/// caller's (registers).
-template <bool Shared, class T>
-__device__ bool row_reduction(const T* cost, int n_rows, int n_cols, double sign, double* u,
-                              int* row4col, int* col4row) {
-  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) row4col[j] = -1;
+/// Row i's least entry (u_i) and its first column into u and col4row
+/// (-1 when every entry is +inf), from the warp's lanes' (least, column).
+__device__ inline void write_row_minimum(int i, double best, unsigned at, double* u,
+                                         int* col4row) {
+  unsigned long long key = ordered(best);
+  warp_argmin(key, at);
+  if ((threadIdx.x & 31) == 0) {
+    u[i] = from_ordered(key);
+    col4row[i] = from_ordered(key) < INFINITY ? static_cast<int>(at) : -1;
+  }
+}
+
+/// u_i and the least column of every row of costs in shared memory, one
+/// warp per row.
+template <class T>
+__device__ void row_minima_shared(const T* cost, int n_rows, int n_cols, double sign, double* u,
+                                  int* col4row) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
-  for (int i = warp; i < n_rows; i += n_warps) {  // one warp per row
-    const T* row = cost_row<Shared>(cost, i, n_cols);
+  for (int i = warp; i < n_rows; i += n_warps) {
+    const T* row = cost + i * n_cols;
     double best = INFINITY;
     unsigned at = no_key;
     for (int j = lane; j < n_cols; j += 32) {
-      const double w = weight(cost_at<Shared>(row, j), sign);
+      const double w = weight(row[j], sign);
       if (w < best) {  // lanes walk increasing j: the first minimum stays
         best = w;
         at = j;
       }
     }
-    unsigned long long key = ordered(best);
-    warp_argmin(key, at);
-    if (lane == 0) {
-      u[i] = from_ordered(key);
-      col4row[i] = from_ordered(key) < INFINITY ? static_cast<int>(at) : -1;  // settled below
-    }
+    write_row_minimum(i, best, at, u, col4row);
   }
-  __syncthreads();
-  bool feasible = true;
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < n_rows; ++i) {
-      const int j = col4row[i];
-      feasible = feasible && j >= 0;
-      col4row[i] = -1;
-      if (j >= 0 && row4col[j] < 0) {
-        row4col[j] = i;
-        col4row[i] = j;
+}
+
+/// u_i and the least column of every row of costs in global memory, and
+/// their check (true: an entry is NaN or the wrong infinity), in one pass:
+/// a warp per row with every load of the row in flight (`span` a lane; wider
+/// rows in slices), so the pass is a chain of one global latency per row of
+/// a warp.  Entries are compared in T (the order of their float64 weights:
+/// least, or greatest when maximising), and only a row's best is converted.
+/// At 208 x 300 x 300 f32 the setup took 113 us (ncu, H100) against 253 us
+/// for a check pass and a row loop that issued two or three waves of loads
+/// a row (benchmarks/NOTES.md, Batched).
+template <class T>
+__device__ bool row_minima_global(const T* cost, int n_rows, int n_cols, double sign, double* u,
+                                  int* col4row) {
+  // Loads in flight per lane: 16 (512 columns a slice) when each takes one
+  // register; 8 of 64-bit costs keeps the kernel's registers, and with
+  // them its blocks per SM, near what the search needs.
+  constexpr int span = sizeof(T) > 4 ? 8 : 16;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  const bool maximize = sign < 0;
+  bool bad = false;
+  for (int i = warp; i < n_rows; i += n_warps) {
+    const T* row = cost + static_cast<std::int64_t>(i) * n_cols;
+    T best = T(0);
+    unsigned at = no_key;
+    for (int base = lane; base < n_cols; base += 32 * span) {
+      // One base address and immediate offsets, each load one register,
+      // the comparisons in T: ptxas then issues every load before the
+      // first use (with an address each and float64 weights, or a `break`
+      // at the row's end, it issued a few at a time, each group waited for).
+      T x[span];
+#pragma unroll
+      for (int s = 0; s < span; ++s) x[s] = base + 32 * s < n_cols ? __ldg(row + base + 32 * s) : T(0);
+#pragma unroll
+      for (int s = 0; s < span; ++s) {
+        if (base + 32 * s >= n_cols) continue;
+        const T c = x[s];
+        if constexpr (std::is_floating_point_v<T>) {
+          bad |= c != c || c == (maximize ? T(INFINITY) : T(-INFINITY));
+        }
+        if (at == no_key || (maximize ? c > best : c < best)) {  // the first best stays
+          best = c;
+          at = base + 32 * s;
+        }
       }
     }
+    write_row_minimum(i, at == no_key ? INFINITY : weight(best, sign), at, u, col4row);
+  }
+  return bad;
+}
+
+/// The greedy start after the row minima: each row takes its least column
+/// while it is free, rows in order, so each column goes to the lowest row
+/// whose least it is (decided by an atomicMin per row, not a walk over the
+/// rows).  False when a row has no allowed column (the problem is
+/// infeasible).  Starts and ends with a barrier.
+__device__ inline bool greedy_start(int n_rows, int n_cols, int* row4col, int* col4row) {
+  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) row4col[j] = INT_MAX;
+  __syncthreads();
+  bool feasible = true;
+  for (int i = threadIdx.x; i < n_rows; i += blockDim.x) {
+    const int j = col4row[i];
+    feasible = feasible && j >= 0;
+    if (j >= 0) atomicMin(row4col + j, i);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n_rows; i += blockDim.x) {
+    const int j = col4row[i];
+    if (j >= 0 && row4col[j] != i) col4row[i] = -1;
+  }
+  __syncthreads();
+  for (int j = threadIdx.x; j < n_cols; j += blockDim.x) {
+    if (row4col[j] == INT_MAX) row4col[j] = -1;
   }
   return __syncthreads_and(feasible) != 0;
 }
@@ -523,7 +578,7 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
   const std::int64_t entries = static_cast<std::int64_t>(prm.n_rows) * prm.n_cols;
   int parity = 0;
   owned_columns<K> own;
-  clear_slots(slot_val, slot_key);  // row_reduction's barriers follow
+  clear_slots(slot_val, slot_key);  // greedy_start's barriers follow
 
   for (std::int64_t p = blockIdx.x; p < prm.batch; p += gridDim.x) {
     const T* src = prm.cost + p * entries;
@@ -531,10 +586,17 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
 #pragma unroll
     for (int k = 0; k < K; ++k) own.v[k] = 0;
     int outcome = solved;
-    if (load_and_check<Shared>(prm, src, tile)) {
+    bool bad = false;
+    if constexpr (Shared) {
+      bad = copy_and_check(prm, src, tile);
+      row_minima_shared(cost, prm.n_rows, prm.n_cols, prm.sign, u, col4row);
+    } else {
+      bad = row_minima_global(cost, prm.n_rows, prm.n_cols, prm.sign, u, col4row);
+    }
+    const bool feasible = greedy_start(prm.n_rows, prm.n_cols, row4col, col4row);
+    if (__syncthreads_or(bad)) {
       outcome = invalid;
-    } else if (!row_reduction<Shared>(cost, prm.n_rows, prm.n_cols, prm.sign, u, row4col,
-                                      col4row)) {
+    } else if (!feasible) {
       outcome = infeasible;
     } else {
       own.read_assigned(row4col, prm.n_cols);
