@@ -248,8 +248,8 @@ def batch_linear_sum_assignment(costs, maximize=False, *, method: str = "auto",
     converted inside the solvers, not copied): integers are exact while
     ``max(n_rows, n_cols, 8) * max|c| <= 2**50``, and past that rounded as
     SciPy rounds them.  omp-sap gives SciPy's arrays, ties included;
-    gpu-sap starts from a row reduction and may pick another optimum among
-    ties.
+    gpu-sap starts from a row reduction (square problems: and a column
+    reduction) and may pick another optimum among ties.
 
     Examples
     --------
