@@ -351,7 +351,8 @@ __device__ bool row_minima_global(const T* cost, int n_rows, int n_cols, double 
 /// while it is free, rows in order, so each column goes to the lowest row
 /// whose least it is (decided by an atomicMin per row, not a walk over the
 /// rows).  False when a row has no allowed column (the problem is
-/// infeasible).  Starts and ends with a barrier.
+/// infeasible).  Reads the row minima' col4row only after a barrier, and
+/// ends with one.
 __device__ inline bool greedy_start(int n_rows, int n_cols, int* row4col, int* col4row) {
   for (int j = threadIdx.x; j < n_cols; j += blockDim.x) row4col[j] = INT_MAX;
   __syncthreads();
