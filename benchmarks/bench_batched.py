@@ -10,8 +10,11 @@ variants.  Columns:
                device-array input would cost)
   cpu          matchflow omp-sap on all threads (--threads)
   scipy loop   scipy.optimize.linear_sum_assignment on each problem, in a loop
-  torch-la     torch_linear_assignment.batch_linear_assignment on a CUDA tensor
-               already on the device (optional peer; when importable)
+  gpu torch    matchflow gpu-sap, whole call from a PyTorch CUDA tensor already on the
+               device to the result tensors on it, synchronised (when PyTorch is importable)
+  torch-la     torch_linear_assignment.batch_linear_assignment on the same CUDA tensor,
+               synchronised (optional peer; when importable; its backend, Triton or its
+               SciPy fallback, is recorded in the header)
 Times are medians of --repeat runs after one warm-up.  Every answer is
 checked: each problem's cost must equal SciPy's (within 1e-9 of the
 magnitude; integers exactly).
@@ -42,11 +45,14 @@ from matchflow._batched import solve_batch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_matching import git_sha, machine_info  # noqa: E402
 
-try:  # optional peer
+try:  # optional: device-array input
     import torch
+except ImportError:
+    torch = None
+try:  # optional peer
     from torch_linear_assignment import batch_linear_assignment as torch_la
 except ImportError:
-    torch = torch_la = None
+    torch_la = None
 
 CASES = {  # name: (batch, n_rows, n_cols, dtype)
     "208x300x300 f32": (208, 300, 300, np.float32),
@@ -118,6 +124,16 @@ def run_case(name, args):
         check("gpu-sap unpipelined", costs_of(c, rows, cols))
         row.update(gpu_s=t, gpu_unpipelined_s=t_whole, gpu_solve_s=float(np.median(solves[1:])),
                    gpu_shared_costs=info["shared_costs"], gpu_block_threads=info["block_threads"])
+    if torch is not None and torch.cuda.is_available() and matchflow.cuda_available():
+        tc = torch.from_numpy(c).cuda()
+
+        def on_device():
+            out = matchflow.batch_linear_sum_assignment(tc, method="gpu-sap")
+            torch.cuda.synchronize()
+            return out
+        t, (rows, cols) = timed(on_device, args.repeat)
+        check("gpu-sap (torch)", costs_of(c, rows.cpu().numpy(), cols.cpu().numpy()))
+        row["gpu_torch_s"] = t
     if torch_la is not None and torch.cuda.is_available() and n <= m and dtype != np.int64:
         tc = torch.from_numpy(c).cuda()
 
@@ -133,7 +149,7 @@ def run_case(name, args):
 
 
 COLUMNS = [("gpu_s", "gpu"), ("gpu_unpipelined_s", "gpu 1-piece"), ("gpu_solve_s", "gpu solve"),
-           ("cpu_s", "cpu"),
+           ("gpu_torch_s", "gpu torch"), ("cpu_s", "cpu"),
            ("scipy_loop_s", "scipy loop"), ("torch_la_s", "torch-la")]
 
 
@@ -145,7 +161,7 @@ def write(rows, header, out: Path):
              f"{header['threads']} CPU threads)", "",
              f"`{variant + ' ' if variant else ''}{header['command']}` at {header['git']}", "",
              "| case | " + " | ".join(label for _, label in COLUMNS)
-             + " | scipy / cpu | scipy / gpu | torch-la / gpu solve |",
+             + " | scipy / cpu | scipy / gpu | torch-la / gpu torch |",
              "|---" * (len(COLUMNS) + 4) + "|"]
     for r in rows:
         def ms(key):
@@ -155,8 +171,25 @@ def write(rows, header, out: Path):
             return f"{r[a] / r[b]:.1f}x" if a in r and b in r else "-"
         lines.append(f"| {r['case']} | " + " | ".join(ms(k) for k, _ in COLUMNS)
                      + f" | {ratio('scipy_loop_s', 'cpu_s')} | {ratio('scipy_loop_s', 'gpu_s')}"
-                     + f" | {ratio('torch_la_s', 'gpu_solve_s')} |")
+                     + f" | {ratio('torch_la_s', 'gpu_torch_s')} |")
     (out / "batched.md").write_text("\n".join(lines) + "\n")
+
+
+def torch_la_backend():
+    """torch-linear-assignment's version and the backend it takes for a CUDA
+    float32 stack here (its 0.1 line: Triton, or a SciPy fallback on the
+    CPU), or None when it is not importable."""
+    if torch_la is None:
+        return None
+    import importlib.metadata
+    version = importlib.metadata.version("torch-linear-assignment")
+    try:
+        from torch_linear_assignment import assignment
+        probe = torch.zeros((1, 2, 2), device="cuda")
+        backend = "triton" if assignment._cuda_uses_triton(probe) else "scipy-fallback"
+    except (ImportError, AttributeError, RuntimeError):
+        backend = "unknown"
+    return f"{version} ({backend})"
 
 
 def main(argv=None):
@@ -174,7 +207,7 @@ def main(argv=None):
     header = {"machine": machine_info(args), "git": git_sha(args), "threads": args.threads,
               "block_threads": args.block_threads,
               "variant": {k: v for k, v in os.environ.items() if k.startswith("MATCHFLOW_GPU_SAP_")},
-              "command": shlex.join(sys.argv), "torch_linear_assignment": torch_la is not None}
+              "command": shlex.join(sys.argv), "torch_linear_assignment": torch_la_backend()}
     start, rows = time.perf_counter(), []
     for name in args.cases:
         if args.time_budget and time.perf_counter() - start > args.time_budget:
