@@ -7,7 +7,8 @@
 //
 // gpu_batched_sap with a stack in the caller's GPU memory (options.on_device):
 // one launch_sap on the caller's stream, reading its stack and writing its
-// result arrays; nothing goes through the host but one status per problem.
+// result arrays; nothing goes through the host but the lowest failed
+// problem, eight bytes into kept pinned memory (problem_status).
 // From host memory: small stacks are copied in one piece,
 // then solved.  Larger ones go in up to about eight chunks of whole
 // problems through pinned staging (common/host_copy.cuh, host threads
@@ -16,8 +17,9 @@
 // chunk's kernel never waits for another's): the call then costs about the
 // upload plus one problem's solve, not the two in sequence.  The pinned
 // staging is kept between calls (pinned allocation costs milliseconds).
-// Every call and launch is checked; buffers are RAII; the memory need is
-// computed and checked before any allocation.
+// Every call and launch is checked; buffers are RAII, from the
+// stream-ordered pool (no device-wide synchronisation per free); the memory
+// need is computed and checked before any allocation.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -32,6 +34,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/host_copy.cuh"
+#include "common/pinned.cuh"
 #include "lsap/batched_kernels.cuh"
 #include "lsap/batched_launch.cuh"
 #include "matchflow/cuda/entry.hpp"
@@ -188,7 +191,8 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
 
 template <class T>
 int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t batch,
-               std::int64_t* d_rows, std::int64_t* d_cols, int* d_status, cudaStream_t s) {
+               std::int64_t first_problem, std::int64_t* d_rows, std::int64_t* d_cols,
+               unsigned long long* d_failure, cudaStream_t s) {
   if (batch <= 0) return 0;
   int launches = 0;
   if (plan.scratch) {
@@ -200,6 +204,7 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   sap_params<T> prm{};
   prm.cost = plan.scratch ? d_scratch : d_cost;
   prm.batch = batch;
+  prm.first_problem = first_problem;
   prm.n_rows = plan.n_rows;
   prm.n_cols = plan.n_cols;
   prm.load_transposed = plan.transposed && plan.costs_shared;
@@ -208,7 +213,7 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.sign = plan.maximize ? -1.0 : 1.0;
   prm.row_ind = d_rows;
   prm.col_ind = d_cols;
-  prm.status = d_status;
+  prm.first_failure = d_failure;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
   switch (plan.columns_per_thread) {  // the values columns_per_thread returns
     case 1: launch_k<T, 1>(plan, prm, grid, s); break;
@@ -253,8 +258,9 @@ std::int64_t chunk_problems(std::int64_t batch, std::size_t problem_bytes) {
 /// copy; returns once every solve is done.
 template <class T>
 void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T* d_cost,
-                     T* d_scratch, std::int64_t* d_rows, std::int64_t* d_cols, int* d_status,
-                     cudaStream_t copy, batched_lsap_stats* stats) {
+                     T* d_scratch, std::int64_t* d_rows, std::int64_t* d_cols,
+                     unsigned long long* d_failure, cudaStream_t copy,
+                     batched_lsap_stats* stats) {
   const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;
   const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
   const std::int64_t per_chunk = chunk_problems(batch, problem_bytes);
@@ -281,8 +287,8 @@ void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T*
     MATCHFLOW_CUDA_TRY(cudaStreamWaitEvent(lane, copied.get(), 0));
     stats->kernel_launches += launch_sap<T>(
         plan, d_cost + first * entries, plan.scratch ? d_scratch + first * entries : nullptr,
-        static_cast<std::int64_t>(count), d_rows + first * plan.n_rows,
-        d_cols + first * plan.n_rows, d_status + first, lane);
+        static_cast<std::int64_t>(count), first, d_rows + first * plan.n_rows,
+        d_cols + first * plan.n_rows, d_failure, lane);
   };
   auto t0 = wall_clock::now();
   staged_copy(d_cost, static_cast<std::size_t>(batch), problem_bytes,
@@ -314,11 +320,14 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
   const std::size_t own_costs = (dev ? 0 : n_entries) + (plan.scratch ? n_entries : 0);
   use_device_with_memory(options.device, own_costs * sizeof(T) +
                                              (dev ? 0 : 2 * n_pairs * sizeof(std::int64_t)) +
-                                             static_cast<std::size_t>(batch) * sizeof(int));
+                                             sizeof(unsigned long long));
   stream s(reinterpret_cast<cudaStream_t>(options.stream), dev);
+  pooled_allocations pool(s, options.device);  // every buffer of the call, freed on s
   device_buffer<T> d_cost(dev ? 0 : n_entries), d_scratch(plan.scratch ? n_entries : 0);
   device_buffer<std::int64_t> d_rows(dev ? 0 : n_pairs), d_cols(dev ? 0 : n_pairs);
-  device_buffer<int> d_status(static_cast<std::size_t>(batch));
+  device_buffer<unsigned long long> d_failure(1);
+  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_failure.data(), 0xff, sizeof(unsigned long long), s));
+  static_assert(no_failure == ~0ull, "the memset writes no_failure");
   std::int64_t* const d_row_ind = dev ? row_ind : d_rows.data();
   std::int64_t* const d_col_ind = dev ? col_ind : d_cols.data();
 
@@ -326,32 +335,34 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
   if (!dev && options.pipeline && n_entries * sizeof(T) >= min_pipelined_bytes &&
       problem_bytes <= max_chunk_bytes) {  // the kept staging stays within 2 * max_chunk_bytes
     pipelined_solve(plan, cost, batch, d_cost.data(), d_scratch.data(), d_rows.data(),
-                    d_cols.data(), d_status.data(), s, stats);
+                    d_cols.data(), d_failure.data(), s, stats);
   } else {
     auto t0 = wall_clock::now();
     if (!dev) upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
     stats->seconds_transfer = seconds_since(t0);
     t0 = wall_clock::now();
-    stats->kernel_launches += launch_sap<T>(plan, dev ? cost : d_cost.data(), d_scratch.data(),
-                                            batch, d_row_ind, d_col_ind, d_status.data(), s);
+    stats->kernel_launches +=
+        launch_sap<T>(plan, dev ? cost : d_cost.data(), d_scratch.data(), batch, 0, d_row_ind,
+                      d_col_ind, d_failure.data(), s);
     s.synchronize();
     stats->seconds_solve = seconds_since(t0);
   }
 
   auto t0 = wall_clock::now();
-  std::vector<int> outcome(static_cast<std::size_t>(batch));
   if (!dev) {
     d_rows.copy_to_host(row_ind, n_pairs, s);
     d_cols.copy_to_host(col_ind, n_pairs, s);
   }
-  d_status.copy_to_host(outcome.data(), outcome.size(), s);
+  pinned_value<unsigned long long> failure;  // eight bytes back, whatever the batch
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(failure.get(), d_failure.data(), sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, s));
   s.synchronize();
   stats->seconds_transfer += seconds_since(t0);
 
-  const auto failed = std::find_if(outcome.begin(), outcome.end(), [](int o) { return o != solved; });
-  if (failed == outcome.end()) return status::ok;
-  stats->failed_problem = failed - outcome.begin();
-  return *failed == infeasible ? status::infeasible : status::invalid_input;
+  const unsigned long long first = *failure.get();
+  if (first == no_failure) return status::ok;
+  stats->failed_problem = static_cast<std::int64_t>(first / 4);
+  return first % 4 == infeasible ? status::infeasible : status::invalid_input;
 }
 
 }  // namespace
@@ -368,7 +379,8 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
 
 #define MATCHFLOW_INSTANTIATE_LAUNCH_SAP(T)                                              \
   template int batched::launch_sap<T>(const batched::sap_plan&, const T*, T*, std::int64_t, \
-                                      std::int64_t*, std::int64_t*, int*, cudaStream_t);
+                                      std::int64_t, std::int64_t*, std::int64_t*,           \
+                                      unsigned long long*, cudaStream_t);
 MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP)
 MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_LAUNCH_SAP)
 #undef MATCHFLOW_INSTANTIATE_LAUNCH_SAP

@@ -68,8 +68,12 @@
 
 namespace matchflow::cuda::batched {
 
-/// Per-problem outcome, as written to the status array.
+/// A problem's outcome.  A failed problem p is reported as p * 4 + outcome,
+/// atomicMin'd into one word (sap_params::first_failure), so that the host
+/// reads eight bytes, whatever the batch, to learn the lowest failing
+/// problem and why (no_failure: none failed).
 enum problem_status : int { solved = 0, infeasible = 1, invalid = 2 };
+constexpr unsigned long long no_failure = ~0ull;
 
 constexpr int max_block_threads = 512;
 constexpr int max_warps = max_block_threads / 32;
@@ -108,6 +112,7 @@ template <class T>
 struct sap_params {
   const T* cost;            ///< per problem n_rows x n_cols, or n_cols x n_rows when load_transposed
   std::int64_t batch;
+  std::int64_t first_problem;  ///< the caller's index of problem 0 here (failures name it)
   int n_rows, n_cols;       ///< the oriented problem: n_rows <= n_cols
   bool load_transposed;     ///< the caller's problems are tall: transpose them into shared memory
   bool transposed;          ///< report the caller's rows as our columns
@@ -115,7 +120,7 @@ struct sap_params {
   double sign;              ///< -1 when maximising
   std::int64_t* row_ind;    ///< batch x n_rows
   std::int64_t* col_ind;
-  int* status;              ///< batch
+  unsigned long long* first_failure;  ///< see problem_status; the caller sets no_failure
 };
 
 /// Order-preserving image of a double (no NaN): a < b iff ordered(a) <
@@ -702,7 +707,10 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
       write_assignment(p, prm.n_rows, prm.n_cols, prm.transposed, row4col, col4row,
                        prm.row_ind, prm.col_ind);
     }
-    if (threadIdx.x == 0) prm.status[p] = outcome;
+    if (threadIdx.x == 0 && outcome != solved) {
+      atomicMin(prm.first_failure,
+                static_cast<unsigned long long>(prm.first_problem + p) * 4 + outcome);
+    }
     __syncthreads();  // the next problem reuses the shared memory
   }
 }

@@ -45,12 +45,14 @@ status plan_sap(std::int64_t n_rows, std::int64_t n_cols, std::size_t cost_size,
                 const batched_lsap_options& options, sap_plan* plan);
 
 /// Queues gpu-sap on `s` for `batch` problems at d_cost (the caller's
-/// layout, back to back); d_scratch: batch problems' room when
-/// plan.scratch, else unused.  Writes d_rows, d_cols (batch x
-/// min(n_rows, n_cols)) and d_status (one problem_status per problem);
-/// returns the kernel launches queued.  Throws cuda_failure.
+/// layout, back to back), problems first_problem ... of the caller's stack;
+/// d_scratch: batch problems' room when plan.scratch, else unused.  Writes
+/// d_rows, d_cols (batch x min(n_rows, n_cols)) and atomicMin's each failed
+/// problem into *d_failure (problem_status; the caller sets no_failure
+/// first); returns the kernel launches queued.  Throws cuda_failure.
 template <class T>
 int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t batch,
-               std::int64_t* d_rows, std::int64_t* d_cols, int* d_status, cudaStream_t s);
+               std::int64_t first_problem, std::int64_t* d_rows, std::int64_t* d_cols,
+               unsigned long long* d_failure, cudaStream_t s);
 
 }  // namespace matchflow::cuda::batched
