@@ -412,6 +412,23 @@ def test_gpu_errors_name_the_index():
 
 
 @gpu
+@pytest.mark.parametrize("n, dtype", [(16, np.float32), (300, np.float64)])  # shared, global costs
+@pytest.mark.parametrize("maximize", [False, True])
+def test_gpu_square_infeasible_by_a_column(n, dtype, maximize):
+    """Square problems take a column reduction after the row reduction: a
+    column with no allowed row (every row still has one) is found there."""
+    c = np.random.default_rng(7).random((6, n, n)).astype(dtype)
+    forbidden = -np.inf if maximize else np.inf
+    c[2, :, n // 3] = forbidden  # each row keeps allowed columns
+    c[4, 1, :] = forbidden       # a row with none
+    with pytest.raises(ValueError, match=r"^cost matrix is infeasible \(batch index 2\)$"):
+        batch_linear_sum_assignment(c, maximize, method="gpu-sap")
+    c[2, :, n // 3] = 0.5
+    with pytest.raises(ValueError, match=r"^cost matrix is infeasible \(batch index 4\)$"):
+        batch_linear_sum_assignment(c, maximize, method="gpu-sap")
+
+
+@gpu
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (4, 0)])
 def test_gpu_empty(shape):
     rows, cols = batch_linear_sum_assignment(np.zeros((3, *shape)), method="gpu-sap")
