@@ -2,7 +2,8 @@
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
-    (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only)
+    (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only;
+     --batched: gpu-sap only)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -102,6 +103,10 @@ def main() -> int:
         wrong = check_flows()
         print("wrong answers:", wrong)
         return 1 if wrong else 0
+    if "--batched" in sys.argv[1:]:
+        wrong = check_batched()
+        print("wrong answers:", wrong)
+        return 1 if wrong else 0
     wrong += 0 if lsap_only else check_flows()
     for name, g in ([] if lsap_only else graphs()):
         expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
@@ -123,6 +128,7 @@ def main() -> int:
                 width = f" (costs read as {r.stats.narrow_cost_bytes or 8} bytes)" if big else ""
                 print(f"{name:<11} {method:<11} {'ok' if ok else 'WRONG'}{width}")
     wrong += check_sparse_assignment()
+    wrong += check_batched()
     print("wrong answers:", wrong)
     return 1 if wrong else 0
 
@@ -142,6 +148,42 @@ def check_sparse_assignment() -> int:
         ok = bool(np.isclose(r.cost, want))
         wrong += not ok
         print(f"sparse {n}x{n} k={k} gpu-sparse-sap {'ok' if ok else 'WRONG'}")
+    return wrong
+
+
+def stacks():
+    """Small stacks for gpu-sap: each path of its kernel (costs in shared or
+    in global memory, square with the column reduction or rectangular,
+    tall problems transposed on loading or into a scratch stack) and an
+    infeasible problem, found by the column reduction."""
+    rng = np.random.default_rng(8)
+    yield "square-shared", rng.random((4, 16, 16)).astype(np.float32)
+    yield "square-global", rng.random((2, 300, 300))  # float64: past shared memory
+    yield "wide-shared", rng.integers(0, 20, (3, 12, 40))
+    yield "tall-shared", rng.random((3, 40, 12)).astype(np.float32)
+    yield "tall-global", rng.random((2, 300, 200))  # transposed into a scratch stack
+    infeasible = rng.random((3, 16, 16))
+    infeasible[1, :, 4] = np.inf  # every row keeps allowed columns
+    yield "square-infeasible", infeasible
+
+
+def check_batched() -> int:
+    """gpu-sap against SciPy, problem by problem (an infeasible stack must
+    name its problem)."""
+    wrong = 0
+    for name, c in stacks():
+        try:
+            want = [c[b][scipy_lsa(c[b])].sum() for b in range(c.shape[0])]
+        except ValueError:
+            want = None
+        try:
+            rows, cols = matchflow.batch_linear_sum_assignment(c, method="gpu-sap")
+            got = [c[b][rows[b], cols[b]].sum() for b in range(c.shape[0])]
+            ok = want is not None and bool(np.allclose(got, want))
+        except ValueError as exc:
+            ok = want is None and "batch index 1" in str(exc)
+        wrong += not ok
+        print(f"batched {name:<18} gpu-sap {'ok' if ok else 'WRONG'}")
     return wrong
 
 
