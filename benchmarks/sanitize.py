@@ -172,16 +172,19 @@ def check_batched() -> int:
     name its problem)."""
     wrong = 0
     for name, c in stacks():
-        try:
-            want = [c[b][scipy_lsa(c[b])].sum() for b in range(c.shape[0])]
-        except ValueError:
-            want = None
+        want = []  # SciPy's cost of each problem, None where it is infeasible
+        for b in range(c.shape[0]):
+            try:
+                want.append(c[b][scipy_lsa(c[b])].sum())
+            except ValueError:
+                want.append(None)
+        failing = next((b for b, w in enumerate(want) if w is None), None)
         try:
             rows, cols = matchflow.batch_linear_sum_assignment(c, method="gpu-sap")
             got = [c[b][rows[b], cols[b]].sum() for b in range(c.shape[0])]
-            ok = want is not None and bool(np.allclose(got, want))
+            ok = failing is None and bool(np.allclose(got, want))
         except ValueError as exc:
-            ok = want is None and "batch index 1" in str(exc)
+            ok = failing is not None and f"(batch index {failing})" in str(exc)
         wrong += not ok
         print(f"batched {name:<18} gpu-sap {'ok' if ok else 'WRONG'}")
     return wrong

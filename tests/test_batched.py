@@ -429,6 +429,20 @@ def test_gpu_square_infeasible_by_a_column(n, dtype, maximize):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("maximize, bad", [(False, np.nan), (False, -np.inf),
+                                           (True, np.nan), (True, np.inf)])
+def test_gpu_global_invalid_entries(dtype, maximize, bad):
+    """Costs past shared memory are checked in the row-minima pass, in the
+    costs' own type: NaN, and the infinity that is -inf after the sign."""
+    c = np.random.default_rng(9).random((5, 300, 400)).astype(dtype)
+    c[3, 299, 399] = bad  # the last entry of a row slice
+    c[4, 0, 0] = bad
+    with pytest.raises(ValueError, match=r"invalid numeric entries \(batch index 3\)"):
+        batch_linear_sum_assignment(c, maximize, method="gpu-sap")
+
+
+@gpu
 @pytest.mark.parametrize("shape", [(0, 0), (0, 4), (4, 0)])
 def test_gpu_empty(shape):
     rows, cols = batch_linear_sum_assignment(np.zeros((3, *shape)), method="gpu-sap")
