@@ -3,12 +3,13 @@
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
     (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only;
-     --batched: gpu-sap only)
+     --batched: gpu-sap only; --flow --batched: both of those)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -67,7 +68,8 @@ def costs():
 
 def networks():
     """Small flow networks: a grid, GENRMF, a segmentation grid, parallel
-    and anti-parallel arcs with self loops."""
+    and anti-parallel arcs with self loops, and hubs of 1,201 arcs (a block
+    discharges them: cuda/src/maxflow/discharge.cuh)."""
     from matchflow.generators import flow
     yield flow.grid_flow(12, 12, seed=4)[0]
     yield flow.genrmf(4, 4, seed=5)
@@ -76,35 +78,44 @@ def networks():
     tails, heads = rng.integers(0, 40, 300), rng.integers(0, 40, 300)
     yield flow.FlowInstance(sp.csr_array((rng.integers(0, 30, 300), (tails, heads)),
                                          shape=(40, 40)), 0, 39, "multi-arcs")
+    fan = np.arange(2, 1202)  # s -> hub 1 -> 1,200 vertices -> hub 1202 -> t
+    tails = np.concatenate([[0], np.ones(fan.size, int), fan, [1202]])
+    heads = np.concatenate([[1], fan, np.full(fan.size, 1202), [1203]])
+    caps = rng.integers(1, 9, tails.size)
+    caps[[0, -1]] = 5000
+    yield flow.FlowInstance(sp.csr_array((caps, (tails, heads)), shape=(1204, 1204)), 0, 1203,
+                            "hubs")
 
 
 def check_flows() -> int:
+    """gpu-pr on networks(), both variants, with and without phase 2; then the
+    tuned one with MATCHFLOW_GPU_PR_HUB_ARCS=4 (most discharges by a block)."""
     wrong = 0
+    runs = [(v, f, None) for v in ("tuned", "paper") for f in (True, False)] + [("tuned", True, "4")]
     for inst in networks():
         summed = sp.csr_array(inst.graph, dtype=np.int32)
         summed.sum_duplicates()
         expected = scipy_maxflow(summed, inst.source, inst.sink).flow_value
-        for variant in ("tuned", "paper"):
-            for return_flow in (True, False):
-                r = matchflow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr",
-                                         device="cuda", variant=variant,
-                                         return_flow=return_flow)
-                ok = r.flow_value == expected
-                wrong += not ok
-                print(f"{inst.name:<22} gpu-pr {variant:<5} flow={return_flow!s:<5} "
-                      f"{'ok' if ok else 'WRONG'}")
+        for variant, return_flow, hub_arcs in runs:
+            if hub_arcs:
+                os.environ["MATCHFLOW_GPU_PR_HUB_ARCS"] = hub_arcs
+            r = matchflow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr",
+                                     device="cuda", variant=variant, return_flow=return_flow)
+            os.environ.pop("MATCHFLOW_GPU_PR_HUB_ARCS", None)
+            ok = r.flow_value == expected
+            wrong += not ok
+            print(f"{inst.name:<22} gpu-pr {variant:<5} flow={return_flow!s:<5} "
+                  f"{f'hub_arcs={hub_arcs} ' if hub_arcs else ''}{'ok' if ok else 'WRONG'}")
     return wrong
 
 
 def main() -> int:
     wrong = 0
     lsap_only = "--lsap" in sys.argv[1:]  # only the assignment kernels
-    if "--flow" in sys.argv[1:]:
-        wrong = check_flows()
-        print("wrong answers:", wrong)
-        return 1 if wrong else 0
-    if "--batched" in sys.argv[1:]:
-        wrong = check_batched()
+    only = [check for flag, check in (("--flow", check_flows), ("--batched", check_batched))
+            if flag in sys.argv[1:]]  # these sections alone (either or both)
+    if only:
+        wrong = sum(check() for check in only)
         print("wrong answers:", wrong)
         return 1 if wrong else 0
     wrong += 0 if lsap_only else check_flows()

@@ -98,6 +98,36 @@ def layered_network(layers: int, width: int, degree: int, seed: int):
     return n, to_csr(n, tails, heads, caps), s, t
 
 
+def hub_network(hubs: int, fan: int, seed: int):
+    """s feeds `hubs` vertices, each with an arc to every one of `fan` middle
+    vertices, each of which has an arc to every one of `hubs` more that feed
+    t; some middle arcs both ways.  Hubs and small vertices share cycles."""
+    rng = np.random.default_rng(seed)
+    s, t = 0, 1
+    first, middle = 2 + np.arange(hubs), 2 + hubs + np.arange(fan)
+    last = 2 + hubs + fan + np.arange(hubs)
+    n = 2 + 2 * hubs + fan
+    a, b = rng.integers(0, fan, size=(2, fan))
+    tails = np.concatenate([np.full(hubs, s), np.repeat(first, fan), np.repeat(middle, hubs),
+                            last, middle[a], middle[b]])
+    heads = np.concatenate([first, np.tile(middle, hubs), np.tile(last, fan),
+                            np.full(hubs, t), middle[b], middle[a]])
+    caps = rng.integers(1, 12, size=tails.size)
+    caps[:hubs] = rng.integers(fan, 5 * fan, size=hubs)
+    caps[-2 * fan - hubs:-2 * fan] = rng.integers(fan, 5 * fan, size=hubs)
+    return n, to_csr(n, tails, heads, caps), s, t
+
+
+def dense_network(n: int, degree: int, seed: int):
+    """Every vertex has `degree` random arcs out (parallel ones too), so
+    every span holds about 2 * degree arcs."""
+    rng = np.random.default_rng(seed)
+    tails = np.repeat(np.arange(n), degree)
+    heads = rng.integers(0, n, size=tails.size)
+    caps = rng.integers(0, 100, size=tails.size)
+    return n, to_csr(n, tails, heads, caps), 0, n - 1
+
+
 # ---- oracles and certificate ---------------------------------------------------
 
 def reference_value(n, ptr, heads, caps, s, t) -> int:
@@ -221,6 +251,29 @@ def test_phase1_only(seed, paper):
         assert v1 == value and f1 is None
         np.testing.assert_array_equal(side1, side)
         certify(n, *csr, s, t, v1, None, side1)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda: hub_network(3, 2000, seed=1), id="hubs-3x2000"),
+    pytest.param(lambda: hub_network(40, 600, seed=2), id="hubs-40x600"),
+    pytest.param(lambda: dense_network(700, 400, seed=3), id="dense-700x400"),
+])
+def test_hubs(make):
+    """Vertices of more arcs than discharge.cuh's default_hub_arcs get a
+    whole block (discharge_hub) while the others get a warp."""
+    n, csr, s, t = make()
+    check(n, csr, s, t, False)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_block_discharge_of_short_spans(seed, monkeypatch):
+    """MATCHFLOW_GPU_PR_HUB_ARCS=1: a vertex is a hub from k arcs when its
+    chunk holds k entries with arcs, so most discharges take a whole block,
+    in the cooperative and the one-block tail kernels (block-wide min and
+    capped prefix over spans shorter and longer than a block)."""
+    monkeypatch.setenv("MATCHFLOW_GPU_PR_HUB_ARCS", "1")
+    n, csr, s, t = random_network(seed) if seed < 30 else hub_network(2, 700, seed)
+    check(n, csr, s, t, False)
 
 
 def test_large_grid_staged_copies():

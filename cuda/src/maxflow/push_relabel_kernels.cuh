@@ -15,7 +15,9 @@
 //   push_relabel_persistent_kernel  Algorithm 4, lines 6-14, many cycles, whole grid
 //   push_relabel_tail_kernel Algorithm 4, lines 6-14, many cycles in one block
 //   min_cut_kernel           the cut {v : v cannot reach t} (not in the paper)
-// Host loop (Algorithm 4): push_relabel_dispatch.cu.
+// Algorithm 5's body (the discharge of one vertex) is in discharge.cuh, the
+// graph's device view in residual_view.cuh; the host loop (Algorithm 4) in
+// push_relabel_dispatch.cu.
 //
 // Graph (section III-B, "RCSR").  The input CSR is the forward graph: arc a =
 // (v, heads[a]) with capacity caps[a] and flow flow[a].  The reverse CSR lists,
@@ -71,6 +73,11 @@
 //    vertex of high degree one arc per cycle (on R-MAT, phase 2 took 5x
 //    phase 1: flow-suite.md, rmat18_s35067).  The least label comes from
 //    the warp's min-reduction; lane 0 lifts.  Both variants do this.
+//  * The tuned cycles give a vertex of at least hub_arcs arcs (its span)
+//    the whole block instead of one warp (discharge.cuh: discharge_hub,
+//    the same steps Block arcs at a time): on R-MAT one warp per hub made
+//    a cycle wait about 0.9 ms for the longest scan.  Still one worker per
+//    vertex per cycle.
 //  * The tuned BFS runs level 1 (the root's arcs) with a thread per arc over
 //    the grid (relabel_root_kernel): s and t are the hubs of vision graphs.
 //  * Kernels take their list size from device memory and stride over it.
@@ -87,73 +94,21 @@
 
 #include <cooperative_groups.h>
 
-#include <climits>
 #include <cstdint>
 
 #include "common/atomics.cuh"
 #include "common/launch.cuh"
-#include "matchflow/graph.hpp"
+#include "maxflow/discharge.cuh"
+#include "maxflow/residual_view.cuh"
 
 namespace matchflow::cuda::ecl {
 
-using label_t = std::int32_t;
-using flow_t = long long;  // capacity_t on the device (atomics want long long)
-
-constexpr label_t no_label = INT32_MAX;    ///< "no residual neighbour" in the reduction
 constexpr int tail_block = 1024;           ///< threads of push_relabel_tail_kernel
 constexpr int tail_max_list = 64;          ///< the tail kernel returns above this size
                                            ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;      ///< threads per block of the cooperative kernels
                                            ///< (fewer, larger blocks: a cheaper grid.sync)
 
-/// Device-side counters of one solve (one allocation).
-struct control {
-  int count[3];              ///< worklist sizes, a ring (see the header)
-  int source_reached;        ///< phase-1 BFS reached s: the preflow is not maximum
-  int tail_cycles;           ///< cycles push_relabel_tail_kernel ran
-  int busy_cycles;           ///< cycles that found a non-empty worklist
-  int bfs_levels;            ///< levels of the last relabel_persistent_kernel BFS
-  unsigned long long pushes; ///< pushes (Algorithm 5, line 12)
-  unsigned long long lifts;  ///< lifts (Algorithm 5, line 18)
-};
-
-/// What a cycle needs; passed by value to the kernels.
-struct graph_view {
-  vertex_t n;
-  vertex_t source, sink;
-  const offset_t* __restrict__ ptr;    ///< forward CSR (the input), n + 1
-  const vertex_t* __restrict__ heads;  ///< m
-  const flow_t* __restrict__ caps;     ///< m
-  const offset_t* __restrict__ rptr;   ///< reverse CSR, n + 1
-  const vertex_t* __restrict__ rtail;  ///< m: tail u of the arc entering v
-  const offset_t* __restrict__ rarc;   ///< m: the forward arc's position
-  flow_t* flow;                        ///< m
-  flow_t* excess;                      ///< n
-  label_t* h;                          ///< n
-  int* time;                           ///< n (timestamps, see the header)
-};
-
-/// The ring of list sizes and buffers as one launch sees them.
-struct list_view {
-  const vertex_t* in;
-  vertex_t* out;
-  int* count_in;
-  int* count_out;
-  int* count_clear;
-};
-
-__device__ inline flow_t atomic_add(flow_t* addr, flow_t v) {
-  return static_cast<flow_t>(atomicAdd(reinterpret_cast<unsigned long long*>(addr),
-                                       static_cast<unsigned long long>(v)));
-}
-
-/// Appends w to WL_next once per cycle (section IV, timestamps); s and t are
-/// never active.
-__device__ inline void append_once(const graph_view& g, const list_view& l, vertex_t w,
-                                   int stamp) {
-  if (w == g.source || w == g.sink) return;
-  if (atomicMax(&g.time[w], stamp) != stamp) push(l.out, l.count_out, w);
-}
 
 // ---------------------------------------------------------------------------
 // Algorithm 4, line 3: saturating pushes from s
@@ -219,45 +174,6 @@ __device__ inline void visit(const graph_view& g, const list_view& l, bool phase
   }
 }
 
-/// Arcs of v as one index k over [0, total): its forward arcs (v, w)
-/// first, then its reverse ones (w, v), either list left out as the caller
-/// asks.  One index for both lists lets a warp's lanes on either kind wait
-/// on memory together: a BFS level or a PR cycle costs its chain of
-/// dependent loads (benchmarks/NOTES.md, "gpu-pr, global relabels").
-struct arc_span {
-  offset_t fwd_begin, fwd_count, rev_begin, total;
-};
-
-__device__ inline arc_span arcs_of(const graph_view& g, vertex_t v, bool forward,
-                                   bool reverse) {
-  const offset_t fb = forward ? g.ptr[v] : 0, fc = forward ? g.ptr[v + 1] - fb : 0;
-  const offset_t rb = reverse ? g.rptr[v] : 0, rc = reverse ? g.rptr[v + 1] - rb : 0;
-  return arc_span{fb, fc, rb, fc + rc};
-}
-
-/// The k-th arc of a span: its entry `a` of the forward CSR, the neighbour
-/// w, the flow on it (read relaxed: PR cycles change it concurrently), and
-/// its kind.
-struct span_arc {
-  offset_t a;
-  vertex_t w;
-  flow_t flow;
-  bool forward;
-};
-
-__device__ inline span_arc arc_at(const graph_view& g, const arc_span& s, offset_t k) {
-  const bool forward = k < s.fwd_count;
-  const offset_t i = forward ? s.fwd_begin + k : s.rev_begin + (k - s.fwd_count);
-  const offset_t a = forward ? i : g.rarc[i];
-  const vertex_t w = forward ? g.heads[i] : g.rtail[i];
-  return span_arc{a, w, atomic_read(&g.flow[a]), forward};
-}
-
-/// What v can push along the arc (the paper's derived c_f): capacity left
-/// on a forward arc, the flow on a reverse one.
-__device__ inline flow_t residual(const graph_view& g, const span_arc& arc) {
-  return arc.forward ? g.caps[arc.a] - arc.flow : arc.flow;
-}
 
 /// Algorithm 7's test for the k-th BFS arc of v: the neighbour if it can
 /// send to v (flow on a forward arc (v, w) can come back, both phases; a
@@ -362,134 +278,18 @@ __global__ void min_cut_kernel(vertex_t n, const label_t* __restrict__ h, label_
   if (v < n) side[v] = h[v] >= infinity ? 1 : 0;
 }
 
-// ---------------------------------------------------------------------------
-// push_relabel_kernel (Algorithm 5)
-// ---------------------------------------------------------------------------
-
-/// Inclusive prefix sum over the warp, saturating at `cap`: every operand
-/// is at most cap (< 2^62), so no partial sum overflows, and the result is
-/// min(true prefix, cap).
-__device__ inline flow_t capped_prefix(flow_t x, flow_t cap, int lane) {
-  for (int d = 1; d < warp_size; d *= 2) {
-    const flow_t y = __shfl_up_sync(0xffffffffu, x, d);
-    if (lane >= d) x = x + y < cap ? x + y : cap;
-  }
-  return x;
-}
-
-/// Lines 11-15 applied to every lowest neighbour, not just one: in span
-/// order (forward arcs, then reverse), each residual arc whose head still
-/// has label `lowest` gets min(residual, what is left of `budget`).  A
-/// warp-wide capped prefix sum shares the budget out, so one scan drains a
-/// hub vertex that Algorithm 5 would drain one arc per cycle.  Each push is
-/// one that Algorithm 5 could make next (to a neighbour of least label,
-/// bounded by the residual it read), so the concurrency contract of the
-/// header holds.  Returns the excess pushed (uniform over the warp); v's
-/// excess is the caller's.
-__device__ inline flow_t push_to_lowest(const graph_view& g, const list_view& l, vertex_t v,
-                                        const arc_span& span, label_t lowest, flow_t budget,
-                                        int stamp, int lane, unsigned long long& pushes) {
-  flow_t left = budget;
-  for (offset_t base = 0; base < span.total && left > 0; base += warp_size) {
-    span_arc arc{0, v, 0, true};
-    flow_t amount = 0;
-    if (base + lane < span.total) {
-      arc = arc_at(g, span, base + lane);
-      const flow_t r = residual(g, arc);
-      if (arc.w != v && r > 0 && atomic_read(&g.h[arc.w]) == lowest) amount = r < left ? r : left;
-    }
-    const flow_t upto = capped_prefix(amount, left, lane);
-    const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);  // every lane takes part
-    const flow_t take = upto - (lane == 0 ? 0 : below);
-    if (take > 0) {
-      atomic_add(&g.flow[arc.a], arc.forward ? take : -take);
-      atomic_add(&g.excess[arc.w], take);
-      ++pushes;
-      append_once(g, l, arc.w, stamp);
-    }
-    left -= __shfl_sync(0xffffffffu, upto, warp_size - 1);
-  }
-  return budget - left;
-}
-
-/// Algorithm 5 for the vertex v of one warp: lines 3-9 (strided scan over
-/// the span, then the shuffle min-reduction), then the push (lines 10-15,
-/// to every lowest neighbour: push_to_lowest) or the lift (lines 17-21,
-/// lane 0).  Phase 2 scans the reverse CSR only and pushes are Reduce
-/// operations (Algorithm 3).
-__device__ inline void discharge_once(const graph_view& g, const list_view& l, vertex_t v,
-                                      bool phase1, label_t infinity, int stamp, int lane,
-                                      unsigned long long& pushes, unsigned long long& lifts) {
-  const arc_span span = arcs_of(g, v, phase1, true);
-  // Lane 0 reads e(v) and h(v) for the whole warp: others may change them
-  // meanwhile, and the warp must agree (the reduction needs every lane).
-  flow_t e = 0;
-  label_t hv = 0;
-  if (lane == 0) {
-    e = atomic_read(&g.excess[v]);
-    hv = atomic_read(&g.h[v]);
-  }
-  e = __shfl_sync(0xffffffffu, e, 0);
-  hv = __shfl_sync(0xffffffffu, hv, 0);
-  if (e <= 0 || hv >= infinity) return;  // line 2
-  label_t lowest = no_label;
-  for (offset_t k = lane; k < span.total; k += warp_size) {
-    const span_arc arc = arc_at(g, span, k);
-    if (arc.w == v || residual(g, arc) <= 0) continue;
-    const label_t hw = atomic_read(&g.h[arc.w]);
-    lowest = hw < lowest ? hw : lowest;
-  }
-  // Line 9: the least label over the warp.
-  for (int d = warp_size / 2; d > 0; d /= 2) {
-    const label_t other = __shfl_xor_sync(0xffffffffu, lowest, d);
-    lowest = other < lowest ? other : lowest;
-  }
-  if (lowest != no_label && hv > lowest) {  // lines 11-15: push
-    const flow_t pushed = push_to_lowest(g, l, v, span, lowest, e, stamp, lane, pushes);
-    if (lane == 0) {
-      const flow_t before = atomic_add(&g.excess[v], -pushed);
-      if (before - pushed > 0) append_once(g, l, v, stamp);  // left over, or a label moved
-    }
-  } else if (lane == 0) {  // lines 17-21: lift
-    const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
-    atomic_write(&g.h[v], lifted);
-    ++lifts;
-    if (lifted < infinity) append_once(g, l, v, stamp);
-  }
-}
-
-/// Sums a block's counters into ctl (one atomicAdd each per block).  Every
-/// thread of the block calls it.
-__device__ inline void add_counts(control* ctl, unsigned long long pushes,
-                                  unsigned long long lifts) {
-  __shared__ unsigned long long block_pushes, block_lifts;
-  if (threadIdx.x == 0) block_pushes = block_lifts = 0;
-  __syncthreads();
-  if (pushes) atomicAdd(&block_pushes, pushes);
-  if (lifts) atomicAdd(&block_lifts, lifts);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    if (block_pushes) atomicAdd(&ctl->pushes, block_pushes);
-    if (block_lifts) atomicAdd(&ctl->lifts, block_lifts);
-  }
-}
-
-/// One PR cycle (Algorithm 4, lines 7-10): one warp per vertex of WL
-/// (grid-stride).  `stamp` is the cycle number (timestamps).
+/// One PR cycle (Algorithm 4, lines 7-10): a warp per vertex of WL
+/// (discharge_list), a block per vertex of at least `hub_arcs` arcs
+/// (no_hubs: the paper's form).  `stamp` is the cycle number (timestamps).
 /// sync: see the header (flow, excess, h, time, the list counters).
 __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
-                                    int stamp, control* ctl) {
+                                    int stamp, offset_t hub_arcs, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
   const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
   if (size == 0) return;  // the fallback loop may run past the end: nothing to do
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
-  const int lane = threadIdx.x % warp_size;
-  const int warps = int(std::int64_t(gridDim.x) * blockDim.x / warp_size);
   unsigned long long pushes = 0, lifts = 0;
-  for (int i = int((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size); i < size;
-       i += warps) {
-    discharge_once(g, l, l.in[i], phase1, infinity, stamp, lane, pushes, lifts);
-  }
+  discharge_list<threads_per_block>(g, l, size, phase1, infinity, stamp, hub_arcs, pushes, lifts);
   add_counts(ctl, pushes, lifts);
 }
 
@@ -500,9 +300,9 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 /// ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, int min_size, control* ctl) {
+    bool phase1, label_t infinity, int stamp, int cycles, int min_size, offset_t hub_arcs,
+    control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const int lane = threadIdx.x % warp_size;
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
@@ -512,9 +312,8 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
-    for (std::int64_t i = global_warp(); i < size; i += global_warps()) {
-      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
-    }
+    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, hub_arcs, pushes,
+                                     lifts);
     grid.sync();
   }
   if (grid.thread_rank() == 0) {
@@ -532,10 +331,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, control* ctl) {
-  const int lane = threadIdx.x % warp_size;
-  const int warp = threadIdx.x / warp_size;
-  constexpr int warps = tail_block / warp_size;
+    bool phase1, label_t infinity, int stamp, int cycles, offset_t hub_arcs, control* ctl) {
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
@@ -546,9 +342,7 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     if (size == 0 || size > tail_max_list) break;
     __syncthreads();  // everyone has read the size before it is cleared
     if (threadIdx.x == 0) *l.count_clear = 0;
-    for (int i = warp; i < size; i += warps) {
-      discharge_once(g, l, l.in[i], phase1, infinity, stamp + c, lane, pushes, lifts);
-    }
+    discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, hub_arcs, pushes, lifts);
     __syncthreads();
   }
   if (threadIdx.x == 0) {
