@@ -5,8 +5,8 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, flow, phases, preprocess, sparse-lap,
-# batched, overhead, solve-ab, pack
+# Parts: build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess,
+# sparse-lap, batched, overhead, solve-ab, pack
 # (default: build info test bench).
 # solve-ab builds each driver of AB_DRIVERS (default: tree_solve batched_solve, i.e.
 # benchmarks/tree_solve.cu, gpu-tree's solve alone, and benchmarks/batched_solve.cu,
@@ -20,7 +20,10 @@
 # racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
 # which the build part installs); phases runs benchmarks/flow_phases.py ($PHASES_ARGS,
-# e.g. a same-call A/B of a knob with --env NAME=V1,V2) into phases.txt; preprocess and
+# e.g. a same-call A/B of a knob with --env NAME=V1,V2) into phases.txt, and with base
+# before it (which builds AB_BASE, an exported tree such as `git archive REV cuda cpp pyx
+# python CMakeLists.txt pyproject.toml README.md | tar -x -C .ab/base`, in the background)
+# alternately for the installed build and that one, AB_ROUNDS times; preprocess and
 # sparse-lap run bench_preprocess.py and bench_sparse_lap.py ($PREPROCESS_ARGS,
 # $SPARSE_LAP_ARGS); batched runs bench_batched.py ($BATCHED_ARGS; torch-linear-assignment is its optional peer when importable);
 # overhead runs benchmarks/call_overhead.py ($OVERHEAD_ARGS; default: the matching
@@ -69,9 +72,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|phases|preprocess|sparse-lap|batched|overhead|solve-ab|pack) parts+=("$1"); shift ;;
+        build|info|test|sanitize|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|solve-ab|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, phases, preprocess, sparse-lap, batched, overhead, solve-ab, pack; bench args after --)" >&2
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, solve-ab, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -153,13 +156,31 @@ for part in "${parts[@]}"; do
         ;;
     lsap) run_suite lsap bench_lsap.py "${LSAP_ARGS:-}" ;;
     flow) run_suite flow bench_flow.py "${FLOW_ARGS:-}" ;;
+    base)
+        # The package of $AB_BASE (a tree exported from another revision) into
+        # /tmp/ab-base, in the background while the next parts run.
+        note "base: building $AB_BASE into /tmp/ab-base (background)"
+        (cd "$AB_BASE" && python -m pip install --no-build-isolation --no-deps -q --target /tmp/ab-base . \
+            -Ccmake.define.CMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH") > "$OUT/base-build.log" 2>&1 &
+        base_pid=$!
+        ;;
     phases)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "phases: skipped, no time left"; status=1; continue; fi
-        note "phases: flow_phases.py ${PHASES_ARGS:-} (hard limit ${t}s)"
-        # shellcheck disable=SC2086
-        timeout --kill-after=10 "$t" python benchmarks/flow_phases.py ${PHASES_ARGS:-} \
-            > "$OUT/phases.txt" 2>&1 || { note "phases: FAILED"; status=1; }
+        sides=(installed)
+        if [ -n "${base_pid:-}" ]; then
+            wait "$base_pid" && sides+=(base) || { note "base: build FAILED"; status=1; }
+        fi
+        note "phases: flow_phases.py ${PHASES_ARGS:-}, ${sides[*]}, ${AB_ROUNDS:-1} round(s) (hard limit ${t}s)"
+        for r in $(seq "${AB_ROUNDS:-1}"); do
+            for side in "${sides[@]}"; do
+                echo "== $side (round $r)"
+                path=$([ "$side" = base ] && echo "/tmp/ab-base:" || true)
+                # shellcheck disable=SC2086
+                PYTHONPATH="$path${PYTHONPATH:-}" timeout --kill-after=10 "$t" \
+                    python benchmarks/flow_phases.py ${PHASES_ARGS:-} || status=1
+            done
+        done > "$OUT/phases.txt" 2>&1
         tail -40 "$OUT/phases.txt"
         ;;
     preprocess) run_suite preprocess bench_preprocess.py "${PREPROCESS_ARGS:-}" ;;

@@ -62,25 +62,41 @@ pooled_allocations::pooled_allocations(cudaStream_t s, int device)
   detail::current_allocation = detail::allocation_scope{true, s};
 }
 
-void use_device_with_memory(int device, std::size_t bytes) {
-  MATCHFLOW_CUDA_TRY(cudaSetDevice(device));
-  if (bytes == 0) return;  // nothing to check: spare the driver query
-  std::size_t free_bytes = 0, total_bytes = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (bytes > free_bytes && memory_pools_supported(device)) {
+namespace {
+/// The current device's free and total memory, after the pool's kept memory
+/// is handed back if less than `bytes` is free without it.
+void free_memory(int device, std::size_t bytes, std::size_t* free_bytes, std::size_t* total) {
+  MATCHFLOW_CUDA_TRY(cudaMemGetInfo(free_bytes, total));
+  if (bytes > *free_bytes && memory_pools_supported(device)) {
     // Memory the pool keeps from earlier calls counts as used: hand it back.
     cudaMemPool_t pool;
     MATCHFLOW_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
     MATCHFLOW_CUDA_TRY(cudaDeviceSynchronize());  // frees still in flight complete
     MATCHFLOW_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
-    MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    MATCHFLOW_CUDA_TRY(cudaMemGetInfo(free_bytes, total));
   }
+}
+}  // namespace
+
+void use_device_with_memory(int device, std::size_t bytes) {
+  MATCHFLOW_CUDA_TRY(cudaSetDevice(device));
+  if (bytes == 0) return;  // nothing to check: spare the driver query
+  std::size_t free_bytes = 0, total_bytes = 0;
+  free_memory(device, bytes, &free_bytes, &total_bytes);
   if (bytes > free_bytes) {
     throw cuda_failure(cudaErrorMemoryAllocation,
                        "the GPU cannot hold this problem: it needs " + std::to_string(bytes) +
                            " bytes of device memory, " + std::to_string(free_bytes) +
                            " of " + std::to_string(total_bytes) + " are free");
   }
+}
+
+bool device_has_memory(std::size_t bytes) {
+  int device = 0;
+  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  free_memory(device, bytes, &free_bytes, &total_bytes);
+  return bytes <= free_bytes;
 }
 
 }  // namespace matchflow::cuda

@@ -127,4 +127,9 @@ class device_buffer {
 /// otherwise, so the caller gets MemoryError before any allocation.
 void use_device_with_memory(int device, std::size_t bytes);
 
+/// Whether `bytes` fit in the current device's free memory, counting what
+/// the stream-ordered pool keeps from earlier calls as free (it is handed
+/// back first when needed).
+bool device_has_memory(std::size_t bytes);
+
 }  // namespace matchflow::cuda

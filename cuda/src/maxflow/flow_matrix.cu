@@ -93,9 +93,7 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   const std::size_t temp = std::max(sort_bytes, reduce_bytes);
   const std::size_t need = std::size_t(items) * 2 * (sizeof(key_t) + sizeof(long long)) +
                            std::size_t(f.n + 1) * sizeof(offset_t) + temp + 64;
-  std::size_t free_bytes = 0, total = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
-  if (need + need / 16 > free_bytes) return false;
+  if (!device_has_memory(need + need / 16)) return false;
 
   device_buffer<key_t> key0(items), key1(items);
   device_buffer<long long> value0(items), value1(items), count(1);

@@ -472,6 +472,7 @@ bool ecl_solver::relabel_due() const {
 
 void ecl_solver::run() {
   phase_clock clock(stream_);
+  pooled_allocations pool(stream_, options_.device);  // every buffer of the solve, freed on it
   allocate();
   stats_->seconds_setup += clock.mark();
   upload_parts({copy_part{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)},
