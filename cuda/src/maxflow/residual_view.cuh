@@ -90,12 +90,20 @@ struct span_arc {
   bool forward;
 };
 
-__device__ inline span_arc arc_at(const graph_view& g, const arc_span& s, offset_t k) {
+/// The k-th arc of a span without its flow (plain loads of the read-only
+/// CSR arrays; flow 0).
+__device__ inline span_arc arc_place(const graph_view& g, const arc_span& s, offset_t k) {
   const bool forward = k < s.fwd_count;
   const offset_t i = forward ? s.fwd_begin + k : s.rev_begin + (k - s.fwd_count);
   const offset_t a = forward ? i : g.rarc[i];
   const vertex_t w = forward ? g.heads[i] : g.rtail[i];
-  return span_arc{a, w, atomic_read(&g.flow[a]), forward};
+  return span_arc{a, w, 0, forward};
+}
+
+__device__ inline span_arc arc_at(const graph_view& g, const arc_span& s, offset_t k) {
+  span_arc arc = arc_place(g, s, k);
+  arc.flow = atomic_read(&g.flow[arc.a]);
+  return arc;
 }
 
 /// What v can push along the arc (the paper's derived c_f): capacity left
