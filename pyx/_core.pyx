@@ -206,8 +206,9 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
             double relabel_freq, bint paper_variant, bint want_matrix=False):
     """Maximum flow; returns (value, arc_flow or None, source_side (bool),
     stats, matrix).  matrix: SciPy's flow matrix as flow_matrix() returns
-    it when `want_matrix` and the method built it where it ran (gpu-pr),
-    else None (arc_flow then holds the flow)."""
+    it when `want_matrix` and the method built it where it ran (the CPU
+    methods always; gpu-pr when the device has the memory), else None
+    (arc_flow then holds the flow)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
     net.ptr = _p64(ptr)

@@ -300,11 +300,12 @@ def _tuning(threads=None, return_flow=True, relabel_freq=None, variant="tuned") 
 # ---- solve -----------------------------------------------------------------------
 
 def _solve(net: _Network, method: str, ordinal: int, t: _Tuning):
-    """(value, arc_flow, source_side, stats, matrix): the GPU builds the flow
-    matrix where the flow is (matrix not None) when it has the memory."""
+    """(value, arc_flow, source_side, stats, matrix): the method builds the
+    flow matrix where the flow is (matrix not None): the CPU methods from
+    their residual graph, the GPU when it has the memory."""
     return _core.maxflow(net.ptr, net.heads, net.caps, net.source, net.sink,
                          _METHOD_CODES[method], t.threads, ordinal, t.return_flow,
-                         t.relabel_freq, t.paper_variant, method in GPU_METHODS)
+                         t.relabel_freq, t.paper_variant, True)
 
 
 def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int = 0,
@@ -313,8 +314,9 @@ def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int 
 
     The pattern is SciPy's: the input's pattern plus its transpose, sorted,
     explicit zeros included (a self-loop gives a stored 0).  Built by the
-    core (parallel by rows, parallel arcs summed; or on the GPU, `built`)
-    and wrapped without a copy; the index dtype is int32 while 2 m fits, as
+    core (parallel by rows, parallel arcs summed): where the flow is
+    (`built`: the CPU methods' residual graph, the GPU), else from the arc
+    flows; wrapped without a copy; the index dtype is int32 while 2 m fits, as
     SciPy's own construction picks it.
     """
     indptr, indices, data = built or _core.flow_matrix(net.ptr, net.heads, arc_flow, threads)

@@ -67,9 +67,10 @@ struct flow_result {
                                      ///<   flow on each input arc, 0 <= f <= cap
   std::uint8_t* source_side = nullptr;  ///< out, length n: 1 for vertices that cannot reach
                                      ///<   the sink in the residual graph (a minimum cut)
-  /// Optional (may be null), sizes as build_flow_matrix's: gpu_pr builds
-  /// SciPy's flow matrix on the device when these are given and it fits
-  /// there, and then leaves arc_flow unwritten.
+  /// Optional (may be null), sizes as build_flow_matrix's: with these given
+  /// (and options.return_flow), a method builds SciPy's flow matrix where
+  /// its flow is (gpu_pr on the device, when it fits there; the CPU methods
+  /// from their residual graph) and then leaves arc_flow unwritten.
   offset_t* matrix_indptr = nullptr;
   vertex_t* matrix_indices = nullptr;
   capacity_t* matrix_data = nullptr;

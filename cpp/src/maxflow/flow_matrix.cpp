@@ -2,13 +2,18 @@
 // F(u, v) = f(u, v) - f(v, u) on pattern(A) + pattern(A^T), explicit zeros
 // kept, that scipy.sparse.csgraph.maximum_flow returns.
 //
-// Row u's entries are its out-arcs (v, +f) and its in-arcs (w, -f).  The
-// in-arcs come from a transpose built by a stable counting sort, so they are
-// sorted by tail; out-arcs are sorted only where the input row is not.  One
-// merge of the two sums equal columns (parallel arcs, an arc against its
-// reverse; a self-loop meets itself and gives a stored 0).  Parallel by
+// Row u's entries are its out-arcs (v, +f) and its in-arcs (w, -f), the
+// in-arcs sorted by tail; out-arcs are sorted only where the input row is
+// not.  One merge of the two sums equal columns (parallel arcs, an arc
+// against its reverse; a self-loop gives a stored 0).  Parallel by
 // contiguous chunks of rows, each packed from its upper-bound offset, then
 // moved down to its final one.
+//
+// Two sources of the in-lists: a transpose of the per-arc flows, built here
+// by a stable counting sort (build_flow_matrix: the GPU's arc flows), or the
+// CPU codes' residual graph itself, whose reverse copies are each vertex's
+// in-arcs in tail order with their flow as residual capacity
+// (write_flow_matrix: no transpose, no per-arc flow array).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -17,6 +22,7 @@
 #include "../big_array.hpp"
 #include "../openmp.hpp"
 #include "matchflow/maxflow.hpp"
+#include "residual_graph.hpp"
 
 namespace matchflow {
 namespace {
@@ -86,25 +92,56 @@ transpose build_transpose(const flow_network& net, const capacity_t* arc_flow, i
   return t;
 }
 
+// Row sources: the flow on input arc a, and row u's in-list (in_count
+// entries, sorted by column, read by in_at) starting at in_before(u) in the
+// concatenation of all in-lists.
+struct transposed_flows {
+  const capacity_t* arc_flow;
+  transpose t;
+  capacity_t out_flow(offset_t a) const { return arc_flow[a]; }
+  offset_t in_before(vertex_t u) const { return t.ptr[std::size_t(u)]; }
+  offset_t in_count(vertex_t u) const { return in_before(u + 1) - in_before(u); }
+  entry in_at(vertex_t u, offset_t i) const { return t.in[std::size_t(in_before(u) + i)]; }
+};
+
+template <class Arc>
+struct residual_flows {
+  const flow_network& net;
+  const detail::residual_graph<Arc>& g;
+  std::vector<offset_t> in_ptr;  // n + 1: reverse copies before each vertex's
+  capacity_t out_flow(offset_t a) const {
+    const Arc f = g.forward_of[std::size_t(a)];
+    return f < 0 ? 0 : net.caps[a] - g.arcs[std::size_t(f)].rescap;
+  }
+  offset_t in_before(vertex_t u) const { return in_ptr[std::size_t(u)]; }
+  offset_t in_count(vertex_t u) const { return in_before(u + 1) - in_before(u); }
+  entry in_at(vertex_t u, offset_t i) const {
+    const auto& arc = g.arcs[std::size_t(g.reverse_first[std::size_t(u)] + Arc(i))];
+    return entry{arc.head, -arc.rescap};
+  }
+};
+
 // Row u's entries, sorted by column and summed, written from cols/vals;
 // returns their count.  Out-arcs are sorted here only when the input's row
 // is not (a canonical SciPy input needs no sort at all), then merged with
 // the sorted in-arcs.
-offset_t merge_row(const flow_network& net, const capacity_t* arc_flow, const transpose& t,
-                   vertex_t u, std::vector<entry>& out, vertex_t* cols, capacity_t* vals) {
+template <class Rows>
+offset_t merge_row(const flow_network& net, const Rows& rows, vertex_t u,
+                   std::vector<entry>& out, vertex_t* cols, capacity_t* vals) {
   out.clear();
   for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a)
-    out.push_back({net.heads[a], arc_flow[a]});
+    out.push_back({net.heads[a], rows.out_flow(a)});
   if (!std::is_sorted(out.begin(), out.end(),
                       [](const entry& x, const entry& y) { return x.col < y.col; }))
     sort_by_column(out.data(), out.data() + out.size());
   const entry* x = out.data();
   const entry* x_end = x + out.size();
-  const entry* y = t.in.get() + t.ptr[std::size_t(u)];
-  const entry* y_end = t.in.get() + t.ptr[std::size_t(u) + 1];
+  const offset_t in_end = rows.in_count(u);
+  offset_t i = 0;
   offset_t k = -1;
-  while (x != x_end || y != y_end) {
-    const entry& e = (y == y_end || (x != x_end && x->col <= y->col)) ? *x++ : *y++;
+  while (x != x_end || i != in_end) {
+    const bool take_out = i == in_end || (x != x_end && x->col <= rows.in_at(u, i).col);
+    const entry e = take_out ? *x++ : rows.in_at(u, i++);
     if (k >= 0 && cols[k] == e.col) {
       vals[k] += e.value;
     } else {
@@ -117,50 +154,54 @@ offset_t merge_row(const flow_network& net, const capacity_t* arc_flow, const tr
 
 // First row of chunk c of `team`, chunks balanced by gathered entries
 // (row u gathers base(u + 1) - base(u) of them).
-vertex_t chunk_start(const flow_network& net, const transpose& t, int team, int c) {
+template <class Rows>
+vertex_t chunk_start(const flow_network& net, const Rows& rows, int team, int c) {
   const offset_t target = 2 * net.n_arcs() / team * c;
   vertex_t lo = 0;
   vertex_t hi = net.n;
   while (lo < hi) {  // first u with base(u) >= target
     const vertex_t mid = lo + (hi - lo) / 2;
-    if (net.ptr[mid] + t.ptr[std::size_t(mid)] < target) lo = mid + 1; else hi = mid;
+    if (net.ptr[mid] + rows.in_before(mid) < target) lo = mid + 1; else hi = mid;
   }
   return c == team ? net.n : lo;
 }
 
 // Each thread merges a contiguous chunk of rows into the output, packed
-// from the chunk's upper-bound offset base(first row) = ptr + in_ptr (no
+// from the chunk's upper-bound offset base(first row) = ptr + in_before (no
 // scratch copy of the matrix: fresh pages cost more than the rows' merge);
 // the chunks are then moved down to their final offsets, in order, since
 // each one's target may overlap the previous one's source.
-void flow_matrix(const flow_network& net, const capacity_t* arc_flow, int threads,
-                 offset_t* indptr, vertex_t* indices, capacity_t* data, offset_t* nnz) {
+template <class Rows>
+void flow_matrix(const flow_network& net, const Rows& rows, int team, offset_t* indptr,
+                 vertex_t* indices, capacity_t* data, offset_t* nnz) {
   const vertex_t n = net.n;
-  // Below kSerialArcs a team costs more than it saves.
-  const int team = net.n_arcs() < kSerialArcs ? 1 : detail::team_size(threads);
-  const transpose t = build_transpose(net, arc_flow, team);
   std::vector<vertex_t> first(std::size_t(team) + 1);
-  for (int c = 0; c <= team; ++c) first[std::size_t(c)] = chunk_start(net, t, team, c);
+  for (int c = 0; c <= team; ++c) first[std::size_t(c)] = chunk_start(net, rows, team, c);
   indptr[0] = 0;
 #pragma omp parallel for num_threads(team) schedule(static, 1)
   for (int c = 0; c < team; ++c) {
     std::vector<entry> out;
     const vertex_t lo = first[std::size_t(c)];
-    offset_t at = net.ptr[lo] + t.ptr[std::size_t(lo)];
+    offset_t at = net.ptr[lo] + rows.in_before(lo);
     for (vertex_t u = lo; u < first[std::size_t(c) + 1]; ++u) {
-      indptr[u + 1] = merge_row(net, arc_flow, t, u, out, indices + at, data + at);
+      indptr[u + 1] = merge_row(net, rows, u, out, indices + at, data + at);
       at += indptr[u + 1];
     }
   }
   for (vertex_t u = 0; u < n; ++u) indptr[u + 1] += indptr[u];
   for (int c = 1; c < team; ++c) {
     const vertex_t lo = first[std::size_t(c)];
-    const offset_t from = net.ptr[lo] + t.ptr[std::size_t(lo)];
+    const offset_t from = net.ptr[lo] + rows.in_before(lo);
     const offset_t len = indptr[first[std::size_t(c) + 1]] - indptr[lo];
     std::memmove(indices + indptr[lo], indices + from, std::size_t(len) * sizeof(vertex_t));
     std::memmove(data + indptr[lo], data + from, std::size_t(len) * sizeof(capacity_t));
   }
   *nnz = indptr[n];
+}
+
+// Below kSerialArcs a team costs more than it saves.
+int matrix_team(const flow_network& net, int threads) {
+  return net.n_arcs() < kSerialArcs ? 1 : detail::team_size(threads);
 }
 
 }  // namespace
@@ -169,9 +210,33 @@ status build_flow_matrix(const flow_network& net, const capacity_t* arc_flow, in
                          offset_t* indptr, vertex_t* indices, capacity_t* data,
                          offset_t* nnz) noexcept {
   return guarded([&] {
-    flow_matrix(net, arc_flow, threads, indptr, indices, data, nnz);
+    const int team = matrix_team(net, threads);
+    const transposed_flows rows{arc_flow, build_transpose(net, arc_flow, team)};
+    flow_matrix(net, rows, team, indptr, indices, data, nnz);
     return status::ok;
   });
 }
 
+namespace detail {
+
+template <class Arc>
+void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
+                       flow_result* result) {
+  residual_flows<Arc> rows{net, g, std::vector<offset_t>(std::size_t(net.n) + 1, 0)};
+  for (vertex_t u = 0; u < net.n; ++u) {
+    rows.in_ptr[std::size_t(u) + 1] =
+        rows.in_ptr[std::size_t(u)] + (g.first[std::size_t(u) + 1] - g.reverse_first[std::size_t(u)]);
+  }
+  flow_matrix(net, rows, matrix_team(net, threads), result->matrix_indptr,
+              result->matrix_indices, result->matrix_data, &result->matrix_nnz);
+}
+
+template void write_flow_matrix<std::int32_t>(const flow_network&,
+                                              const residual_graph<std::int32_t>&, int,
+                                              flow_result*);
+template void write_flow_matrix<std::int64_t>(const flow_network&,
+                                              const residual_graph<std::int64_t>&, int,
+                                              flow_result*);
+
+}  // namespace detail
 }  // namespace matchflow

@@ -72,6 +72,13 @@ template <class Arc>
 void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int team,
                     capacity_t* arc_flow);
 
+/// SciPy's flow matrix into result's matrix buffers (sizes as
+/// build_flow_matrix's), read off the residual graph: the reverse copies are
+/// each vertex's in-arcs in tail order (flow_matrix.cpp).  Sets matrix_nnz.
+template <class Arc>
+void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
+                       flow_result* result);
+
 /// source_side[v] = 1 iff v cannot reach `sink` in the residual graph: a
 /// backward BFS from the sink over arcs with positive residual capacity,
 /// level-synchronous with `team` threads (parallel_bfs.hpp).

@@ -9,7 +9,9 @@
 // & Goldberg 1997, hi_pr's two stages); where the preflow's flow cycles make
 // the decomposition costly, each code returns the rest by its own
 // push-relabel pass back to the source.  This frame builds (with
-// options.threads threads, whatever the code), times and reads back.
+// options.threads threads, whatever the code), times and reads back: the
+// per-arc flows, or SciPy's flow matrix straight from the residual graph
+// when the result has buffers for it.
 #pragma once
 
 #include <chrono>
@@ -45,8 +47,10 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
   if (options.return_flow) {
     const auto t2 = std::chrono::steady_clock::now();
     phase2(g, excess);
-    if (result->arc_flow != nullptr) write_arc_flow(net, g, team, result->arc_flow);
+    const bool matrix = result->matrix_indptr != nullptr;
+    if (!matrix && result->arc_flow != nullptr) write_arc_flow(net, g, team, result->arc_flow);
     stats->seconds_phase2 = seconds_since(t2);
+    if (matrix) write_flow_matrix(net, g, team, result);  // timed by the caller's total only
   }
 }
 
