@@ -80,6 +80,8 @@ def main():
     args = ap.parse_args()
     env_name, _, values = (args.env or "").partition("=")
     settings = [(env_name, v) for v in values.split(",")] if args.env else [(None, None)]
+    print(f"# matchflow {matchflow.__version__} from {os.path.dirname(matchflow.__file__)}",
+          flush=True)  # which build answered (gpu_run.sh's phases part alternates two)
     for key in args.instances:
         for inst in INSTANCES[key]():
             g, s, t = inst.graph, int(inst.source), int(inst.sink)
