@@ -520,8 +520,8 @@ def test_gpu_flow_matrix_is_scipys(seed):
 @pytest.mark.parametrize("method", CPU_METHODS)
 def test_cpu_flow_matrix_from_the_residual_graph(method, threads):
     """The CPU methods build the flow matrix from their residual graph (no
-    arc flows, no transpose): bit for bit what SciPy's COO route gives on
-    the same run's arc flows (pr is deterministic), and for every method
+    arc flows, no transpose): for pr, bit for bit what SciPy's COO route
+    gives on the arc flows of another run (pr is deterministic); for every method
     SciPy's pattern and a maximum flow; self-loops, parallel and
     anti-parallel arcs, zero capacities, unsorted rows and a graph large
     enough for the OpenMP team included."""
