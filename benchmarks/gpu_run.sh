@@ -25,7 +25,8 @@
 # python CMakeLists.txt pyproject.toml README.md | tar -x -C .ab/base`, in the background)
 # alternately for the installed build and that one, AB_ROUNDS times; preprocess and
 # sparse-lap run bench_preprocess.py and bench_sparse_lap.py ($PREPROCESS_ARGS,
-# $SPARSE_LAP_ARGS); batched runs bench_batched.py ($BATCHED_ARGS; torch-linear-assignment is its optional peer when importable);
+# $SPARSE_LAP_ARGS); batched runs bench_batched.py ($BATCHED_ARGS;
+# torch-linear-assignment is its optional peer when importable);
 # overhead runs benchmarks/call_overhead.py ($OVERHEAD_ARGS; default: the matching
 # whole-call targets on every graph of the 2^20 suite, from host and GPU memory) into
 # overhead.txt.
@@ -46,7 +47,8 @@
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
-# OVERHEAD_ARGS, PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the max-flow kernels only),
+# OVERHEAD_ARGS, PHASES_ARGS, AB_BASE, AB_ROUNDS, PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the
+# max-flow kernels only),
 # MATCHFLOW_DATA (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded
 # in the results; the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -73,7 +75,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
         build|info|test|sanitize|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|solve-ab|pack) parts+=("$1"); shift ;;
-        -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, solve-ab, pack; bench args after --)" >&2
            exit 2 ;;
     esac

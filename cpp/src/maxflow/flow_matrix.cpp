@@ -223,9 +223,8 @@ template <class Arc>
 void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
                        flow_result* result) {
   residual_flows<Arc> rows{net, g, std::vector<offset_t>(std::size_t(net.n) + 1, 0)};
-  for (vertex_t u = 0; u < net.n; ++u) {
-    rows.in_ptr[std::size_t(u) + 1] =
-        rows.in_ptr[std::size_t(u)] + (g.first[std::size_t(u) + 1] - g.reverse_first[std::size_t(u)]);
+  for (std::size_t u = 0; u < std::size_t(net.n); ++u) {  // u's reverse copies: its in-arcs
+    rows.in_ptr[u + 1] = rows.in_ptr[u] + (g.first[u + 1] - g.reverse_first[u]);
   }
   flow_matrix(net, rows, matrix_team(net, threads), result->matrix_indptr,
               result->matrix_indices, result->matrix_data, &result->matrix_nnz);
