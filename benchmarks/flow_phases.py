@@ -9,8 +9,8 @@ e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once
 the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
 environment; values are split at commas, so a value cannot hold one).
 
-Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac = complete
-DAG n 1000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
+Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
+DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
 wide 1024 x 1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup
 and both phases: validation, the flow matrix, Python.
@@ -27,6 +27,7 @@ from matchflow.generators import flow as gen
 
 INSTANCES = {
     "ac": lambda: [gen.acyclic_dense(1000, seed=0)],
+    "ac2": lambda: [gen.acyclic_dense(2000, seed=0)],
     "gl": lambda: [gen.genrmf_long(32, seed=0)],
     "gw": lambda: [gen.genrmf_wide(64, seed=0)],
     "wl": lambda: [gen.washington_rlg_long(512, seed=0)],

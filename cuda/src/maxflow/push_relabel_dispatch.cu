@@ -77,10 +77,12 @@
 #include <cstdlib>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/pinned.cuh"
+#include "common/prefault.cuh"
 #include "common/reverse_csr.cuh"
 #include "common/launch.cuh"
 #include "common/host_copy.cuh"
@@ -135,6 +137,7 @@ class ecl_solver {
   void run_cycles(bool phase1, int limit, int count);
   bool relabel_due() const;
   bool flow_matrix();
+  std::vector<host_range> matrix_ranges() const;
   void launch_cycle(bool phase1, unsigned blocks);
   int launch_multi_cycle(bool phase1, int cycles, bool whole_grid);
   void setup_cooperative(int sms);
@@ -482,6 +485,7 @@ void ecl_solver::run() {
   stats_->seconds_transfer += clock.mark();
   build_reverse();
   stats_->seconds_setup += clock.mark();
+  host_prefault paging_in(matrix_ranges());
 
   ecl::saturate_source_kernel<<<1, threads_per_block, 0, stream_>>>(g_);  // line 3
   MATCHFLOW_CUDA_CHECK_LAUNCH();
@@ -498,6 +502,7 @@ void ecl_solver::run() {
     stats_->seconds_phase2 += clock.mark();
   }
 
+  paging_in.finish();
   flow_t value = 0;
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&value, excess_.data() + net_.sink, sizeof(flow_t),
                                      cudaMemcpyDeviceToHost, stream_));
@@ -507,6 +512,24 @@ void ecl_solver::run() {
   }
   stats_->seconds_transfer += clock.mark();
   result_->value = value;
+}
+
+/// The host arrays flow_matrix() will fill, in the order it fills them
+/// (indptr, then indices and data a slice of entries at a time), up to their
+/// 2 m entries; none when no matrix was asked for.  Paged in while the
+/// phases run (prefault.cuh).
+std::vector<host_range> ecl_solver::matrix_ranges() const {
+  std::vector<host_range> ranges;
+  if (result_->matrix_indptr == nullptr || !options_.return_flow) return ranges;
+  ranges.push_back({result_->matrix_indptr, sizeof(offset_t) * std::size_t(n_ + 1)});
+  constexpr std::size_t slice = std::size_t(1) << 20;  // entries
+  const std::size_t entries = 2 * std::size_t(m_);
+  for (std::size_t first = 0; first < entries; first += slice) {
+    const std::size_t count = std::min(slice, entries - first);
+    ranges.push_back({result_->matrix_indices + first, sizeof(vertex_t) * count});
+    ranges.push_back({result_->matrix_data + first, sizeof(capacity_t) * count});
+  }
+  return ranges;
 }
 
 /// SciPy's flow matrix on the device, when the caller asked for it and it
