@@ -26,7 +26,9 @@ __device__ unsigned long long aggregated_increment(unsigned long long* counters,
   const int leader = __ffs(peers) - 1;
   const int lane = threadIdx.x % warp_size;
   unsigned long long base = 0;
-  if (lane == leader) base = atomicAdd(&counters[key], static_cast<unsigned long long>(__popc(peers)));
+  if (lane == leader) {
+    base = atomicAdd(&counters[key], static_cast<unsigned long long>(__popc(peers)));
+  }
   base = __shfl_sync(active, base, leader);
   return base + __popc(peers & ((1u << lane) - 1u));
 }

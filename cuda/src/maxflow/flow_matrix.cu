@@ -123,8 +123,9 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&entries, count.data(), sizeof(entries),
                                      cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-  // 12 bytes per entry into fresh pageable arrays: one staged pass
-  // (common/host_copy.cuh).
+  // 12 bytes per entry into pageable arrays, one staged pass
+  // (common/host_copy.cuh); gpu-pr pages them in while its phases run
+  // (common/prefault.cuh).
   download_parts(
       {copy_part{indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1)},
        copy_part{indices, columns, sizeof(vertex_t) * std::size_t(entries)},

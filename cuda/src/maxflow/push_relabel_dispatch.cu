@@ -514,10 +514,10 @@ void ecl_solver::run() {
   result_->value = value;
 }
 
-/// The host arrays flow_matrix() will fill, in the order it fills them
-/// (indptr, then indices and data a slice of entries at a time), up to their
-/// 2 m entries; none when no matrix was asked for.  Paged in while the
-/// phases run (prefault.cuh).
+/// The host arrays flow_matrix() will fill, up to their 2 m entries: indptr,
+/// then indices and data a slice of entries at a time, so that what the
+/// phases leave time to page in (prefault.cuh) is the leading entries of
+/// both.  None when no matrix was asked for.
 std::vector<host_range> ecl_solver::matrix_ranges() const {
   std::vector<host_range> ranges;
   if (result_->matrix_indptr == nullptr || !options_.return_flow) return ranges;
