@@ -442,19 +442,32 @@ def _flow_matrix_reference(net, flow, array):
     return kind((np.concatenate((flow, -flow)), (rows, cols)), shape=(net.n, net.n))
 
 
-@pytest.mark.parametrize("threads", [1, 2, 0])
+def _symmetric_pattern(rows, cols):
+    """Rows (sorted) and columns of the pattern {(u, v), (v, u)} of the given
+    entries, each pair once: A + A^T holds exactly these."""
+    pairs = np.unique(np.concatenate((np.stack((rows, cols), 1),
+                                      np.stack((cols, rows), 1))), axis=0)
+    return pairs[:, 0], pairs[:, 1].astype(np.int32)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 0, 7, 16])
 @pytest.mark.parametrize("scale", [1, 2**58, 2**61], ids=["small", "near", "big"])
 def test_flow_matrix_routes_agree(scale, threads):
     """The core's construction and SciPy's COO route build the same matrix,
     bit for bit (pattern, explicit zeros, values, dtypes), parallel and
     anti-parallel arcs, self-loops, zero flows, unsorted rows and empty
-    graphs included."""
+    graphs included.  The last three are big enough for the core's OpenMP
+    team, the very last symmetric (half the upper bound of entries: the
+    teams' chunks then move down in several waves)."""
     rng = np.random.default_rng(17)
-    for trial in range(62):  # the last two big enough for the core's OpenMP team
+    for trial in range(63):
         n = 2 if trial < 5 else int(rng.integers(1, 15 if trial < 50 else 200))
         m = 0 if trial % 17 == 0 else int(rng.integers(0, 3 * n * n if n < 15 else 8 * n))
         n, m = (20_000, 100_000) if trial >= 60 else (n, m)
         rows, cols = np.sort(rng.integers(0, n, m)), rng.integers(0, n, m).astype(np.int32)
+        if trial == 62:
+            rows, cols = _symmetric_pattern(rows, cols)
+            m = rows.size
         ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
         caps = rng.integers(0, 4, m) * scale
         net = _flow._Network(n, ptr, cols, caps, 0, 0)

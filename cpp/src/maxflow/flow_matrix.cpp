@@ -166,11 +166,48 @@ vertex_t chunk_start(const flow_network& net, const Rows& rows, int team, int c)
   return c == team ? net.n : lo;
 }
 
+// Moves chunk c of `len[c]` entries from offset from[c] down to to[c]
+// (to <= from; chunk 0 and chunks already in place, as on a graph without
+// anti-parallel arcs, stay), in waves: a chunk's target can overlap only
+// the sources of chunks before it (to[c] + len[c] = to[c + 1] <= from[c + 1]),
+// so it moves in the wave after the last of those it overlaps.  On a
+// symmetric graph (nnz = m, half the upper bound) chunk c overlaps only
+// chunk c / 2: about log2(team) waves, where one thread moving them in order
+// moved 15/16 of the matrix at 16 threads.  Where every chunk shrinks a
+// little the waves are a chain, as the sequential moves were.
+void move_chunks(const std::vector<offset_t>& from, const std::vector<offset_t>& to,
+                 const std::vector<offset_t>& len, int team, vertex_t* indices,
+                 capacity_t* data) {
+  std::vector<int> wave(std::size_t(team), 0);
+  int waves = 0;
+  for (int c = 1; c < team; ++c) {
+    if (to[std::size_t(c)] == from[std::size_t(c)] || len[std::size_t(c)] == 0) continue;
+    for (int d = 1; d < c; ++d) {
+      const bool overlap = from[std::size_t(d)] < to[std::size_t(c)] + len[std::size_t(c)] &&
+                           from[std::size_t(d)] + len[std::size_t(d)] > to[std::size_t(c)];
+      if (overlap) {
+        wave[std::size_t(c)] = std::max(wave[std::size_t(c)], wave[std::size_t(d)]);
+      }
+    }
+    waves = std::max(waves, ++wave[std::size_t(c)]);
+  }
+  for (int w = 1; w <= waves; ++w) {
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+    for (int c = 1; c < team; ++c) {
+      if (wave[std::size_t(c)] != w) continue;
+      const std::size_t n = std::size_t(len[std::size_t(c)]);
+      std::memmove(indices + to[std::size_t(c)], indices + from[std::size_t(c)],
+                   n * sizeof(vertex_t));
+      std::memmove(data + to[std::size_t(c)], data + from[std::size_t(c)],
+                   n * sizeof(capacity_t));
+    }
+  }
+}
+
 // Each thread merges a contiguous chunk of rows into the output, packed
 // from the chunk's upper-bound offset base(first row) = ptr + in_before (no
 // scratch copy of the matrix: fresh pages cost more than the rows' merge);
-// the chunks are then moved down to their final offsets, in order, since
-// each one's target may overlap the previous one's source.
+// the chunks are then moved down to their final offsets (move_chunks).
 template <class Rows>
 void flow_matrix(const flow_network& net, const Rows& rows, int team, offset_t* indptr,
                  vertex_t* indices, capacity_t* data, offset_t* nnz) {
@@ -189,13 +226,15 @@ void flow_matrix(const flow_network& net, const Rows& rows, int team, offset_t* 
     }
   }
   for (vertex_t u = 0; u < n; ++u) indptr[u + 1] += indptr[u];
-  for (int c = 1; c < team; ++c) {
+  const std::size_t chunks = static_cast<std::size_t>(team);
+  std::vector<offset_t> from(chunks), to(chunks), len(chunks);
+  for (int c = 0; c < team; ++c) {
     const vertex_t lo = first[std::size_t(c)];
-    const offset_t from = net.ptr[lo] + rows.in_before(lo);
-    const offset_t len = indptr[first[std::size_t(c) + 1]] - indptr[lo];
-    std::memmove(indices + indptr[lo], indices + from, std::size_t(len) * sizeof(vertex_t));
-    std::memmove(data + indptr[lo], data + from, std::size_t(len) * sizeof(capacity_t));
+    from[std::size_t(c)] = net.ptr[lo] + rows.in_before(lo);
+    to[std::size_t(c)] = indptr[lo];
+    len[std::size_t(c)] = indptr[first[std::size_t(c) + 1]] - indptr[lo];
   }
+  move_chunks(from, to, len, team, indices, data);
   *nnz = indptr[n];
 }
 
