@@ -529,7 +529,7 @@ def test_gpu_flow_matrix_is_scipys(seed):
         assert_max_flow(g, 0, n - 1, res)
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 16])
 @pytest.mark.parametrize("method", CPU_METHODS)
 def test_cpu_flow_matrix_from_the_residual_graph(method, threads):
     """The CPU methods build the flow matrix from their residual graph (no
@@ -545,7 +545,13 @@ def test_cpu_flow_matrix_from_the_residual_graph(method, threads):
         rows = np.sort(rng.integers(0, n, m))
         ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
         caps = rng.integers(0, 6, m) * (2**50 if trial % 5 == 4 else 1)
-        g = sp.csr_array((caps, rng.integers(0, n, m), ptr), shape=(n, n))
+        cols = rng.integers(0, n, m)
+        if trial == 39:  # symmetric: the team's chunks of the matrix move down in waves
+            rows, cols = _symmetric_pattern(rows, cols)
+            m = rows.size
+            ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+            caps = rng.integers(0, 6, m)
+        g = sp.csr_array((caps, cols, ptr), shape=(n, n))
         net = _flow._checked(g, 0, n - 1)
         tuning = _flow._Tuning(threads=threads)
         built = _flow._solve(net, method, 0, tuning)[4]
