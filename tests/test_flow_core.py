@@ -196,20 +196,26 @@ def test_layered(method, layers, width):
     run_and_check(method, *layered_instance(layers, width, 4, rng))
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("threads", [1, 2, 3, 16])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-@pytest.mark.parametrize("epochs", ["default", "rounds"])
+@pytest.mark.parametrize("epochs", ["default", "rounds", "sequential"])
 def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
-    # sequential, unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
-    # rounds.  The global relabel's BFS levels are the grid's columns:
-    # 50 vertices (under bfs_narrow, one thread expands them) or 400 (the
-    # team does), and "tall" reaches over adopt_parallel_min vertices, so
-    # the team fills the sequential epochs' buckets.
+    # lock-free discharges on the team, unless MATCHFLOW_PPR_MIN_ACTIVE=1
+    # makes every epoch rounds or MATCHFLOW_PPR_LOCK_FREE=0 makes them hi_pr's
+    # sequential discharge.  The global relabel's BFS levels are the grid's
+    # columns: 50 vertices (under bfs_narrow, one thread expands them) or 400
+    # (the team does), and "tall" reaches over adopt_parallel_min vertices,
+    # so the team fills the sequential epochs' buckets.  16 threads: more
+    # than the CI host's cores, so the lock-free epochs' thieves and idle
+    # detection run with threads descheduled.
     monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
+    monkeypatch.delenv("MATCHFLOW_PPR_LOCK_FREE", raising=False)
     if epochs == "rounds":
         monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
+    elif epochs == "sequential":
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "0")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),

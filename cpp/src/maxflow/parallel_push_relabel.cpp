@@ -36,8 +36,16 @@
 // because its BFS started a team per level (H100 host, 16 threads: ppr
 // 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
 // 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
-// search and expands narrow levels on one thread.  With one thread the run
-// is pr's.  Short loops run on the calling thread.
+// search and expands narrow levels on one thread.  Epochs that start with
+// at least lock_free_min_active active vertices run the lock-free
+// asynchronous discharge on the team instead (lock_free_discharge.hpp; a
+// global relabel always follows it): H200 host, 16 threads, one call
+// (NOTES.md, "ppr: lock-free epochs"), ppr's whole call GENRMF long a32
+// 1.32 -> 0.63 s, wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42,
+// wide 1.20 -> 0.81, grid and segmentation unchanged, road 0.22 -> 0.24,
+// Delaunay 0.37 -> 0.47 (pr: 1.64, 2.50, 1.07, 1.37, 0.54, 0.28, 0.59 s).
+// MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back (A/B).  With
+// one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
 // reverse residual arcs (parallel_bfs.hpp); a label is claimed by
@@ -77,6 +85,7 @@
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"
+#include "lock_free_discharge.hpp"
 #include "maxflow_cpu.hpp"
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
@@ -115,6 +124,17 @@ double env_number(const char* name, double fallback, double least) {
   const double x = std::strtod(env, &end);
   return *end == '\0' && x >= least ? x : fallback;
 }
+
+/// Whether the epochs with few active vertices run the lock-free
+/// asynchronous discharge on the team (the default) rather than hi_pr's
+/// sequential one (MATCHFLOW_PPR_LOCK_FREE=0, an A/B override).
+bool lock_free_epochs() {
+  return env_number("MATCHFLOW_PPR_LOCK_FREE", 1, 0) != 0;
+}
+
+/// Below this many active vertices even a lock-free epoch leaves most of the
+/// team spinning for work (untuned: four a thread of 16).
+constexpr std::int64_t lock_free_min_active = 64;
 
 std::int64_t parallel_min_active() {
   return std::int64_t(env_number("MATCHFLOW_PPR_MIN_ACTIVE",
@@ -181,7 +201,11 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (!sequential_epoch()) return false;  // no active vertex left: a maximum preflow
+          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active) {
+            lock_free_epoch();
+          } else if (!sequential_epoch()) {
+            return false;  // no active vertex left: a maximum preflow
+          }
           active_.clear();  // labels and active set are stale: relabel next
           labels_exact = false;
           continue;
@@ -214,6 +238,21 @@ class synchronous_push_relabel {
     }
     sequential_->adopt_levels(label_, levels_, team_);
     return sequential_->discharge_until_update();
+  }
+
+  /// The lock-free asynchronous discharge (lock_free_discharge.hpp) from
+  /// the exact labels just computed, until its relabel work calls for a
+  /// global update or it runs out of vertices; either way a global relabel
+  /// follows (the labels it leaves may be invalid).
+  void lock_free_epoch() {
+    if (!lock_free_discharge_) {
+      lock_free_discharge_ =
+          std::make_unique<lock_free_discharge<Arc>>(g_, excess_, label_, t_, team_);
+    }
+    const double threshold =
+        (global_update_alpha * double(n_) + double(g_.n_arcs)) / epoch_freq_;
+    lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
+                              threshold, stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -406,6 +445,8 @@ class synchronous_push_relabel {
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
+  const bool lock_free_ = lock_free_epochs();
+  std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 
 }  // namespace
