@@ -40,11 +40,11 @@
 // at least lock_free_min_active active vertices run the lock-free
 // asynchronous discharge on the team instead (lock_free_discharge.hpp; a
 // global relabel always follows it): H200 host, 16 threads, one call
-// (NOTES.md, "ppr: lock-free epochs"), ppr's whole call GENRMF long a32
+// (results/h200/ppr-lock-free.txt), ppr's whole call GENRMF long a32
 // 1.32 -> 0.63 s, wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42,
-// wide 1.20 -> 0.81, grid and segmentation unchanged, road 0.22 -> 0.24,
-// Delaunay 0.37 -> 0.47 (pr: 1.64, 2.50, 1.07, 1.37, 0.54, 0.28, 0.59 s).
-// MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back (A/B).  With
+// wide 1.20 -> 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); grid, segmentation and
+// R-MAT within 0.02 s, road 0.22 -> 0.24 (NOTES.md, "ppr: lock-free
+// epochs").  MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back.  With
 // one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
