@@ -134,7 +134,12 @@ bool lock_free_epochs() {
 
 /// Below this many active vertices even a lock-free epoch leaves most of the
 /// team spinning for work (untuned: four a thread of 16).
-constexpr std::int64_t lock_free_min_active = 64;
+constexpr std::int64_t default_lock_free_min_active = 64;
+
+std::int64_t lock_free_min_active() {
+  return std::int64_t(env_number("MATCHFLOW_PPR_LOCK_FREE_MIN",
+                                 double(default_lock_free_min_active), 1));
+}
 
 std::int64_t parallel_min_active() {
   return std::int64_t(env_number("MATCHFLOW_PPR_MIN_ACTIVE",
@@ -150,6 +155,12 @@ constexpr double default_round_update_freq = 2.0;
 // 9.5M -> 7.4M (Washington long r512), 2.17M -> 1.55M (1024^2 grid), for
 // 1.1-3x the global relabels.  Not yet timed at 16 threads.
 constexpr double default_epoch_update_freq = 1.0;
+// The lock-free epochs' frequency factor (untuned: the sequential epochs').
+constexpr double default_lock_free_update_freq = 1.0;
+
+double lock_free_update_freq() {
+  return env_number("MATCHFLOW_PPR_LOCK_FREE_FREQ", default_lock_free_update_freq, 1e-6);
+}
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
 struct alignas(64) thread_buffer {
@@ -179,6 +190,7 @@ class synchronous_push_relabel {
     const double f = freq > 0 ? freq : default_round_update_freq;
     sequential_freq_ = freq;
     epoch_freq_ = freq > 0 ? freq : default_epoch_update_freq;
+    lock_free_freq_ = freq > 0 ? freq : lock_free_update_freq();
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
@@ -201,7 +213,7 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active) {
+          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active_) {
             lock_free_epoch();
           } else if (!sequential_epoch()) {
             return false;  // no active vertex left: a maximum preflow
@@ -250,7 +262,7 @@ class synchronous_push_relabel {
           std::make_unique<lock_free_discharge<Arc>>(g_, excess_, label_, t_, team_);
     }
     const double threshold =
-        (global_update_alpha * double(n_) + double(g_.n_arcs)) / epoch_freq_;
+        (global_update_alpha * double(n_) + double(g_.n_arcs)) / lock_free_freq_;
     lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
                               threshold, stats_);
   }
@@ -445,7 +457,9 @@ class synchronous_push_relabel {
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
+  double lock_free_freq_ = 0;    // the user's, else lock_free_update_freq()
   const bool lock_free_ = lock_free_epochs();
+  const std::int64_t lock_free_min_active_ = lock_free_min_active();
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 
