@@ -198,20 +198,20 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 16])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-@pytest.mark.parametrize("epochs", ["default", "rounds", "sequential", "eager"])
+@pytest.mark.parametrize("epochs", ["default", "rounds", "sequential", "overrides"])
 def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
     # rounds run in parallel; "grid" and "tall": few, so epochs are
     # lock-free discharges on the team, unless MATCHFLOW_PPR_MIN_ACTIVE=1
     # makes every epoch rounds or MATCHFLOW_PPR_LOCK_FREE=0 makes them hi_pr's
-    # sequential discharge; "eager": lock-free from one active vertex, with
-    # a quarter of the relabel work between global relabels.  The global
-    # relabel's BFS levels are the grid's
-    # columns: 50 vertices (under bfs_narrow, one thread expands them) or 400
-    # (the team does), and "tall" reaches over adopt_parallel_min vertices,
-    # so the team fills the sequential epochs' buckets.  16 threads: more
-    # than the CI host's cores, so the lock-free epochs' thieves and idle
-    # detection run with threads descheduled.
+    # sequential discharge; "overrides": lock-free from 64 active vertices
+    # (fewer: sequential), with a quarter of the relabel work between global
+    # relabels.  The global relabel's BFS levels are the grid's columns: 50
+    # vertices (under bfs_narrow, one thread expands them) or 400 (the team
+    # does), and "tall" reaches over adopt_parallel_min vertices, so the team
+    # fills the sequential epochs' buckets.  16 threads: more than the CI
+    # host's cores, so the lock-free epochs' thieves and idle detection run
+    # with threads descheduled.
     monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
     for name in ("MATCHFLOW_PPR_LOCK_FREE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
                  "MATCHFLOW_PPR_LOCK_FREE_FREQ"):
@@ -220,8 +220,8 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
         monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
     elif epochs == "sequential":
         monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "0")
-    elif epochs == "eager":
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "1")
+    elif epochs == "overrides":
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "64")
         monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_FREQ", "0.25")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),

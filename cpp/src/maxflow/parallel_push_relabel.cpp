@@ -36,15 +36,16 @@
 // because its BFS started a team per level (H100 host, 16 threads: ppr
 // 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
 // 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
-// search and expands narrow levels on one thread.  Epochs that start with
-// at least lock_free_min_active active vertices run the lock-free
-// asynchronous discharge on the team instead (lock_free_discharge.hpp; a
-// global relabel always follows it): H200 host, 16 threads, one call
-// (results/h200/ppr-lock-free.txt), ppr's whole call GENRMF long a32
-// 1.32 -> 0.63 s, wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42,
-// wide 1.20 -> 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); grid, segmentation and
-// R-MAT within 0.02 s, road 0.22 -> 0.24 (NOTES.md, "ppr: lock-free
-// epochs").  MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back.  With
+// search and expands narrow levels on one thread.  Those epochs now run the
+// lock-free asynchronous discharge on the team instead
+// (lock_free_discharge.hpp; a global relabel always follows it), from any
+// number of active vertices (lock_free_min_active).  H200 host, 16
+// threads, ppr's whole call, sequential -> lock-free epochs from 64 active
+// vertices (results/h200/ppr-lock-free.txt): GENRMF long a32 1.32 -> 0.63 s,
+// wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42, wide 1.20 ->
+// 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); from one (ppr-lock-free-knobs.txt):
+// 1024^2 grid 0.45 -> 0.17 s.  NOTES.md, "ppr: lock-free epochs", has the
+// rest.  MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back.  With
 // one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
@@ -132,9 +133,13 @@ bool lock_free_epochs() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE", 1, 0) != 0;
 }
 
-/// Below this many active vertices even a lock-free epoch leaves most of the
-/// team spinning for work (untuned: four a thread of 16).
-constexpr std::int64_t default_lock_free_min_active = 64;
+/// The least active vertices a lock-free epoch starts from; with fewer, the
+/// sequential epoch runs.  From one: the team takes up the work as pushes
+/// activate vertices.  H200 host, 16 threads, ppr's whole call with 64 ->
+/// 1 in one process: 1024^2 grid 0.45 -> 0.17 s, road 0.25 -> 0.20,
+/// Delaunay 0.51 -> 0.47, GENRMF and Washington within 6% either way,
+/// segmentation the same (results/h200/ppr-lock-free-knobs.txt, run 2).
+constexpr std::int64_t default_lock_free_min_active = 1;
 
 std::int64_t lock_free_min_active() {
   return std::int64_t(env_number("MATCHFLOW_PPR_LOCK_FREE_MIN",
@@ -155,7 +160,9 @@ constexpr double default_round_update_freq = 2.0;
 // 9.5M -> 7.4M (Washington long r512), 2.17M -> 1.55M (1024^2 grid), for
 // 1.1-3x the global relabels.  Not yet timed at 16 threads.
 constexpr double default_epoch_update_freq = 1.0;
-// The lock-free epochs' frequency factor (untuned: the sequential epochs').
+// The lock-free epochs' frequency factor: the sequential epochs'.  0.25
+// halved GENRMF's relabel time for more pushes but lengthened Washington
+// wide's call (results/h200/ppr-lock-free-knobs.txt, run 1): untuned.
 constexpr double default_lock_free_update_freq = 1.0;
 
 double lock_free_update_freq() {
