@@ -22,30 +22,28 @@
 //
 // Epochs.  Between two global relabels the run is either parallel rounds
 // or, when the relabel finds few active vertices (below
-// parallel_min_active()), hi_pr's sequential highest-label discharge
-// (highest_label.hpp) started from the relabel's exact labels and run until
-// its own work measure calls for the next global relabel (factor
-// default_epoch_update_freq).  A parallel epoch also ends when a round
-// leaves fewer than an eighth of that.  So on the long tails of
-// few active vertices (grids, roads, GENRMF, Washington) ppr is hi_pr with
-// a parallel global relabel, whose buckets the team fills from the BFS
-// levels (highest_label::adopt_levels); in pr the global relabels were a
-// third to a half of phase 1 there (dev host, one thread: 1024^2 grid 0.07
-// of 0.21 s, Delaunay 2^20 0.23 of 0.38 s, GENRMF long a32 0.46 of 0.90 s).
-// An earlier version ran pr to the end where the BFS levels were narrow,
-// because its BFS started a team per level (H100 host, 16 threads: ppr
-// 1.10 s against pr 0.97 s on GENRMF long a32, 0.47 against 0.37 s on a
-// 1024 x 1024 grid); parallel_bfs.hpp now keeps one team for the whole
-// search and expands narrow levels on one thread.  Those epochs now run the
-// lock-free asynchronous discharge on the team instead
-// (lock_free_discharge.hpp; a global relabel always follows it), from any
-// number of active vertices (lock_free_min_active).  H200 host, 16
-// threads, ppr's whole call, sequential -> lock-free epochs from 64 active
-// vertices (results/h200/ppr-lock-free.txt): GENRMF long a32 1.32 -> 0.63 s,
-// wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42, wide 1.20 ->
-// 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); from one (ppr-lock-free-knobs.txt):
+// parallel_min_active()), the lock-free asynchronous discharge on the team
+// (lock_free_discharge.hpp, after Hong's lock-free push-relabel), started
+// from the relabel's exact labels and run until its relabel work calls for
+// the next global relabel (factor default_lock_free_update_freq) or no
+// vertex is left; a global relabel always follows it.  A parallel epoch also
+// ends when a round leaves fewer than an eighth of parallel_min_active().
+// MATCHFLOW_PPR_LOCK_FREE=0 runs hi_pr's sequential highest-label discharge
+// (highest_label.hpp) in those epochs instead, its buckets filled by the team
+// from the BFS levels (highest_label::adopt_levels): that was the default
+// until the H200 host's 16 threads timed both (results/h200/
+// ppr-lock-free.txt, sequential -> lock-free from 64 active vertices):
+// GENRMF long a32 1.32 -> 0.63 s, wide a64 1.66 -> 1.18, Washington long
+// r512 0.76 -> 0.42, wide 1.20 -> 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); and
+// from one active vertex (ppr-lock-free-knobs.txt, lock_free_min_active):
 // 1024^2 grid 0.45 -> 0.17 s.  NOTES.md, "ppr: lock-free epochs", has the
-// rest.  MATCHFLOW_PPR_LOCK_FREE=0 gives the sequential epochs back.  With
+// rest.  The global relabels were a third to a half of pr's phase 1 on
+// these long-tail families (dev host, one thread: 1024^2 grid 0.07 of
+// 0.21 s, Delaunay 2^20 0.23 of 0.38 s, GENRMF long a32 0.46 of 0.90 s), so
+// they run on the team: parallel_bfs.hpp keeps one team for the whole search
+// and expands narrow levels on one thread (a team per level made ppr slower
+// than pr there: H100 host, 16 threads, 1.10 s against 0.97 s on GENRMF long
+// a32, 0.47 against 0.37 s on a 1024 x 1024 grid).  With
 // one thread the run is pr's.  Short loops run on the calling thread.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
