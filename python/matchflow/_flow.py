@@ -372,6 +372,9 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         picks by size and device: "gpu-pr" on a GPU, else "ppr" on large
         graphs with 16 or more threads, else "pr".  SciPy's names "dinic"
         and "edmonds_karp" mean "auto": every method returns a maximum flow.
+        The value and the cut are the same whatever the method; which
+        maximum flow `flow` holds may differ between methods, and between
+        runs of "ppr" and "gpu-pr", whose threads race ("pr" repeats itself).
     device : {"auto", "cpu", "cuda", "cuda:N"}
         "auto" uses a GPU when one is usable and the graph is large enough
         to gain from it (and falls back to the CPU, with a RuntimeWarning,

@@ -6,7 +6,9 @@
 // those whose head lies in its range (both copies of the arc), and counts
 // the out-degrees of the tails in its range.  Two passes: degrees, then the
 // records.  No atomics, and each reverse list is filled in input-arc order
-// whatever the team, so the graph, and every run on it, is reproducible.
+// whatever the team, so the graph, and every pr run on it, is reproducible
+// (ppr's lock-free epochs race: the same value and cut, not always the same
+// flow).
 // Each thread reads all heads, a streaming read that costs less than a
 // locked increment per arc (as flow_matrix.cpp's transpose).  The big arrays
 // are left uninitialised: every record is written once.
