@@ -65,6 +65,14 @@ def device_count():
     return n
 
 
+def release_host_cache():
+    """Frees the host scratch memory the core keeps between calls; returns its bytes."""
+    cdef size_t freed
+    with nogil:
+        freed = free_host_cache()
+    return freed
+
+
 def get_device_info(int device):
     cdef device_info info
     cdef status st

@@ -27,6 +27,7 @@ cdef extern from "matchflow/backend.hpp" namespace "matchflow" nogil:
     status cuda_get_device_info(int device, device_info* info)
     int openmp_max_threads()
     cbool openmp_compiled()
+    size_t free_host_cache()
 
 
 cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:

@@ -529,6 +529,39 @@ def test_gpu_flow_matrix_is_scipys(seed):
         assert_max_flow(g, 0, n - 1, res)
 
 
+@pytest.mark.parametrize("method", CPU_METHODS)
+def test_host_cache_reused_blocks(method):
+    """The CPU methods' big scratch arrays come back from the host cache
+    holding the previous call's data: every slot must be written before it
+    is read.  Graphs of alternating sizes and patterns, each certified;
+    free_host_cache() then hands back what the calls kept, once."""
+    from matchflow.generators import flow as gen
+    rng = np.random.default_rng(5)
+    matchflow.free_host_cache()
+    instances = [gen.grid_flow(120, 100, k=1, seed=1)[0], gen.segmentation_grid(90, 110, seed=2),
+                 gen.grid_flow(100, 120, k=1, seed=3)[0]]
+    graphs = [(i.graph, i.source, i.sink) for i in instances]
+    for g, s, t in graphs + [(random_graph(rng, 400, 0.3, 50), 0, 399)]:
+        res = solve_flow(g, s, t, method=method, device="cpu", threads=3)
+        assert_max_flow(g, s, t, res, expected=scipy_value(g, s, t))
+    assert matchflow.free_host_cache() >= 2**20  # the residual graph's records at least
+    assert matchflow.free_host_cache() == 0
+
+
+def test_host_cache_off(tmp_path):
+    """MATCHFLOW_HOST_CACHE_MB=0 keeps nothing between calls."""
+    import subprocess
+    import sys
+    code = ("import matchflow; from matchflow.generators import flow as gen; "
+            "i = gen.grid_flow(120, 100, k=1, seed=1)[0]; "
+            "matchflow.solve_flow(i.graph, i.source, i.sink, method='pr', device='cpu'); "
+            "print(matchflow.free_host_cache())")
+    env = {**__import__("os").environ, "MATCHFLOW_HOST_CACHE_MB": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=tmp_path)
+    assert out.stdout.strip() == "0"
+
+
 @pytest.mark.parametrize("threads", [1, 2, 16])
 @pytest.mark.parametrize("method", CPU_METHODS)
 def test_cpu_flow_matrix_from_the_residual_graph(method, threads):

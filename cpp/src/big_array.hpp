@@ -1,57 +1,49 @@
-// Large scratch arrays left uninitialised, optionally on transparent huge
-// pages (big_array_of).
+// Large scratch arrays left uninitialised, kept for reuse between calls
+// (scratch_cache.cpp), optionally on transparent huge pages.
 #pragma once
 
-#include <algorithm>
-#include <cstdlib>
+#include <cstddef>
 #include <memory>
-#include <new>
 #include <type_traits>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace matchflow::detail {
 
-/// Frees a big_array's storage.
-struct free_deleter {
-  void operator()(void* p) const { std::free(p); }
+/// A block of at least the bytes asked for: from the scratch cache when it
+/// keeps one that fits, else freshly allocated (std::bad_alloc on failure).
+struct scratch_block {
+  void* data;
+  std::size_t bytes;  ///< the block's whole size, which may exceed the request
+};
+scratch_block acquire_scratch(std::size_t bytes);
+
+/// Hands a block back: kept for the next call while the cache's cap allows
+/// (MATCHFLOW_HOST_CACHE_MB), else freed.
+void release_scratch(scratch_block block) noexcept;
+
+/// Frees every block the cache keeps; returns the bytes freed.
+std::size_t free_scratch_cache() noexcept;
+
+/// Hands a big_array's storage back to the scratch cache.
+struct scratch_deleter {
+  std::size_t bytes = 0;
+  void operator()(void* p) const noexcept { release_scratch({p, bytes}); }
 };
 
 /// An uninitialised array of trivially constructible T (every slot written
-/// before read), allocated for big_array_of.
+/// before read), allocated by big_array_of.
 template <class T>
-using big_array = std::unique_ptr<T[], free_deleter>;
+using big_array = std::unique_ptr<T[], scratch_deleter>;
 
-/// `count` slots of T.  With MATCHFLOW_HUGE_PAGES=1 (Linux), aligned to
-/// 2 MiB and marked for transparent huge pages before its first touch: the
-/// maximum-flow codes' residual graph (36 bytes an input arc) and the flow
-/// matrix's transpose (16 bytes) are first written by every thread at
-/// scattered places, one 4 KiB page fault per 113 arcs.  Dev host, pr on
-/// one thread, segmentation 1024^2 (5.2M arcs), setup 0.097-0.110 s ->
-/// 0.044-0.056 s (five runs each, twice; once 0.20 s, min of three), the
-/// flow-matrix share of "other" 0.117 -> 0.078 s.  An A/B switch, off by
-/// default: with the kernel's default defrag setting a huge-page fault may
-/// compact memory synchronously; untimed at 16 threads.
+/// `count` slots of T, from the scratch cache.  The maximum-flow codes'
+/// residual graph (36 bytes an input arc) and the flow matrix's transpose
+/// (16 bytes) are first written by every thread at scattered places: in
+/// fresh memory that is one 4 KiB page fault per 113 arcs, about half of
+/// the residual graph's build (benchmarks/NOTES.md, "Host scratch cache").
 template <class T>
 big_array<T> big_array_of(std::size_t count) {
   static_assert(std::is_trivially_default_constructible_v<T>);
-  const std::size_t bytes = std::max<std::size_t>(1, count * sizeof(T));
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const char* env = std::getenv("MATCHFLOW_HUGE_PAGES");
-  constexpr std::size_t huge = std::size_t(1) << 21;
-  if (env != nullptr && std::atoi(env) != 0 && bytes >= huge) {
-    const std::size_t rounded = (bytes + huge - 1) / huge * huge;
-    void* p = std::aligned_alloc(huge, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, rounded, MADV_HUGEPAGE);  // a hint: ignored where unsupported
-    return big_array<T>(static_cast<T*>(p));
-  }
-#endif
-  void* p = std::malloc(bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  return big_array<T>(static_cast<T*>(p));
+  const scratch_block block = acquire_scratch(count * sizeof(T));
+  return big_array<T>(static_cast<T*>(block.data), scratch_deleter{block.bytes});
 }
 
 }  // namespace matchflow::detail

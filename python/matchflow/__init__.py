@@ -8,7 +8,7 @@ and multicore CPUs, as drop-ins for the SciPy functions of the same names.
 __version__ = "0.1.0"
 
 from ._batched import batch_linear_sum_assignment
-from ._device import cuda_available, show_config
+from ._device import cuda_available, free_host_cache, show_config
 from ._flow import FlowStats, MaximumFlowResult, maximum_flow, solve_flow
 from ._lsap import AssignmentResult, AssignmentStats, linear_sum_assignment, solve_assignment
 from ._matching import (
@@ -42,6 +42,7 @@ __all__ = [
     "block_triangular_form",
     "cuda_available",
     "dulmage_mendelsohn",
+    "free_host_cache",
     "linear_sum_assignment",
     "maximum_bipartite_matching",
     "maximum_flow",

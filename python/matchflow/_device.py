@@ -92,6 +92,32 @@ def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
     return method, backend, ordinal
 
 
+def free_host_cache() -> int:
+    """Free the host scratch memory matchflow keeps between calls.
+
+    The CPU maximum-flow codes keep their largest scratch arrays (the
+    residual graph, the flow matrix's transpose) after a call, already paged
+    in, so that the next call on a graph of similar size skips the page
+    faults of fresh memory.  What is kept is capped by the environment
+    variable ``MATCHFLOW_HOST_CACHE_MB`` (read whenever an array is handed back;
+    default 1024 MiB or a sixteenth of physical memory, whichever is less;
+    0 keeps nothing).  The GPU codes keep device memory in CUDA's
+    stream-ordered pool in the same way.
+
+    Returns
+    -------
+    int
+        The bytes freed.
+
+    Examples
+    --------
+    >>> import matchflow
+    >>> matchflow.free_host_cache() >= 0
+    True
+    """
+    return int(_core.release_host_cache())
+
+
 def device_name(backend: str, ordinal: int) -> str:
     """What a result's `device` field says: "cpu" or "cuda:N"."""
     return "cpu" if backend == "cpu" else f"cuda:{ordinal}"

@@ -25,5 +25,8 @@ status cuda_get_device_info(int device, device_info* info) noexcept;
 /// OpenMP threads a parallel region gets by default (1 without OpenMP).
 int openmp_max_threads() noexcept;
 bool openmp_compiled() noexcept;
+/// Frees the host scratch memory kept between calls (scratch_cache.cpp);
+/// returns the bytes freed.
+std::size_t free_host_cache() noexcept;
 
 }  // namespace matchflow

@@ -35,12 +35,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "../openmp.hpp"
 #include "highest_label.hpp"
+#include "matchflow/timing.hpp"
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
 
@@ -107,12 +109,16 @@ class lock_free_discharge {
         heaps_(std::size_t(team)) {}
 
   /// Discharges from `active` (vertices with excess and label < n, in
-  /// ascending label order) until the relabel work passes `threshold` or no
-  /// vertex is left to discharge; counts pushes and relabels into `stats`.
+  /// ascending label order) until the relabel work passes `threshold`, once
+  /// at least `min_seconds` have passed, or no vertex is left to discharge;
+  /// counts pushes and relabels into `stats`.
   /// `reached` (`count` of them) are the vertices with label < n, whose
   /// current arcs are reset: only they can receive a push.
   void run(const std::vector<vertex_t>& active, const vertex_t* reached, std::int64_t count,
-           double threshold, flow_stats* stats) {
+           double threshold, double min_seconds, flow_stats* stats) {
+    const clock_type::time_point not_before =
+        clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                std::chrono::duration<double>(min_seconds));
     std::atomic<std::int64_t> work{0};
     std::atomic<int> idle{0};
     std::atomic<bool> stop{false};
@@ -138,7 +144,7 @@ class lock_free_discharge {
         __atomic_add_fetch(&count_[std::size_t(label_[std::size_t(reached[i])])], 1,
                            __ATOMIC_RELAXED);
       }
-      worker(tid, work, idle, stop, std::int64_t(threshold));
+      worker(tid, work, idle, stop, std::int64_t(threshold), not_before);
     }
     for (int c = 0; c < threads_; ++c) {
       owned_heap& own = heaps_[std::size_t(c)];
@@ -165,7 +171,8 @@ class lock_free_discharge {
   }
 
   void worker(int tid, std::atomic<std::int64_t>& work, std::atomic<int>& idle,
-              std::atomic<bool>& stop, std::int64_t threshold) {
+              std::atomic<bool>& stop, std::int64_t threshold,
+              clock_type::time_point not_before) {
     owned_heap& own = heaps_[std::size_t(tid)];
     std::int64_t local_work = 0;
     vertex_t v;
@@ -174,8 +181,10 @@ class lock_free_discharge {
         discharge(v, own, local_work);
         // Flush the relabel work now and then: one shared counter.
         if (local_work >= flush_work) {
-          if (work.fetch_add(local_work, std::memory_order_relaxed) + local_work > threshold)
+          if (work.fetch_add(local_work, std::memory_order_relaxed) + local_work > threshold &&
+              clock_type::now() >= not_before) {
             stop.store(true, std::memory_order_relaxed);
+          }
           local_work = 0;
         }
         continue;

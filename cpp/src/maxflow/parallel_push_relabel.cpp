@@ -167,6 +167,18 @@ double lock_free_update_freq() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE_FREQ", default_lock_free_update_freq, 1e-6);
 }
 
+// A lock-free epoch also runs for at least this many times the last global
+// relabel's seconds before its relabel work may end it, so the BFS takes
+// at most about 1 / (1 + balance) of phase 1.  Where the BFS is dear
+// against the discharge (GENRMF's narrow levels) this relabels less often;
+// where the work rule already spaces relabels further (Washington), it
+// changes nothing.  0 turns it off.
+constexpr double default_lock_free_balance = 0.0;
+
+double lock_free_balance() {
+  return env_number("MATCHFLOW_PPR_LOCK_FREE_BALANCE", default_lock_free_balance, 0);
+}
+
 /// Per-thread output of a round or a BFS level, padded against false sharing.
 struct alignas(64) thread_buffer {
   std::vector<vertex_t> items;
@@ -269,7 +281,7 @@ class synchronous_push_relabel {
     const double threshold =
         (global_update_alpha * double(n_) + double(g_.n_arcs)) / lock_free_freq_;
     lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
-                              threshold, stats_);
+                              threshold, lock_free_balance_ * last_relabel_seconds_, stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -426,7 +438,8 @@ class synchronous_push_relabel {
     ++stats_->global_relabels;
     const auto start = clock_type::now();
     reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
-    stats_->seconds_global_relabel += seconds_since(start);
+    last_relabel_seconds_ = seconds_since(start);
+    stats_->seconds_global_relabel += last_relabel_seconds_;
   }
 
   /// Active set from the BFS queue: excess > 0 (the sink, level 0, excluded;
@@ -465,6 +478,8 @@ class synchronous_push_relabel {
   double lock_free_freq_ = 0;    // the user's, else lock_free_update_freq()
   const bool lock_free_ = lock_free_epochs();
   const std::int64_t lock_free_min_active_ = lock_free_min_active();
+  const double lock_free_balance_ = lock_free_balance();
+  double last_relabel_seconds_ = 0;  // the last global relabel's
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 

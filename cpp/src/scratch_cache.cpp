@@ -1,0 +1,147 @@
+// The host scratch cache behind big_array_of: blocks freed by one call are
+// kept, already paged in, for the next (the host-side counterpart of the
+// stream-ordered pool the CUDA code keeps, buffer.cuh).  Repeated calls on
+// graphs of similar size then skip the page faults of first touch; the
+// cap (MATCHFLOW_HOST_CACHE_MB, 0 turns the cache off) bounds what stays
+// resident between calls, and matchflow.free_host_cache() hands it back.
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "big_array.hpp"
+#include "matchflow/backend.hpp"
+
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+namespace matchflow::detail {
+namespace {
+
+constexpr std::size_t mib = std::size_t(1) << 20;
+// Blocks below this go straight back to malloc, whose heap reuses them.
+constexpr std::size_t least_kept = mib;
+
+/// The default cap: 1 GiB, or a sixteenth of physical memory if less.
+std::size_t default_cap() {
+  std::size_t cap = 1024 * mib;
+#ifdef __linux__
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) cap = std::min(cap, std::size_t(pages) * std::size_t(page) / 16);
+#endif
+  return cap;
+}
+
+/// Read at every release, so that one process can compare caps.
+std::size_t cap_bytes() {
+  const char* env = std::getenv("MATCHFLOW_HOST_CACHE_MB");
+  if (env == nullptr || *env == '\0') return default_cap();
+  const long long mb = std::atoll(env);
+  return mb > 0 ? std::size_t(mb) * mib : std::size_t(0);
+}
+
+/// With MATCHFLOW_HUGE_PAGES=1 (Linux), a fresh block is aligned to 2 MiB
+/// and marked for transparent huge pages before its first touch.  An A/B
+/// switch, off by default (benchmarks/NOTES.md, "Tried": setup a third
+/// shorter on the dev host, the flow matrix slower; a huge-page fault may
+/// compact memory synchronously).
+void* allocate_fresh(std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const char* env = std::getenv("MATCHFLOW_HUGE_PAGES");
+  constexpr std::size_t huge = std::size_t(1) << 21;
+  if (env != nullptr && std::atoi(env) != 0 && bytes >= huge) {
+    void* p = std::aligned_alloc(huge, bytes);  // bytes is a multiple of 2 MiB here
+    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: ignored where unsupported
+    return p;
+  }
+#endif
+  return std::malloc(bytes);
+}
+
+struct scratch_cache {
+  std::mutex mutex;
+  std::vector<scratch_block> kept;  ///< oldest first
+  std::size_t kept_bytes = 0;
+};
+
+scratch_cache& cache() {
+  static auto* c = new scratch_cache;  // never destroyed: arrays may be freed at exit
+  return *c;
+}
+
+}  // namespace
+
+scratch_block acquire_scratch(std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  if (bytes >= least_kept) {
+    bytes = (bytes + 2 * mib - 1) / (2 * mib) * (2 * mib);  // sizes in 2 MiB steps reuse better
+    scratch_cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    // The smallest kept block that fits without wasting more than half of it.
+    auto best = c.kept.end();
+    for (auto it = c.kept.begin(); it != c.kept.end(); ++it) {
+      if (it->bytes >= bytes && it->bytes <= 2 * bytes &&
+          (best == c.kept.end() || it->bytes < best->bytes)) {
+        best = it;
+      }
+    }
+    if (best != c.kept.end()) {
+      const scratch_block block = *best;
+      c.kept.erase(best);
+      c.kept_bytes -= block.bytes;
+      return block;
+    }
+  }
+  void* p = allocate_fresh(bytes);
+  if (p == nullptr) {
+    free_scratch_cache();  // what the cache keeps may be what is missing
+    p = allocate_fresh(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+  }
+  return {p, bytes};
+}
+
+void release_scratch(scratch_block block) noexcept {
+  if (block.data == nullptr) return;
+  const std::size_t cap = cap_bytes();
+  const bool keep = block.bytes >= least_kept && block.bytes <= cap;
+  scratch_cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  while (!c.kept.empty() && c.kept_bytes + (keep ? block.bytes : 0) > cap) {  // oldest out first
+    std::free(c.kept.front().data);
+    c.kept_bytes -= c.kept.front().bytes;
+    c.kept.erase(c.kept.begin());
+  }
+  if (keep) {
+    try {
+      c.kept.push_back(block);
+      c.kept_bytes += block.bytes;
+      return;
+    } catch (...) {  // no room to record it: freed below
+    }
+  }
+  std::free(block.data);
+}
+
+std::size_t free_scratch_cache() noexcept {
+  scratch_cache& c = cache();
+  std::vector<scratch_block> kept;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    kept.swap(c.kept);
+    c.kept_bytes = 0;
+  }
+  std::size_t bytes = 0;
+  for (const scratch_block& b : kept) {
+    std::free(b.data);
+    bytes += b.bytes;
+  }
+  return bytes;
+}
+
+}  // namespace matchflow::detail
+
+std::size_t matchflow::free_host_cache() noexcept { return detail::free_scratch_cache(); }
