@@ -167,12 +167,14 @@ double lock_free_update_freq() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE_FREQ", default_lock_free_update_freq, 1e-6);
 }
 
-// A lock-free epoch also runs for at least this many times the last global
-// relabel's seconds before its relabel work may end it, so the BFS takes
-// at most about 1 / (1 + balance) of phase 1.  Where the BFS is dear
-// against the discharge (GENRMF's narrow levels) this relabels less often;
-// where the work rule already spaces relabels further (Washington), it
-// changes nothing.  0 turns it off.
+// An A/B override (MATCHFLOW_PPR_LOCK_FREE_BALANCE, off by default): a
+// lock-free epoch also runs for at least this many times the last global
+// relabel's seconds before its relabel work may end it, spacing the BFSs
+// where they are dear against the discharge.  H200 host, 16 threads, one
+// process (results/h200/ppr-relabel-balance.txt), 0 -> 1: GENRMF long a32
+// 0.54 -> 0.43 s, wide a64 1.11 -> 0.75, Washington long 0.45 -> 0.38, road
+// 0.15 -> 0.12, but 1024^2 grid 0.13 -> 0.17 (pushes 1.6M -> 2.9M) and
+// Delaunay 0.34 -> 0.47: 1.02x in geometric mean over 10, so off.
 constexpr double default_lock_free_balance = 0.0;
 
 double lock_free_balance() {
