@@ -12,7 +12,8 @@ environment; values are split at commas, so a value cannot hold one).
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
 wide 1024 x 1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
-R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like.  "other" is the whole call minus setup
+R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow suite's
+two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the whole call minus setup
 and both phases: validation, the flow matrix, Python.
 """
 import argparse
@@ -36,6 +37,9 @@ INSTANCES = {
     "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),
     "rmat": lambda: gen.rmat_flow(18, k=1, seed=0),
     "grid": lambda: gen.grid_flow(1024, 1024, k=1, seed=0),
+    "grids": lambda: gen.grid_flow(1024, 1024, seed=0)[:2],
+    "roads": lambda: gen.road_flow(1024, 1024, p_delete=0.35, seed=0)[:2],
+    "dels": lambda: gen.delaunay_flow(2**20, seed=0)[:2],
     "road": lambda: gen.road_flow(1024, 1024, p_delete=0.35, k=1, seed=0),
 }
 

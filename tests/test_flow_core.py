@@ -198,31 +198,38 @@ def test_layered(method, layers, width):
 
 @pytest.mark.parametrize("threads", [1, 2, 3, 16])
 @pytest.mark.parametrize("kind", ["grid", "tall", "wide"])
-@pytest.mark.parametrize("epochs", ["default", "rounds", "sequential", "overrides"])
+@pytest.mark.parametrize("epochs", ["default", "rounds", "sequential", "lock-free", "handover"])
 def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # "wide": over 4096 vertices (parallel_min_active) active at once, so
-    # rounds run in parallel; "grid" and "tall": few, so epochs are
-    # lock-free discharges on the team, unless MATCHFLOW_PPR_MIN_ACTIVE=1
-    # makes every epoch rounds or MATCHFLOW_PPR_LOCK_FREE=0 makes them hi_pr's
-    # sequential discharge; "overrides": lock-free from 64 active vertices
-    # (fewer: sequential), with a quarter of the relabel work between global
-    # relabels.  The global relabel's BFS levels are the grid's columns: 50
-    # vertices (under bfs_narrow, one thread expands them) or 400 (the team
-    # does), and "tall" reaches over adopt_parallel_min vertices, so the team
-    # fills the sequential epochs' buckets.  16 threads: more than the CI
-    # host's cores, so the lock-free epochs' thieves and idle detection run
-    # with threads descheduled.
+    # rounds run in parallel; "grid" and "tall": few, so epochs are lock-free
+    # discharges on the team from 64 active vertices, hi_pr's sequential
+    # discharge below (handing over to the team after a quarter of its
+    # relabel work), unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
+    # rounds or MATCHFLOW_PPR_LOCK_FREE=0 makes them all sequential;
+    # "lock-free": lock-free from one active vertex, with a quarter of the
+    # relabel work between global relabels and each epoch at least as long
+    # as the last global relabel; "handover": a sequential epoch hands over
+    # almost at once.  The global relabel's BFS levels are the grid's
+    # columns: 50 vertices (under bfs_narrow, one thread expands them) or
+    # 400 (the team does), and "tall" reaches over adopt_parallel_min
+    # vertices, so the team fills the sequential epochs' buckets.  16
+    # threads: more than the CI host's cores, so the lock-free epochs'
+    # thieves and idle detection run with threads descheduled.
     monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
     for name in ("MATCHFLOW_PPR_LOCK_FREE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
-                 "MATCHFLOW_PPR_LOCK_FREE_FREQ"):
+                 "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_LOCK_FREE_BALANCE",
+                 "MATCHFLOW_PPR_HANDOVER"):
         monkeypatch.delenv(name, raising=False)
     if epochs == "rounds":
         monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
     elif epochs == "sequential":
         monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "0")
-    elif epochs == "overrides":
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "64")
+    elif epochs == "lock-free":
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "1")
         monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_FREQ", "0.25")
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_BALANCE", "1")
+    elif epochs == "handover":
+        monkeypatch.setenv("MATCHFLOW_PPR_HANDOVER", "0.001")
     rng = np.random.default_rng(5)
     instance = {"grid": lambda: grid_instance(50, 80, rng),
                 "tall": lambda: grid_instance(400, 60, rng),
@@ -242,11 +249,12 @@ def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
     instance = grid_instance(50, 80, rng)
     expected = reference_value(instance[0], *instance[1:])
     overrides = ("MATCHFLOW_PPR_MIN_ACTIVE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
-                 "MATCHFLOW_PPR_LOCK_FREE_FREQ")
+                 "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_HANDOVER",
+                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE")
     for name in overrides + ("MATCHFLOW_PPR_CYCLE_ARCS",):
         monkeypatch.delenv(name, raising=False)
     plain = run_and_check("ppr", *instance, expected=expected, threads=2)
-    for name in overrides:  # each needs at least 1 (the frequency: above 0)
+    for name in overrides:  # at least 1 (the frequency, the handover: above 0; the balance: 0 is its default)
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", value if value != "0" else "x")
     stats = run_and_check("ppr", *instance, expected=expected, threads=2)

@@ -61,10 +61,12 @@ class highest_label {
   }
 
   /// Discharges active vertices, highest label first, until the relabel
-  /// work calls for a global update (returns true) or none is left (false).
-  bool discharge_until_update() {
+  /// work calls for a global update, or passes `share` of that threshold
+  /// (returns true), or none is left (false).
+  bool discharge_until_update(double share = 1.0) {
+    const double threshold = share * update_threshold_;
     while (a_max_ >= a_min_) {
-      if (double(work_) > update_threshold_) return true;
+      if (double(work_) > threshold) return true;
       const vertex_t v = active_first_[std::size_t(a_max_)];
       if (v == no_vertex) {
         --a_max_;

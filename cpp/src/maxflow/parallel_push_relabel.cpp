@@ -137,11 +137,22 @@ bool lock_free_epochs() {
 /// 1 in one process: 1024^2 grid 0.45 -> 0.17 s, road 0.25 -> 0.20,
 /// Delaunay 0.51 -> 0.47, GENRMF and Washington within 6% either way,
 /// segmentation the same (results/h200/ppr-lock-free-knobs.txt, run 2).
-constexpr std::int64_t default_lock_free_min_active = 1;
+constexpr std::int64_t default_lock_free_min_active = 64;
 
 std::int64_t lock_free_min_active() {
   return std::int64_t(env_number("MATCHFLOW_PPR_LOCK_FREE_MIN",
                                  double(default_lock_free_min_active), 1));
+}
+
+/// The share of its relabel-work threshold after which a sequential epoch
+/// (begun with fewer than lock_free_min_active() active vertices) hands
+/// over: every later epoch is lock-free, whatever the active vertices.  A
+/// run that few vertices start and that ends within it is hi_pr's; a longer
+/// one gets the team.  MATCHFLOW_PPR_HANDOVER overrides it for A/B runs.
+constexpr double default_handover_share = 0.25;
+
+double handover_share() {
+  return env_number("MATCHFLOW_PPR_HANDOVER", default_handover_share, 1e-6);
 }
 
 std::int64_t parallel_min_active() {
@@ -232,7 +243,8 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (lock_free_ && std::int64_t(active_.size()) >= lock_free_min_active_) {
+          if (lock_free_ && (handed_over_ ||
+                             std::int64_t(active_.size()) >= lock_free_min_active_)) {
             lock_free_epoch();
           } else if (!sequential_epoch()) {
             return false;  // no active vertex left: a maximum preflow
@@ -268,7 +280,9 @@ class synchronous_push_relabel {
                                                          stats_);
     }
     sequential_->adopt_levels(label_, levels_, team_);
-    return sequential_->discharge_until_update();
+    if (!lock_free_) return sequential_->discharge_until_update();
+    handed_over_ = sequential_->discharge_until_update(handover_share_);
+    return handed_over_;
   }
 
   /// The lock-free asynchronous discharge (lock_free_discharge.hpp) from
@@ -480,6 +494,8 @@ class synchronous_push_relabel {
   double lock_free_freq_ = 0;    // the user's, else lock_free_update_freq()
   const bool lock_free_ = lock_free_epochs();
   const std::int64_t lock_free_min_active_ = lock_free_min_active();
+  const double handover_share_ = handover_share();
+  bool handed_over_ = false;  // a sequential epoch ran out of its share: lock-free from now
   const double lock_free_balance_ = lock_free_balance();
   double last_relabel_seconds_ = 0;  // the last global relabel's
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
