@@ -12,9 +12,9 @@ environment; values are split at commas, so a value cannot hold one).
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
 wide 1024 x 1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
-R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow suite's
-two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the whole call minus setup
-and both phases: validation, the flow matrix, Python.
+R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow
+suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the
+whole call minus setup and both phases: validation, the flow matrix, Python.
 """
 import argparse
 import os

@@ -254,7 +254,9 @@ def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
     for name in overrides + ("MATCHFLOW_PPR_CYCLE_ARCS",):
         monkeypatch.delenv(name, raising=False)
     plain = run_and_check("ppr", *instance, expected=expected, threads=2)
-    for name in overrides:  # at least 1 (the frequency, the handover: above 0; the balance: 0 is its default)
+    # Each needs at least 1 (the frequency and the handover: above 0; the
+    # balance: 0, its default).
+    for name in overrides:
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", value if value != "0" else "x")
     stats = run_and_check("ppr", *instance, expected=expected, threads=2)

@@ -28,16 +28,17 @@
 // the next global relabel (factor default_lock_free_update_freq) or no
 // vertex is left; a global relabel always follows it.  A parallel epoch also
 // ends when a round leaves fewer than an eighth of parallel_min_active().
-// MATCHFLOW_PPR_LOCK_FREE=0 runs hi_pr's sequential highest-label discharge
-// (highest_label.hpp) in those epochs instead, its buckets filled by the team
-// from the BFS levels (highest_label::adopt_levels): that was the default
-// until the H200 host's 16 threads timed both (results/h200/
-// ppr-lock-free.txt, sequential -> lock-free from 64 active vertices):
-// GENRMF long a32 1.32 -> 0.63 s, wide a64 1.66 -> 1.18, Washington long
-// r512 0.76 -> 0.42, wide 1.20 -> 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s); and
-// from one active vertex (ppr-lock-free-knobs.txt, lock_free_min_active):
-// 1024^2 grid 0.45 -> 0.17 s.  NOTES.md, "ppr: lock-free epochs", has the
-// rest.  The global relabels were a third to a half of pr's phase 1 on
+// Below lock_free_min_active() active vertices the epoch is hi_pr's
+// sequential highest-label discharge (highest_label.hpp, its buckets filled
+// by the team from the BFS levels, highest_label::adopt_levels) until it has
+// used up a share of its relabel work; then the run hands over to the
+// lock-free epochs for good (handover_share()).  MATCHFLOW_PPR_LOCK_FREE=0
+// makes every such epoch sequential: that was the default until the H200
+// host's 16 threads timed both (results/h200/ppr-lock-free.txt, sequential
+// -> lock-free from 64 active vertices): GENRMF long a32 1.32 -> 0.63 s,
+// wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42, wide 1.20 ->
+// 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s).  NOTES.md, "ppr: lock-free epochs",
+// has the rest.  The global relabels were a third to a half of pr's phase 1 on
 // these long-tail families (dev host, one thread: 1024^2 grid 0.07 of
 // 0.21 s, Delaunay 2^20 0.23 of 0.38 s, GENRMF long a32 0.46 of 0.90 s), so
 // they run on the team: parallel_bfs.hpp keeps one team for the whole search
@@ -131,12 +132,15 @@ bool lock_free_epochs() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE", 1, 0) != 0;
 }
 
-/// The least active vertices a lock-free epoch starts from; with fewer, the
-/// sequential epoch runs.  From one: the team takes up the work as pushes
-/// activate vertices.  H200 host, 16 threads, ppr's whole call with 64 ->
-/// 1 in one process: 1024^2 grid 0.45 -> 0.17 s, road 0.25 -> 0.20,
-/// Delaunay 0.51 -> 0.47, GENRMF and Washington within 6% either way,
-/// segmentation the same (results/h200/ppr-lock-free-knobs.txt, run 2).
+/// The least active vertices a lock-free epoch starts from; with fewer, a
+/// sequential epoch runs, which hands over to the lock-free epochs once it
+/// has used up handover_share() of its relabel work.  From one vertex
+/// (the default from 3e3c732 to d8bee4a), the team's order made the flow
+/// suite's second 1024^2 grid pair 1.69M pushes against pr's 0.12M, 0.77 s
+/// against 0.17 (one thread of the same discharge: pr's pushes).  H200 host,
+/// 16 threads, one process, 1 -> 64 with the handover: 1.16x in geometric
+/// mean over 13 instances, that grid 0.77 -> 0.135 s, Delaunay 0.44 -> 0.38,
+/// the rest within 10% (results/h200/ppr-handover.txt, run D).
 constexpr std::int64_t default_lock_free_min_active = 64;
 
 std::int64_t lock_free_min_active() {
@@ -148,7 +152,10 @@ std::int64_t lock_free_min_active() {
 /// (begun with fewer than lock_free_min_active() active vertices) hands
 /// over: every later epoch is lock-free, whatever the active vertices.  A
 /// run that few vertices start and that ends within it is hi_pr's; a longer
-/// one gets the team.  MATCHFLOW_PPR_HANDOVER overrides it for A/B runs.
+/// one gets the team (the 1024^2 grids' pushes were 0.12M and 1.55M).
+/// 0.25 against never: 1.14x over 7 instances, Delaunay 0.40 -> 0.29 s;
+/// against 0.1: the same within 2% (ppr-handover.txt, run E).
+/// MATCHFLOW_PPR_HANDOVER overrides it for A/B runs.
 constexpr double default_handover_share = 0.25;
 
 double handover_share() {
