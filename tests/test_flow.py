@@ -548,8 +548,30 @@ def test_host_cache_reused_blocks(method):
     assert matchflow.free_host_cache() == 0
 
 
-def test_host_cache_off(tmp_path):
-    """MATCHFLOW_HOST_CACHE_MB=0 keeps nothing between calls."""
+def test_host_cache_shared_by_threads():
+    """Calls from several Python threads at once (the core runs without the
+    GIL) take and hand back cached blocks concurrently: every answer right."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from matchflow.generators import flow as gen
+    instances = [gen.grid_flow(110 + 10 * (k % 3), 100, k=1, seed=k)[0] for k in range(12)]
+    expected = [scipy_value(i.graph, i.source, i.sink) for i in instances]
+
+    def solve_one(k):
+        i = instances[k]
+        method = CPU_METHODS[k % len(CPU_METHODS)]
+        return solve_flow(i.graph, i.source, i.sink, method=method, device="cpu", threads=2)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(solve_one, range(len(instances))))
+    for i, res, want in zip(instances, results, expected):
+        assert_max_flow(i.graph, i.source, i.sink, res, expected=want)
+    assert matchflow.free_host_cache() > 0
+
+
+def test_host_cache_cap(tmp_path):
+    """MATCHFLOW_HOST_CACHE_MB=0 keeps nothing between calls; a cap of 3 MiB
+    keeps what fits."""
     import subprocess
     import sys
     code = ("import matchflow; from matchflow.generators import flow as gen; "
@@ -560,6 +582,10 @@ def test_host_cache_off(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=tmp_path)
     assert out.stdout.strip() == "0"
+    env["MATCHFLOW_HOST_CACHE_MB"] = "3"  # room for the residual graph's 2 MiB block alone
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=tmp_path)
+    assert 0 < int(out.stdout) <= 3 * 2**20
 
 
 @pytest.mark.parametrize("threads", [1, 2, 16])
