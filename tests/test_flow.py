@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import textwrap
 
 import numpy as np
 import pytest
@@ -567,6 +568,33 @@ def test_host_cache_shared_by_threads():
     for i, res, want in zip(instances, results, expected):
         assert_max_flow(i.graph, i.source, i.sink, res, expected=want)
     assert matchflow.free_host_cache() > 0
+
+
+def test_fork_child_solves(tmp_path):
+    """A child of fork() solves as its parent did: its OpenMP team is fresh
+    (libgomp's child would wait forever on the parent's threads) and so is
+    its host cache (the parent's lock may be held by a thread the child
+    lacks)."""
+    import subprocess
+    import sys
+    code = textwrap.dedent("""
+        import os, matchflow
+        from matchflow.generators import flow as gen
+        i = gen.grid_flow(120, 100, k=1, seed=1)[0]
+        def value():
+            return matchflow.solve_flow(i.graph, i.source, i.sink, method="ppr",
+                                        device="cpu").flow_value
+        v = value()
+        pid = os.fork()
+        if pid == 0:
+            fresh = matchflow.free_host_cache() == 0
+            os._exit(0 if fresh and value() == v and matchflow.free_host_cache() > 0 else 1)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), matchflow.free_host_cache() > 0)
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path, timeout=120)
+    assert out.stdout.split() == ["0", "True"]
 
 
 def test_host_cache_cap(tmp_path):

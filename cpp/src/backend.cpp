@@ -7,9 +7,27 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#include <pthread.h>
 #endif
 
 namespace matchflow {
+namespace {
+
+#if defined(_OPENMP) && (_OPENMP >= 201811 || (defined(__GNUC__) && __GNUC__ >= 9))
+// fork() after an OpenMP parallel region leaves the child's team pointing at
+// threads the child does not have: libgomp's next parallel region there
+// waits for them forever (Python's multiprocessing forks by default on Linux
+// before 3.14; tests/test_flow.py, test_fork_child_solves).  So before
+// every fork the forking thread hands its team back (OpenMP 5.0's
+// omp_pause_resource_all; a no-op when it has none), and parent and child
+// each start a fresh team at their next parallel region.  Registered here,
+// in a file every build links in, when the module loads.
+void release_team_before_fork() { omp_pause_resource_all(omp_pause_hard); }
+const bool fork_handler_registered =
+    pthread_atfork(release_team_before_fork, nullptr, nullptr) == 0;
+#endif
+
+}  // namespace
 
 bool cuda_compiled() noexcept {
 #ifdef MATCHFLOW_HAVE_CUDA
