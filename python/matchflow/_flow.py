@@ -467,6 +467,12 @@ def solve_flow(graph, source, sink, *, method: str = "auto", device: str = "auto
     ValueError
         As `maximum_flow`, and for unknown option values.
 
+    Notes
+    -----
+    "pr" and "ppr" keep their largest scratch arrays (the residual graph,
+    the flow matrix's transpose) for the next call, up to a cap:
+    `free_host_cache` hands them back.
+
     Examples
     --------
     >>> import scipy.sparse as sp
