@@ -5,7 +5,6 @@
 // cap (MATCHFLOW_HOST_CACHE_MB, 0 turns the cache off) bounds what stays
 // resident between calls, and matchflow.free_host_cache() hands it back.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -13,11 +12,11 @@
 
 #include "big_array.hpp"
 #include "matchflow/backend.hpp"
-
-#include <unistd.h>
+#include "matchflow/detail/per_process.hpp"
 
 #ifdef __linux__
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 namespace matchflow::detail {
@@ -64,26 +63,13 @@ void* allocate_fresh(std::size_t bytes) {
 }
 
 struct scratch_cache {
-  pid_t pid = ::getpid();
   std::mutex mutex;
   std::vector<scratch_block> kept;  ///< oldest first
   std::size_t kept_bytes = 0;
 };
 
-/// The process's cache, never destroyed (arrays may be freed at exit).  A
-/// child of fork() starts one of its own: the parent's mutex may have been
-/// held by a thread the child does not have (the parent's blocks are left
-/// to the child's copy of the heap).
-scratch_cache& cache() {
-  static std::atomic<scratch_cache*> current{nullptr};
-  scratch_cache* c = current.load();
-  while (c == nullptr || c->pid != ::getpid()) {
-    auto* fresh = new scratch_cache;
-    if (current.compare_exchange_strong(c, fresh)) return *fresh;
-    delete fresh;  // another thread installed one: use it (c was reloaded)
-  }
-  return *c;
-}
+/// The process's cache (a child of fork() starts one of its own).
+scratch_cache& cache() { return per_process<scratch_cache>(); }
 
 }  // namespace
 

@@ -37,6 +37,7 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
+#include "matchflow/detail/per_process.hpp"
 
 namespace matchflow::cuda {
 
@@ -136,22 +137,12 @@ class kept_threads {
 
  private:
   struct state {
-    pid_t pid = ::getpid();
     std::mutex m;
     std::condition_variable cv;
     std::deque<std::function<void()>> tasks;
     unsigned idle = 0;  // threads waiting for a task and not yet given one
   };
-  static state& current() {
-    static std::atomic<state*> kept{nullptr};  // never freed (threads keep using it)
-    state* st = kept.load();
-    while (st == nullptr || st->pid != ::getpid()) {
-      auto* fresh = new state;
-      if (kept.compare_exchange_strong(st, fresh)) return *fresh;
-      delete fresh;  // another thread installed one: use it (st was reloaded)
-    }
-    return *st;
-  }
+  static state& current() { return matchflow::detail::per_process<state>(); }
   static void serve(state& st) {
     std::unique_lock<std::mutex> lock(st.m);
     for (;;) {
