@@ -599,7 +599,7 @@ def test_fork_child_solves(tmp_path):
 
 def test_host_cache_cap(tmp_path):
     """MATCHFLOW_HOST_CACHE_MB=0 keeps nothing between calls; a cap of 3 MiB
-    keeps what fits."""
+    keeps what fits; a malformed value keeps the default cap."""
     import subprocess
     import sys
     code = ("import matchflow; from matchflow.generators import flow as gen; "
@@ -614,6 +614,11 @@ def test_host_cache_cap(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=tmp_path)
     assert 0 < int(out.stdout) <= 3 * 2**20
+    for malformed in ("abc", "-5"):  # the default cap, as when unset
+        env["MATCHFLOW_HOST_CACHE_MB"] = malformed
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True, cwd=tmp_path)
+        assert int(out.stdout) > 0
 
 
 @pytest.mark.parametrize("threads", [1, 2, 16])

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "big_array.hpp"
+#include "env_number.hpp"
 #include "matchflow/backend.hpp"
 #include "matchflow/detail/per_process.hpp"
 
@@ -38,10 +39,8 @@ std::size_t default_cap() {
 
 /// Read at every release, so that one process can compare caps.
 std::size_t cap_bytes() {
-  const char* env = std::getenv("MATCHFLOW_HOST_CACHE_MB");
-  if (env == nullptr || *env == '\0') return default_cap();
-  const long long mb = std::atoll(env);
-  return mb > 0 ? std::size_t(mb) * mib : std::size_t(0);
+  const double mb = env_number("MATCHFLOW_HOST_CACHE_MB", -1, 0);
+  return mb < 0 ? default_cap() : std::size_t(mb * double(mib));
 }
 
 /// With MATCHFLOW_HUGE_PAGES=1 (Linux), a fresh block is aligned to 2 MiB
@@ -51,9 +50,8 @@ std::size_t cap_bytes() {
 /// compact memory synchronously).
 void* allocate_fresh(std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const char* env = std::getenv("MATCHFLOW_HUGE_PAGES");
   constexpr std::size_t huge = std::size_t(1) << 21;
-  if (env != nullptr && std::atoi(env) != 0 && bytes >= huge) {
+  if (bytes >= huge && env_number("MATCHFLOW_HUGE_PAGES", 0, 0) != 0) {
     void* p = std::aligned_alloc(huge, bytes);  // bytes is a multiple of 2 MiB here
     if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: ignored where unsupported
     return p;

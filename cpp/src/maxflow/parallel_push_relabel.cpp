@@ -82,6 +82,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../env_number.hpp"
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"
@@ -114,16 +115,6 @@ constexpr std::int64_t parallel_cutoff = 4096;
 // a32: 500-650 vertices active at each global relabel, over 300-4000 BFS
 // levels).
 constexpr std::int64_t default_parallel_min_active = 4096;
-
-/// The A/B override `name` from the environment when it is a number of at
-/// least `least`, else `fallback` (a malformed value changes nothing).
-double env_number(const char* name, double fallback, double least) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || *env == '\0') return fallback;
-  char* end = nullptr;
-  const double x = std::strtod(env, &end);
-  return *end == '\0' && x >= least ? x : fallback;
-}
 
 /// Whether the epochs with few active vertices run the lock-free
 /// asynchronous discharge on the team (the default) rather than hi_pr's

@@ -16,11 +16,10 @@
 #include "residual_graph.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <utility>
 
+#include "../env_number.hpp"
 #include "../openmp.hpp"
 #include "parallel_bfs.hpp"
 
@@ -142,10 +141,7 @@ void fill_forward_copies(const flow_network& net, vertex_t lo, vertex_t hi,
 /// one pass.  Not yet timed at 16 threads (benchmarks/NOTES.md, "Host
 /// scratch cache").  MATCHFLOW_RESIDUAL_SPLIT=0 gives the one pass back
 /// (an A/B override).
-bool split_build() {
-  const char* env = std::getenv("MATCHFLOW_RESIDUAL_SPLIT");
-  return env == nullptr || std::strcmp(env, "0") != 0;
-}
+bool split_build() { return env_number("MATCHFLOW_RESIDUAL_SPLIT", 1, 0) != 0; }
 
 }  // namespace
 
