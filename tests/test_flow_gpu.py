@@ -276,6 +276,24 @@ def test_block_discharge_of_short_spans(seed, monkeypatch):
     check(n, csr, s, t, False)
 
 
+@pytest.mark.parametrize("short_arcs", ["0", "3", "64"])
+@pytest.mark.parametrize("seed", range(20))
+def test_short_span_discharge(seed, short_arcs, monkeypatch):
+    """MATCHFLOW_GPU_PR_SHORT_ARCS: spans up to that many arcs take the
+    one-scan discharge (discharge.cuh: discharge_short, a lift followed by
+    its push in one cycle), the rest the warp form; 0 is the warp form
+    alone, 3 mixes both in one cycle, 64 (the default) covers every span
+    of these graphs but the hubs'."""
+    monkeypatch.setenv("MATCHFLOW_GPU_PR_SHORT_ARCS", short_arcs)
+    if seed < 12:
+        n, csr, s, t = random_network(200 + seed)
+    elif seed < 16:
+        n, csr, s, t = grid_network(30 + seed, 50, seed=seed)
+    else:
+        n, csr, s, t = hub_network(2, 300, seed)
+    check(n, csr, s, t, False)
+
+
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back

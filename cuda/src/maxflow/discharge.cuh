@@ -170,6 +170,95 @@ __device__ inline void discharge_once(const graph_view& g, const list_view& l, v
   }
 }
 
+/// Spans of at most this many arcs fit in a warp's registers after one scan
+/// step (scan_batch arcs a lane): discharge_short pushes from those.
+constexpr offset_t short_span_arcs = offset_t(warp_size) * scan_batch;
+
+/// How a cycle splits its worklist between the three discharge forms.
+struct discharge_rules {
+  offset_t hub_arcs;    ///< from this many arcs, the whole block (discharge_hub)
+  offset_t short_arcs;  ///< up to this many (<= short_span_arcs), discharge_short;
+                        ///< 0: every other vertex by discharge_once (the paper's form)
+};
+
+/// One lane's arc of a short span as the scan read it: the push it offers
+/// (the residual, 0 when none) and its head's label (no_label when none).
+struct held_arc {
+  span_arc arc;
+  flow_t residual;
+  label_t hw;
+};
+
+/// Algorithm 5 for a vertex whose whole span is one scan step (tuned
+/// cycles; span.total <= short_span_arcs).  The same steps as
+/// discharge_once with fewer dependent trips to memory, which is what a
+/// cycle of a few active vertices costs (the one-block tail on a grid whose
+/// flow runs along long paths: about 5.5 us a cycle, flow-suite.md,
+/// grid_1024x1024_s240127):
+///  * e(v) and h(v) are read while the scan's loads are in flight;
+///  * the push uses the residuals and labels the scan read (as Algorithm 5
+///    does) instead of reading the arcs again: each push is still bounded
+///    by a residual v read, so the contract of push_relabel_kernels.cuh
+///    holds;
+///  * a lift is followed in the same cycle by the push it enables (Hong's
+///    loop: relabel, then push), instead of one operation per cycle;
+///  * v's excess is lowered without reading it back: whoever added to it
+///    since the read also put v on the next list (push_along).
+__device__ inline void discharge_short(const graph_view& g, const list_view& l, vertex_t v,
+                                       const arc_span& span, label_t infinity, int stamp,
+                                       int lane, unsigned long long& pushes,
+                                       unsigned long long& lifts) {
+  flow_t e = 0;
+  label_t hv = 0;
+  if (lane == 0) {
+    e = atomic_read(&g.excess[v]);
+    hv = atomic_read(&g.h[v]);
+  }
+  held_arc held[scan_batch];
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    const offset_t k = lane + offset_t(b) * warp_size;
+    held[b].arc = k < span.total ? arc_place(g, span, k) : span_arc{0, v, 0, true};
+  }
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    if (held[b].arc.w != v) held[b].arc.flow = atomic_read(&g.flow[held[b].arc.a]);
+    held[b].residual = held[b].arc.w != v ? residual(g, held[b].arc) : 0;
+  }
+  label_t lowest = no_label;
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    held[b].hw = held[b].residual > 0 ? atomic_read(&g.h[held[b].arc.w]) : no_label;
+    lowest = held[b].hw < lowest ? held[b].hw : lowest;
+  }
+  lowest = warp_min(lowest);
+  e = __shfl_sync(0xffffffffu, e, 0);
+  hv = __shfl_sync(0xffffffffu, hv, 0);
+  if (e <= 0 || hv >= infinity) return;  // line 2
+  if (lowest == no_label || hv <= lowest) {  // lines 17-21, then the push it enables
+    const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
+    if (lane == 0) {
+      atomic_write(&g.h[v], lifted);
+      ++lifts;
+    }
+    if (lifted >= infinity) return;
+  }
+  flow_t left = e;  // lines 11-15 to every lowest neighbour, in span order
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    const flow_t r = held[b].residual < left ? held[b].residual : left;
+    const flow_t upto = capped_prefix(held[b].hw == lowest ? r : 0, left, lane);
+    const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);
+    const flow_t take = upto - (lane == 0 ? 0 : below);
+    if (take > 0) push_along(g, l, held[b].arc, take, stamp, pushes);
+    left -= __shfl_sync(0xffffffffu, upto, warp_size - 1);
+  }
+  if (lane == 0) {
+    if (left < e) atomic_add(&g.excess[v], left - e);
+    if (left > 0) append_once(g, l, v, stamp);
+  }
+}
+
 /// Shared memory of one block's hub discharges (Block threads).
 template <int Block>
 struct hub_scratch {
@@ -260,7 +349,8 @@ __device__ inline void discharge_hub(const graph_view& g, const list_view& l, ve
 /// first + w * gridDim.x (first = blockIdx.x, then steps of a chunk), so a
 /// short list spreads over the blocks.  A hub gets the whole block after
 /// the chunk's warps are done (discharge_hub), every other entry its warp
-/// (discharge_once).  Hub: a span of at least hub_arcs * k arcs, where k
+/// (discharge_short when its span is at most rules.short_arcs, else
+/// discharge_once).  Hub: a span of at least hub_arcs * k arcs, where k
 /// counts the chunk's entries of at least hub_arcs: the block takes the
 /// hubs one after another, so it only pays when few entries are long (a
 /// complete DAG's 999-arc spans, 32 to a chunk of the tail kernel, went
@@ -270,8 +360,9 @@ __device__ inline void discharge_hub(const graph_view& g, const list_view& l, ve
 /// paper's warp per vertex.
 template <int Block>
 __device__ inline void discharge_list(const graph_view& g, const list_view& l, int size,
-                                      bool phase1, label_t infinity, int stamp, offset_t hub_arcs,
-                                      unsigned long long& pushes, unsigned long long& lifts) {
+                                      bool phase1, label_t infinity, int stamp,
+                                      discharge_rules rules, unsigned long long& pushes,
+                                      unsigned long long& lifts) {
   __shared__ hub_scratch<Block> sh;
   constexpr int warps = hub_scratch<Block>::warps;
   const int lane = threadIdx.x % warp_size, warp = threadIdx.x / warp_size;
@@ -280,9 +371,14 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
     const std::int64_t i = first + warp * blocks;
     const vertex_t v = i < size ? l.in[i] : -1;
     const arc_span span = v >= 0 ? arcs_of(g, v, phase1, true) : arc_span{0, 0, 0, 0};
-    const int long_ones = __syncthreads_count(lane == 0 && span.total >= hub_arcs);
-    const bool hub = long_ones > 0 && span.total >= hub_arcs * long_ones;
-    if (v >= 0 && !hub) discharge_once(g, l, v, span, infinity, stamp, lane, pushes, lifts);
+    const bool short_span =
+        v >= 0 && span.total <= rules.short_arcs && span.total < rules.hub_arcs;  // never a hub
+    if (short_span) discharge_short(g, l, v, span, infinity, stamp, lane, pushes, lifts);
+    const int long_ones = __syncthreads_count(lane == 0 && span.total >= rules.hub_arcs);
+    const bool hub = long_ones > 0 && span.total >= rules.hub_arcs * long_ones;
+    if (v >= 0 && !hub && !short_span) {
+      discharge_once(g, l, v, span, infinity, stamp, lane, pushes, lifts);
+    }
     if (long_ones == 0) continue;  // uniform: no hub in this chunk
     if (lane == 0) sh.hub[warp] = hub ? v : -1;
     __syncthreads();

@@ -110,12 +110,19 @@ constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 using pinned_control = pinned_value<control>;
 
-/// ecl::default_hub_arcs, or MATCHFLOW_GPU_PR_HUB_ARCS when it is a positive
-/// number (an A/B knob).
-offset_t hub_arcs() {
-  const char* env = std::getenv("MATCHFLOW_GPU_PR_HUB_ARCS");
-  const long long value = env ? std::atoll(env) : 0;
-  return value > 0 ? offset_t(value) : ecl::default_hub_arcs;
+/// The tuned cycles' discharge_rules: ecl::default_hub_arcs, or
+/// MATCHFLOW_GPU_PR_HUB_ARCS when it is a positive number; short spans up to
+/// ecl::short_span_arcs, or MATCHFLOW_GPU_PR_SHORT_ARCS when it is a number
+/// from 0 (none) to that (A/B knobs).
+ecl::discharge_rules tuned_rules() {
+  const char* hub = std::getenv("MATCHFLOW_GPU_PR_HUB_ARCS");
+  const long long hubs = hub ? std::atoll(hub) : 0;
+  const char* len = std::getenv("MATCHFLOW_GPU_PR_SHORT_ARCS");
+  const long long short_arcs = len && *len ? std::atoll(len) : -1;
+  return ecl::discharge_rules{
+      hubs > 0 ? offset_t(hubs) : ecl::default_hub_arcs,
+      short_arcs >= 0 && short_arcs <= ecl::short_span_arcs ? offset_t(short_arcs)
+                                                            : ecl::short_span_arcs};
 }
 
 class ecl_solver {
@@ -177,7 +184,7 @@ class ecl_solver {
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   unsigned fixed_blocks_ = 1;
-  offset_t hub_arcs_ = ecl::no_hubs;  // spans from which a block discharges (discharge.cuh)
+  ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
@@ -244,7 +251,7 @@ void ecl_solver::allocate() {
   fixed_blocks_ = std::min<unsigned>(blocks_for(n_ * warp_size), unsigned(sms * blocks_per_sm));
   if (!paper_) {
     setup_cooperative(sms);
-    hub_arcs_ = hub_arcs();
+    rules_ = tuned_rules();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -376,7 +383,7 @@ int ecl_solver::collect_active(bool phase1) {
 
 void ecl_solver::launch_cycle(bool phase1, unsigned blocks) {
   ecl::push_relabel_kernel<<<blocks, threads_per_block, 0, stream_>>>(
-      g_, lists(), phase1, infinity(phase1), cycle_++, hub_arcs_, ctl_.data());
+      g_, lists(), phase1, infinity(phase1), cycle_++, rules_, ctl_.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
   advance(1);
@@ -419,12 +426,12 @@ int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
                        list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, hub_arcs_,
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, rules_,
                        ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-        infinity(phase1), cycle_, cycles, hub_arcs_, ctl_.data());
+        infinity(phase1), cycle_, cycles, rules_, ctl_.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
   count_launch();

@@ -78,6 +78,10 @@
 //    the same steps Block arcs at a time): on R-MAT one warp per hub made
 //    a cycle wait about 0.9 ms for the longest scan.  Still one worker per
 //    vertex per cycle.
+//  * The tuned cycles discharge a vertex of at most 64 arcs from one scan
+//    (discharge.cuh: discharge_short): the push uses the residuals and
+//    labels the scan read, and a lift is followed by the push it enables in
+//    the same cycle (Hong's relabel-then-push loop, one round of it).
 //  * The tuned BFS runs level 1 (the root's arcs) with a thread per arc over
 //    the grid (relabel_root_kernel): s and t are the hubs of vision graphs.
 //  * Kernels take their list size from device memory and stride over it.
@@ -279,17 +283,17 @@ __global__ void min_cut_kernel(vertex_t n, const label_t* __restrict__ h, label_
 }
 
 /// One PR cycle (Algorithm 4, lines 7-10): a warp per vertex of WL
-/// (discharge_list), a block per vertex of at least `hub_arcs` arcs
-/// (no_hubs: the paper's form).  `stamp` is the cycle number (timestamps).
+/// (discharge_list), a block per vertex of at least `rules.hub_arcs` arcs
+/// (no_hubs and short_arcs 0: the paper's form).  `stamp` is the cycle number (timestamps).
 /// sync: see the header (flow, excess, h, time, the list counters).
 __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
-                                    int stamp, offset_t hub_arcs, control* ctl) {
+                                    int stamp, discharge_rules rules, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
   const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
   if (size == 0) return;  // the fallback loop may run past the end: nothing to do
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
   unsigned long long pushes = 0, lifts = 0;
-  discharge_list<threads_per_block>(g, l, size, phase1, infinity, stamp, hub_arcs, pushes, lifts);
+  discharge_list<threads_per_block>(g, l, size, phase1, infinity, stamp, rules, pushes, lifts);
   add_counts(ctl, pushes, lifts);
 }
 
@@ -300,7 +304,7 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 /// ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, int min_size, offset_t hub_arcs,
+    bool phase1, label_t infinity, int stamp, int cycles, int min_size, discharge_rules rules,
     control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   unsigned long long pushes = 0, lifts = 0;
@@ -312,7 +316,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
-    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, hub_arcs, pushes,
+    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes,
                                      lifts);
     grid.sync();
   }
@@ -331,7 +335,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, offset_t hub_arcs, control* ctl) {
+    bool phase1, label_t infinity, int stamp, int cycles, discharge_rules rules, control* ctl) {
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
@@ -342,7 +346,7 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     if (size == 0 || size > tail_max_list) break;
     __syncthreads();  // everyone has read the size before it is cleared
     if (threadIdx.x == 0) *l.count_clear = 0;
-    discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, hub_arcs, pushes, lifts);
+    discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
     __syncthreads();
   }
   if (threadIdx.x == 0) {
