@@ -7,7 +7,8 @@ and the solve alone of SciPy and OR-Tools (when importable), min of --repeat run
 A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
 e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once per value of
 the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
-environment; values are split at commas, so a value cannot hold one).
+environment; values are split at commas, so a value cannot hold one); several --env: once per
+combination.
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
@@ -80,11 +81,14 @@ def main():
     ap.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=list(INSTANCES))
     ap.add_argument("--methods", nargs="+", default=["pr", "ppr"])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--env", default=None, metavar="NAME=V1,V2",
-                    help="run each matchflow method once per value of this variable")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=V1,V2",
+                    help="run each matchflow method once per value of this variable; "
+                         "given twice or more, once per combination")
     args = ap.parse_args()
-    env_name, _, values = (args.env or "").partition("=")
-    settings = [(env_name, v) for v in values.split(",")] if args.env else [(None, None)]
+    settings = [[]]
+    for spec in args.env:
+        name, _, values = spec.partition("=")
+        settings = [done + [(name, v)] for done in settings for v in values.split(",")]
     print(f"# matchflow {matchflow.__version__} from {os.path.dirname(matchflow.__file__)}",
           flush=True)  # which build answered (gpu_run.sh's phases part alternates two)
     for key in args.instances:
@@ -96,10 +100,9 @@ def main():
                     sec, value = peer(method, g, s, t, args.repeat)
                     print(f"{head} total {sec:.4f} value {value}", flush=True)
                     continue
-                for name, value in settings:
-                    if name:
-                        os.environ[name] = value
-                    label = f"{head}{f' {name}={value}' if name else ''}"
+                for setting in settings:
+                    os.environ.update(setting)
+                    label = "".join([head] + [f" {name}={value}" for name, value in setting])
                     print(f"{label} {phases(g, s, t, method, args.repeat)}", flush=True)
 
 

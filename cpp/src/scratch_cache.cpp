@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "big_array.hpp"
-#include "env_number.hpp"
+#include "matchflow/detail/env_number.hpp"
 #include "matchflow/backend.hpp"
 #include "matchflow/detail/per_process.hpp"
 

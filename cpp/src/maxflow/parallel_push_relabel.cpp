@@ -82,7 +82,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../env_number.hpp"
+#include "matchflow/detail/env_number.hpp"
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"

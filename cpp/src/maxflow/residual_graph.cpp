@@ -19,7 +19,7 @@
 #include <limits>
 #include <utility>
 
-#include "../env_number.hpp"
+#include "matchflow/detail/env_number.hpp"
 #include "../openmp.hpp"
 #include "parallel_bfs.hpp"
 

@@ -179,6 +179,7 @@ struct discharge_rules {
   offset_t hub_arcs;    ///< from this many arcs, the whole block (discharge_hub)
   offset_t short_arcs;  ///< up to this many (<= short_span_arcs), discharge_short;
                         ///< 0: every other vertex by discharge_once (the paper's form)
+  bool lift_then_push;  ///< discharge_short pushes in the cycle of a lift
 };
 
 /// One lane's arc of a short span as the scan read it: the push it offers
@@ -196,18 +197,18 @@ struct held_arc {
 /// flow runs along long paths: about 5.5 us a cycle, flow-suite.md,
 /// grid_1024x1024_s240127):
 ///  * e(v) and h(v) are read while the scan's loads are in flight;
-///  * the push uses the residuals and labels the scan read (as Algorithm 5
-///    does) instead of reading the arcs again: each push is still bounded
-///    by a residual v read, so the contract of push_relabel_kernels.cuh
-///    holds;
-///  * a lift is followed in the same cycle by the push it enables (Hong's
-///    loop: relabel, then push), instead of one operation per cycle;
+///  * the push reuses the arcs and residuals the scan read (the other side
+///    of an arc only widens its residual, so each push is still bounded by
+///    a residual v read) and reads only the lowest neighbours' labels again,
+///    skipping any that lifted since the scan, as discharge_once does;
 ///  * v's excess is lowered without reading it back: whoever added to it
-///    since the read also put v on the next list (push_along).
+///    since the read also put v on the next list (push_along);
+///  * with rules.lift_then_push, a lift is followed in the same cycle by
+///    the push it enables (Hong's loop: relabel, then push).
 __device__ inline void discharge_short(const graph_view& g, const list_view& l, vertex_t v,
                                        const arc_span& span, label_t infinity, int stamp,
-                                       int lane, unsigned long long& pushes,
-                                       unsigned long long& lifts) {
+                                       int lane, bool lift_then_push,
+                                       unsigned long long& pushes, unsigned long long& lifts) {
   flow_t e = 0;
   label_t hv = 0;
   if (lane == 0) {
@@ -235,19 +236,25 @@ __device__ inline void discharge_short(const graph_view& g, const list_view& l, 
   e = __shfl_sync(0xffffffffu, e, 0);
   hv = __shfl_sync(0xffffffffu, hv, 0);
   if (e <= 0 || hv >= infinity) return;  // line 2
-  if (lowest == no_label || hv <= lowest) {  // lines 17-21, then the push it enables
+  if (lowest == no_label || hv <= lowest) {  // lines 17-21
     const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
     if (lane == 0) {
       atomic_write(&g.h[v], lifted);
       ++lifts;
+      if (lifted < infinity && !lift_then_push) append_once(g, l, v, stamp);
     }
-    if (lifted >= infinity) return;
+    if (lifted >= infinity || !lift_then_push) return;
+  }
+  bool still[scan_batch];  // the neighbour still has the least label
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    still[b] = held[b].hw == lowest && atomic_read(&g.h[held[b].arc.w]) == lowest;
   }
   flow_t left = e;  // lines 11-15 to every lowest neighbour, in span order
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
     const flow_t r = held[b].residual < left ? held[b].residual : left;
-    const flow_t upto = capped_prefix(held[b].hw == lowest ? r : 0, left, lane);
+    const flow_t upto = capped_prefix(still[b] ? r : 0, left, lane);
     const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);
     const flow_t take = upto - (lane == 0 ? 0 : below);
     if (take > 0) push_along(g, l, held[b].arc, take, stamp, pushes);
@@ -373,7 +380,9 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
     const arc_span span = v >= 0 ? arcs_of(g, v, phase1, true) : arc_span{0, 0, 0, 0};
     const bool short_span =
         v >= 0 && span.total <= rules.short_arcs && span.total < rules.hub_arcs;  // never a hub
-    if (short_span) discharge_short(g, l, v, span, infinity, stamp, lane, pushes, lifts);
+    if (short_span) {
+      discharge_short(g, l, v, span, infinity, stamp, lane, rules.lift_then_push, pushes, lifts);
+    }
     const int long_ones = __syncthreads_count(lane == 0 && span.total >= rules.hub_arcs);
     const bool hub = long_ones > 0 && span.total >= rules.hub_arcs * long_ones;
     if (v >= 0 && !hub && !short_span) {

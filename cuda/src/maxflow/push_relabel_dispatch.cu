@@ -88,6 +88,7 @@
 #include "common/host_copy.cuh"
 #include "matching/graph_upload.cuh"  // phase_clock
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/env_number.hpp"
 #include "matchflow/timing.hpp"
 #include "maxflow/flow_matrix.cuh"
 #include "maxflow/push_relabel_kernels.cuh"
@@ -110,19 +111,17 @@ constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 using pinned_control = pinned_value<control>;
 
-/// The tuned cycles' discharge_rules: ecl::default_hub_arcs, or
-/// MATCHFLOW_GPU_PR_HUB_ARCS when it is a positive number; short spans up to
-/// ecl::short_span_arcs, or MATCHFLOW_GPU_PR_SHORT_ARCS when it is a number
-/// from 0 (none) to that (A/B knobs).
+/// The tuned cycles' discharge_rules (discharge.cuh), each movable for an
+/// A/B: MATCHFLOW_GPU_PR_HUB_ARCS, MATCHFLOW_GPU_PR_SHORT_ARCS (0: none, at
+/// most short_span_arcs), MATCHFLOW_GPU_PR_LIFT_PUSH (0: off).
 ecl::discharge_rules tuned_rules() {
-  const char* hub = std::getenv("MATCHFLOW_GPU_PR_HUB_ARCS");
-  const long long hubs = hub ? std::atoll(hub) : 0;
-  const char* len = std::getenv("MATCHFLOW_GPU_PR_SHORT_ARCS");
-  const long long short_arcs = len && *len ? std::atoll(len) : -1;
+  using matchflow::detail::env_number;
+  const double hubs = env_number("MATCHFLOW_GPU_PR_HUB_ARCS", ecl::default_hub_arcs, 1);
+  const double short_arcs = env_number("MATCHFLOW_GPU_PR_SHORT_ARCS", ecl::short_span_arcs, 0);
   return ecl::discharge_rules{
-      hubs > 0 ? offset_t(hubs) : ecl::default_hub_arcs,
-      short_arcs >= 0 && short_arcs <= ecl::short_span_arcs ? offset_t(short_arcs)
-                                                            : ecl::short_span_arcs};
+      offset_t(std::min(hubs, double(ecl::no_hubs))),
+      offset_t(std::min(short_arcs, double(ecl::short_span_arcs))),
+      env_number("MATCHFLOW_GPU_PR_LIFT_PUSH", 1, 0) != 0};
 }
 
 class ecl_solver {
@@ -184,7 +183,7 @@ class ecl_solver {
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   unsigned fixed_blocks_ = 1;
-  ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
+  ecl::discharge_rules rules_{ecl::no_hubs, 0, false};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;

@@ -1,4 +1,5 @@
-// The core's A/B overrides and tuning knobs, read from the environment.
+// The core's A/B overrides and tuning knobs, read from the environment (the
+// OpenMP and the CUDA code alike).
 #pragma once
 
 #include <cstdlib>
