@@ -182,11 +182,10 @@ struct discharge_rules {
   bool lift_then_push;  ///< discharge_short pushes in the cycle of a lift
 };
 
-/// One lane's arc of a short span as the scan read it: the push it offers
-/// (the residual, 0 when none) and its head's label (no_label when none).
+/// One lane's arc of a short span as the scan read it, and its head's label
+/// (no_label when the arc was not residual).
 struct held_arc {
   span_arc arc;
-  flow_t residual;
   label_t hw;
 };
 
@@ -197,10 +196,12 @@ struct held_arc {
 /// flow runs along long paths: about 5.5 us a cycle, flow-suite.md,
 /// grid_1024x1024_s240127):
 ///  * e(v) and h(v) are read while the scan's loads are in flight;
-///  * the push reuses the arcs and residuals the scan read (the other side
-///    of an arc only widens its residual, so each push is still bounded by
-///    a residual v read) and reads only the lowest neighbours' labels again,
-///    skipping any that lifted since the scan, as discharge_once does;
+///  * the push reuses the arcs the scan found and reads only the lowest
+///    neighbours' labels and flows again (one trip, not offer's two): a
+///    neighbour that lifted since the scan is skipped, and a residual that
+///    the other side widened meanwhile is used whole, as discharge_once
+///    does (pushing by the scan's residuals alone took GENRMF wide a64 from
+///    about 27,000 cycles to 63,000, results/h200/gpu-pr-short-spans.txt);
 ///  * v's excess is lowered without reading it back: whoever added to it
 ///    since the read also put v on the next list (push_along);
 ///  * with rules.lift_then_push, a lift is followed in the same cycle by
@@ -224,12 +225,12 @@ __device__ inline void discharge_short(const graph_view& g, const list_view& l, 
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
     if (held[b].arc.w != v) held[b].arc.flow = atomic_read(&g.flow[held[b].arc.a]);
-    held[b].residual = held[b].arc.w != v ? residual(g, held[b].arc) : 0;
   }
   label_t lowest = no_label;
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
-    held[b].hw = held[b].residual > 0 ? atomic_read(&g.h[held[b].arc.w]) : no_label;
+    const bool open = held[b].arc.w != v && residual(g, held[b].arc) > 0;
+    held[b].hw = open ? atomic_read(&g.h[held[b].arc.w]) : no_label;
     lowest = held[b].hw < lowest ? held[b].hw : lowest;
   }
   lowest = warp_min(lowest);
@@ -245,16 +246,17 @@ __device__ inline void discharge_short(const graph_view& g, const list_view& l, 
     }
     if (lifted >= infinity || !lift_then_push) return;
   }
-  bool still[scan_batch];  // the neighbour still has the least label
 #pragma unroll
-  for (int b = 0; b < scan_batch; ++b) {
-    still[b] = held[b].hw == lowest && atomic_read(&g.h[held[b].arc.w]) == lowest;
+  for (int b = 0; b < scan_batch; ++b) {  // one more trip: labels and flows as they are now
+    if (held[b].hw != lowest) continue;
+    held[b].arc.flow = atomic_read(&g.flow[held[b].arc.a]);
+    if (atomic_read(&g.h[held[b].arc.w]) != lowest) held[b].hw = no_label;
   }
   flow_t left = e;  // lines 11-15 to every lowest neighbour, in span order
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
-    const flow_t r = held[b].residual < left ? held[b].residual : left;
-    const flow_t upto = capped_prefix(still[b] ? r : 0, left, lane);
+    const flow_t now = held[b].hw == lowest ? residual(g, held[b].arc) : 0;
+    const flow_t upto = capped_prefix(now < left ? now : left, left, lane);
     const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);
     const flow_t take = upto - (lane == 0 ? 0 : below);
     if (take > 0) push_along(g, l, held[b].arc, take, stamp, pushes);
