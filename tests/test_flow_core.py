@@ -377,7 +377,7 @@ def test_residual_graph_same_for_every_team(method, split, monkeypatch):
     # Over 2^16 arcs (with self-loops and parallel arcs), so the residual
     # graph is built by the whole team: its layout, hence pr's whole run,
     # does not depend on the team size, nor on whether a team writes the
-    # records in two passes (the default) or one (MATCHFLOW_RESIDUAL_SPLIT=0;
+    # records in one pass (the default) or two (MATCHFLOW_RESIDUAL_SPLIT=1;
     # a lone thread always writes them in one).
     monkeypatch.setenv("MATCHFLOW_RESIDUAL_SPLIT", split)
     rng = np.random.default_rng(12)

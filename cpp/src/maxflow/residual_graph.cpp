@@ -133,15 +133,13 @@ void fill_forward_copies(const flow_network& net, vertex_t lo, vertex_t hi,
 /// tail's, so that each thread writes only its own vertices' records (in
 /// one pass each thread writes the forward copies of its heads' in-arcs
 /// into every tail's records, cache lines that other threads write too).
-/// The graph is the same either way.  Dev host, 2 threads, setup, two
-/// rounds in one process: Delaunay 2^20 0.13-0.14 -> 0.11 s, R-MAT 18
-/// 0.083-0.086 -> 0.072-0.077, segmentation 1024^2 within its spread
-/// (0.048-0.059 against 0.052-0.056); on one thread, where no line is
-/// shared, it was 15% slower on segmentation, so a lone thread keeps the
-/// one pass.  Not yet timed at 16 threads (benchmarks/NOTES.md, "Host
-/// scratch cache").  MATCHFLOW_RESIDUAL_SPLIT=0 gives the one pass back
-/// (an A/B override).
-bool split_build() { return env_number("MATCHFLOW_RESIDUAL_SPLIT", 1, 0) != 0; }
+/// The graph is the same either way.  Off unless MATCHFLOW_RESIDUAL_SPLIT=1:
+/// on the dev host (2 threads) it took Delaunay 2^20's setup from 0.13 to
+/// 0.11 s, but on the H200 host the one pass was faster at every team size
+/// measured (results/h200/residual-split.txt: the one pass's setup time
+/// over the two passes' 0.86 at 2 threads, 0.85 at 4, 0.99 at 8, 0.92 at
+/// 16).
+bool split_build() { return env_number("MATCHFLOW_RESIDUAL_SPLIT", 0, 0) != 0; }
 
 }  // namespace
 

@@ -200,12 +200,17 @@ struct held_arc {
 ///    neighbours' labels and flows again (one trip, not offer's two): a
 ///    neighbour that lifted since the scan is skipped, and a residual that
 ///    the other side widened meanwhile is used whole, as discharge_once
-///    does (pushing by the scan's residuals alone took GENRMF wide a64 from
-///    about 27,000 cycles to 63,000, results/h200/gpu-pr-short-spans.txt);
+///    does;
 ///  * v's excess is lowered without reading it back: whoever added to it
 ///    since the read also put v on the next list (push_along);
 ///  * with rules.lift_then_push, a lift is followed in the same cycle by
 ///    the push it enables (Hong's loop: relabel, then push).
+/// Measured against discharge_once (results/h200/gpu-pr-short-spans.txt,
+/// same process): 1.09x over 13 suite instances with lift_then_push
+/// (Delaunay 1.2-1.3x, Washington 1.1-1.2x, segmentation 1.15x), 0.96x
+/// without; GENRMF wide a64 0.84x and the second 1024^2 grid pair 0.90x,
+/// where this form takes more cycles (GENRMF wide 28,000 -> 39,000-44,000;
+/// 60,000 without the lift-then-push step), for reasons not yet found.
 __device__ inline void discharge_short(const graph_view& g, const list_view& l, vertex_t v,
                                        const arc_span& span, label_t infinity, int stamp,
                                        int lane, bool lift_then_push,
