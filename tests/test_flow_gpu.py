@@ -281,7 +281,7 @@ def test_block_discharge_of_short_spans(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(20))
 def test_short_span_discharge(seed, short_arcs, lift_push, monkeypatch):
     """MATCHFLOW_GPU_PR_SHORT_ARCS: spans up to that many arcs take the
-    one-scan discharge (discharge.cuh: discharge_short), the rest the warp
+    one-scan discharge (discharge.cuh: scan_short, push_short), the rest the warp
     form; 0 is the warp form alone, 3 mixes both in one cycle, 64 (the
     default) covers every span of these graphs but the hubs'.
     MATCHFLOW_GPU_PR_LIFT_PUSH=1: a lift and the push it enables in one

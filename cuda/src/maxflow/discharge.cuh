@@ -171,15 +171,15 @@ __device__ inline void discharge_once(const graph_view& g, const list_view& l, v
 }
 
 /// Spans of at most this many arcs fit in a warp's registers after one scan
-/// step (scan_batch arcs a lane): discharge_short pushes from those.
+/// step (scan_batch arcs a lane): push_short pushes from those.
 constexpr offset_t short_span_arcs = offset_t(warp_size) * scan_batch;
 
 /// How a cycle splits its worklist between the three discharge forms.
 struct discharge_rules {
   offset_t hub_arcs;    ///< from this many arcs, the whole block (discharge_hub)
-  offset_t short_arcs;  ///< up to this many (<= short_span_arcs), discharge_short;
+  offset_t short_arcs;  ///< up to this many (<= short_span_arcs), scan_short and push_short;
                         ///< 0: every other vertex by discharge_once (the paper's form)
-  bool lift_then_push;  ///< discharge_short pushes in the cycle of a lift
+  bool lift_then_push;  ///< push_short pushes in the cycle of a lift
 };
 
 /// One lane's arc of a short span as the scan read it, and its head's label
@@ -189,8 +189,19 @@ struct held_arc {
   label_t hw;
 };
 
+/// What scan_short leaves for push_short: the warp's arcs, e(v) as read,
+/// the least label, and whether to push (uniform over the warp).
+struct short_scan {
+  held_arc held[scan_batch];
+  flow_t e;
+  label_t lowest;
+  bool push;
+};
+
 /// Algorithm 5 for a vertex whose whole span is one scan step (tuned
-/// cycles; span.total <= short_span_arcs).  The same steps as
+/// cycles; span.total <= short_span_arcs), in two halves that the caller
+/// separates by a block barrier: scan_short (lines 2-9, and the lift of
+/// lines 17-21), then push_short (lines 11-15).  The same steps as
 /// discharge_once with fewer dependent trips to memory, which is what a
 /// cycle of a few active vertices costs (the one-block tail on a grid whose
 /// flow runs along long paths: about 5.5 us a cycle, flow-suite.md,
@@ -200,75 +211,82 @@ struct held_arc {
 ///    neighbours' labels and flows again (one trip, not offer's two): a
 ///    neighbour that lifted since the scan is skipped, and a residual that
 ///    the other side widened meanwhile is used whole, as discharge_once
-///    does;
+///    does.  The barrier between the halves makes the lifts of the block's
+///    other vertices in this cycle visible to that read;
 ///  * v's excess is lowered without reading it back: whoever added to it
 ///    since the read also put v on the next list (push_along);
 ///  * with rules.lift_then_push, a lift is followed in the same cycle by
 ///    the push it enables (Hong's loop: relabel, then push).
-/// Measured against discharge_once (results/h200/gpu-pr-short-spans.txt,
-/// same process): 1.09x over 13 suite instances with lift_then_push
-/// (Delaunay 1.2-1.3x, Washington 1.1-1.2x, segmentation 1.15x), 0.96x
-/// without; GENRMF wide a64 0.84x and the second 1024^2 grid pair 0.90x,
-/// where this form takes more cycles (GENRMF wide 28,000 -> 39,000-44,000;
-/// 60,000 without the lift-then-push step), for reasons not yet found.
-__device__ inline void discharge_short(const graph_view& g, const list_view& l, vertex_t v,
-                                       const arc_span& span, label_t infinity, int stamp,
-                                       int lane, bool lift_then_push,
-                                       unsigned long long& pushes, unsigned long long& lifts) {
-  flow_t e = 0;
+/// Measured against discharge_once: results/h200/gpu-pr-short-spans.txt.
+__device__ inline short_scan scan_short(const graph_view& g, const list_view& l, vertex_t v,
+                                        const arc_span& span, label_t infinity, int stamp,
+                                        int lane, bool lift_then_push,
+                                        unsigned long long& lifts) {
+  short_scan sc;
+  sc.e = 0;
   label_t hv = 0;
   if (lane == 0) {
-    e = atomic_read(&g.excess[v]);
+    sc.e = atomic_read(&g.excess[v]);
     hv = atomic_read(&g.h[v]);
   }
-  held_arc held[scan_batch];
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
     const offset_t k = lane + offset_t(b) * warp_size;
-    held[b].arc = k < span.total ? arc_place(g, span, k) : span_arc{0, v, 0, true};
+    sc.held[b].arc = k < span.total ? arc_place(g, span, k) : span_arc{0, v, 0, true};
   }
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
-    if (held[b].arc.w != v) held[b].arc.flow = atomic_read(&g.flow[held[b].arc.a]);
+    if (sc.held[b].arc.w != v) sc.held[b].arc.flow = atomic_read(&g.flow[sc.held[b].arc.a]);
   }
   label_t lowest = no_label;
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
-    const bool open = held[b].arc.w != v && residual(g, held[b].arc) > 0;
-    held[b].hw = open ? atomic_read(&g.h[held[b].arc.w]) : no_label;
-    lowest = held[b].hw < lowest ? held[b].hw : lowest;
+    const bool open = sc.held[b].arc.w != v && residual(g, sc.held[b].arc) > 0;
+    sc.held[b].hw = open ? atomic_read(&g.h[sc.held[b].arc.w]) : no_label;
+    lowest = sc.held[b].hw < lowest ? sc.held[b].hw : lowest;
   }
-  lowest = warp_min(lowest);
-  e = __shfl_sync(0xffffffffu, e, 0);
+  sc.lowest = warp_min(lowest);
+  sc.e = __shfl_sync(0xffffffffu, sc.e, 0);
   hv = __shfl_sync(0xffffffffu, hv, 0);
-  if (e <= 0 || hv >= infinity) return;  // line 2
-  if (lowest == no_label || hv <= lowest) {  // lines 17-21
-    const label_t lifted = lowest == no_label || lowest >= infinity - 1 ? infinity : lowest + 1;
+  sc.push = sc.e > 0 && hv < infinity;  // line 2
+  if (sc.push && (sc.lowest == no_label || hv <= sc.lowest)) {  // lines 17-21
+    const label_t lifted =
+        sc.lowest == no_label || sc.lowest >= infinity - 1 ? infinity : sc.lowest + 1;
     if (lane == 0) {
       atomic_write(&g.h[v], lifted);
       ++lifts;
       if (lifted < infinity && !lift_then_push) append_once(g, l, v, stamp);
     }
-    if (lifted >= infinity || !lift_then_push) return;
+    sc.push = lifted < infinity && lift_then_push;
   }
-#pragma unroll
-  for (int b = 0; b < scan_batch; ++b) {  // one more trip: labels and flows as they are now
-    if (held[b].hw != lowest) continue;
-    held[b].arc.flow = atomic_read(&g.flow[held[b].arc.a]);
-    if (atomic_read(&g.h[held[b].arc.w]) != lowest) held[b].hw = no_label;
-  }
-  flow_t left = e;  // lines 11-15 to every lowest neighbour, in span order
+  return sc;
+}
+
+/// The second half of the short form (lines 11-15 to every lowest
+/// neighbour, in span order): see scan_short.
+__device__ inline void push_short(const graph_view& g, const list_view& l, vertex_t v,
+                                  const short_scan& sc, int stamp, int lane,
+                                  unsigned long long& pushes) {
+  flow_t now[scan_batch];  // one more trip: labels and flows as they are now
 #pragma unroll
   for (int b = 0; b < scan_batch; ++b) {
-    const flow_t now = held[b].hw == lowest ? residual(g, held[b].arc) : 0;
-    const flow_t upto = capped_prefix(now < left ? now : left, left, lane);
+    now[b] = 0;
+    if (sc.held[b].hw != sc.lowest) continue;
+    span_arc arc = sc.held[b].arc;
+    arc.flow = atomic_read(&g.flow[arc.a]);
+    if (atomic_read(&g.h[arc.w]) == sc.lowest) now[b] = residual(g, arc);
+  }
+  flow_t left = sc.e;
+#pragma unroll
+  for (int b = 0; b < scan_batch; ++b) {
+    const flow_t upto = capped_prefix(now[b] < left ? now[b] : left, left, lane);
     const flow_t below = __shfl_up_sync(0xffffffffu, upto, 1);
     const flow_t take = upto - (lane == 0 ? 0 : below);
-    if (take > 0) push_along(g, l, held[b].arc, take, stamp, pushes);
+    if (take > 0) push_along(g, l, sc.held[b].arc, take, stamp, pushes);
     left -= __shfl_sync(0xffffffffu, upto, warp_size - 1);
   }
   if (lane == 0) {
-    if (left < e) atomic_add(&g.excess[v], left - e);
+    if (left < sc.e) atomic_add(&g.excess[v], left - sc.e);
     if (left > 0) append_once(g, l, v, stamp);
   }
 }
@@ -363,8 +381,8 @@ __device__ inline void discharge_hub(const graph_view& g, const list_view& l, ve
 /// first + w * gridDim.x (first = blockIdx.x, then steps of a chunk), so a
 /// short list spreads over the blocks.  A hub gets the whole block after
 /// the chunk's warps are done (discharge_hub), every other entry its warp
-/// (discharge_short when its span is at most rules.short_arcs, else
-/// discharge_once).  Hub: a span of at least hub_arcs * k arcs, where k
+/// (scan_short and push_short when its span is at most rules.short_arcs,
+/// else discharge_once).  Hub: a span of at least hub_arcs * k arcs, where k
 /// counts the chunk's entries of at least hub_arcs: the block takes the
 /// hubs one after another, so it only pays when few entries are long (a
 /// complete DAG's 999-arc spans, 32 to a chunk of the tail kernel, went
@@ -387,11 +405,15 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
     const arc_span span = v >= 0 ? arcs_of(g, v, phase1, true) : arc_span{0, 0, 0, 0};
     const bool short_span =
         v >= 0 && span.total <= rules.short_arcs && span.total < rules.hub_arcs;  // never a hub
+    short_scan sc;
+    sc.push = false;
     if (short_span) {
-      discharge_short(g, l, v, span, infinity, stamp, lane, rules.lift_then_push, pushes, lifts);
+      sc = scan_short(g, l, v, span, infinity, stamp, lane, rules.lift_then_push, lifts);
     }
+    // The barrier also shows this cycle's lifts in the block to push_short.
     const int long_ones = __syncthreads_count(lane == 0 && span.total >= rules.hub_arcs);
     const bool hub = long_ones > 0 && span.total >= rules.hub_arcs * long_ones;
+    if (sc.push) push_short(g, l, v, sc, stamp, lane, pushes);
     if (v >= 0 && !hub && !short_span) {
       discharge_once(g, l, v, span, infinity, stamp, lane, pushes, lifts);
     }

@@ -79,9 +79,10 @@
 //    a cycle wait about 0.9 ms for the longest scan.  Still one worker per
 //    vertex per cycle.
 //  * The tuned cycles discharge a vertex of at most 64 arcs from one scan
-//    (discharge.cuh: discharge_short): the push uses the residuals and
-//    labels the scan read, and a lift is followed by the push it enables in
-//    the same cycle (Hong's relabel-then-push loop, one round of it).
+//    (discharge.cuh: scan_short, then push_short after the block's
+//    barrier): the push reuses the arcs the scan found, and a lift is
+//    followed by the push it enables in the same cycle (Hong's
+//    relabel-then-push loop, one round of it).
 //  * The tuned BFS runs level 1 (the root's arcs) with a thread per arc over
 //    the grid (relabel_root_kernel): s and t are the hubs of vision graphs.
 //  * Kernels take their list size from device memory and stride over it.
