@@ -217,7 +217,13 @@ struct short_scan {
 ///    since the read also put v on the next list (push_along);
 ///  * with rules.lift_then_push, a lift is followed in the same cycle by
 ///    the push it enables (Hong's loop: relabel, then push).
-/// Measured against discharge_once: results/h200/gpu-pr-short-spans.txt.
+/// Measured against discharge_once in one process (results/h200/
+/// gpu-pr-short-spans.txt, two calls): 1.06-1.105x over 13 suite instances
+/// with lift_then_push (Delaunay 1.3-1.5x, Washington and segmentation
+/// 1.13-1.2x), 0.96-0.99x without it; GENRMF wide a64 0.77x, where the
+/// lift-then-push step takes 39,000-45,000 cycles against 25,000-27,000.
+/// Without the barrier the second read raced the neighbours' lifts (GENRMF
+/// wide: 60,000 cycles without lift_then_push).
 __device__ inline short_scan scan_short(const graph_view& g, const list_view& l, vertex_t v,
                                         const arc_span& span, label_t infinity, int stamp,
                                         int lane, bool lift_then_push,
