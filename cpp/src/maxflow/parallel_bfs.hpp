@@ -17,14 +17,20 @@
 #include <vector>
 
 #include "../openmp.hpp"
+#include "matchflow/detail/env_number.hpp"
 #include "residual_graph.hpp"
 
 namespace matchflow::detail {
 
 /// Levels narrower than this are expanded on one thread: two barriers of a
 /// 16-thread team cost about what one thread spends on a few hundred
-/// low-degree vertices (untuned: a guess from that balance).
+/// low-degree vertices (untuned: a guess from that balance, hence the A/B
+/// override MATCHFLOW_PPR_BFS_NARROW).
 constexpr std::int64_t bfs_narrow = 256;
+
+inline std::int64_t bfs_narrow_width() {
+  return std::int64_t(env_number("MATCHFLOW_PPR_BFS_NARROW", double(bfs_narrow), 1));
+}
 
 /// The reached vertices of a BFS in level order: level l (distance l) is
 /// queue[level_start[l], level_start[l + 1]).
@@ -56,6 +62,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
   std::vector<bfs_thread_part> parts(static_cast<std::size_t>(team));
   // Shared state, written only by the one thread of a narrow stretch.
   std::int64_t shared_lo = 0, shared_hi = 1;
+  const std::int64_t narrow = bfs_narrow_width();
 
   // Expands queue[lo, hi) into queue[hi, ...) on the calling thread; returns the new end.
   auto expand_alone = [&](std::int64_t lo, std::int64_t hi, vertex_t level) {
@@ -73,7 +80,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     return tail;
   };
 
-#pragma omp parallel num_threads(team) if (team > 1 && n > bfs_narrow)
+#pragma omp parallel num_threads(team) if (team > 1 && n > narrow)
   {
 #ifdef _OPENMP
     const int tid = omp_get_thread_num();
@@ -92,10 +99,10 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     vertex_t level = 1;
     bfs_thread_part& mine = parts[std::size_t(tid)];
     while (hi > lo) {
-      if (hi - lo < bfs_narrow || threads == 1) {
+      if (hi - lo < narrow || threads == 1) {
 #pragma omp single
         {
-          while (hi > lo && (hi - lo < bfs_narrow || threads == 1)) {
+          while (hi > lo && (hi - lo < narrow || threads == 1)) {
             const std::int64_t tail = expand_alone(lo, hi, level++);
             lo = hi;
             hi = tail;
