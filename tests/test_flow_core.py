@@ -385,14 +385,10 @@ def test_ppr_phase2_by_rounds(threads, kind, monkeypatch):
 
 
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("split", ["1", "0"])
-def test_residual_graph_same_for_every_team(method, split, monkeypatch):
+def test_residual_graph_same_for_every_team(method):
     # Over 2^16 arcs (with self-loops and parallel arcs), so the residual
     # graph is built by the whole team: its layout, hence pr's whole run,
-    # does not depend on the team size, nor on whether a team writes the
-    # records in one pass (the default) or two (MATCHFLOW_RESIDUAL_SPLIT=1;
-    # a lone thread always writes them in one).
-    monkeypatch.setenv("MATCHFLOW_RESIDUAL_SPLIT", split)
+    # does not depend on the team size.
     rng = np.random.default_rng(12)
     n, tails, heads, caps, s, t = hub_instance(20_000, 40_000, rng)
     tails, heads = np.concatenate([tails, tails[:9000]]), np.concatenate([heads, tails[:9000]])

@@ -2,11 +2,10 @@
 // minimum cut.
 //
 // The build is a counting transpose done by `team` threads, each owning a
-// range of vertices: every thread scans all arcs in input order, counts the
-// in-degrees of the heads and the out-degrees of the tails in its range, then
-// writes the reverse copies of its heads' in-arcs and, after a barrier, the
-// forward copies of its tails' out-arcs (split_build; a lone thread writes
-// both copies in one pass).  No atomics, and each reverse list is filled in input-arc order
+// range of vertices: every thread scans all arcs in input order and handles
+// those whose head lies in its range (both copies of the arc), and counts
+// the out-degrees of the tails in its range.  Two passes: degrees, then the
+// records.  No atomics, and each reverse list is filled in input-arc order
 // whatever the team, so the graph, and every pr run on it, is reproducible
 // (ppr's lock-free epochs race: the same value and cut, not always the same
 // flow).
@@ -19,7 +18,6 @@
 #include <limits>
 #include <utility>
 
-#include "matchflow/detail/env_number.hpp"
 #include "../openmp.hpp"
 #include "parallel_bfs.hpp"
 
@@ -56,14 +54,12 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
   }
 }
 
-/// Calls visit(a, u, v, f, r) for every non-loop input arc a = (u, v) whose
-/// head is in [lo, hi), in input order, with f its forward copy's index
-/// (its tail's first arc plus its rank among the tail's non-loop arcs,
-/// counted as the row is read) and r its reverse copy's (the next free slot
-/// of its head); and loop(a) for every self-loop a whose tail is there.
-template <class Arc, class Visit, class Loop>
-void for_each_arc_into(const flow_network& net, vertex_t lo, vertex_t hi,
-                       const residual_graph<Arc>& g, Visit visit, Loop loop) {
+/// Both copies of every arc whose head is in [lo, hi), and forward_of for
+/// the arcs and self-loops there.  A forward copy's index is its tail's
+/// first arc plus its rank among the tail's non-loop arcs, counted as the
+/// row is read; a reverse copy's is the next free slot of its head.
+template <class Arc>
+void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
   std::vector<Arc> cursor(g.reverse_first.begin() + lo, g.reverse_first.begin() + hi);
   for (vertex_t u = 0; u < net.n; ++u) {
     Arc f = g.first[std::size_t(u)];
@@ -71,75 +67,19 @@ void for_each_arc_into(const flow_network& net, vertex_t lo, vertex_t hi,
       const vertex_t v = net.heads[a];
       const bool own = v >= lo && v < hi;
       if (v == u) {
-        if (own) loop(a);
+        if (own) g.forward_of[std::size_t(a)] = -1;
         continue;
       }
-      if (own) visit(a, u, v, f, cursor[std::size_t(v - lo)]++);
-      ++f;
-    }
-  }
-}
-
-/// Both copies of every arc whose head is in [lo, hi), and forward_of for
-/// the arcs and self-loops there: the one-pass build.
-template <class Arc>
-void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
-  for_each_arc_into(
-      net, lo, hi, g,
-      [&](offset_t a, vertex_t u, vertex_t v, Arc f, Arc r) {
+      if (own) {
+        const Arc r = cursor[std::size_t(v - lo)]++;
         g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
         g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
         g.forward_of[std::size_t(a)] = f;
-      },
-      [&](offset_t a) { g.forward_of[std::size_t(a)] = -1; });
-}
-
-/// The split build's first pass: the reverse copies of the arcs whose head
-/// is in [lo, hi), and rev[a] = each one's index.
-template <class Arc>
-void fill_reverse_copies(const flow_network& net, vertex_t lo, vertex_t hi,
-                         residual_graph<Arc>& g, Arc* rev) {
-  for_each_arc_into(
-      net, lo, hi, g,
-      [&](offset_t a, vertex_t u, vertex_t, Arc f, Arc r) {
-        g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
-        rev[a] = r;
-      },
-      [](offset_t) {});
-}
-
-/// The split build's second pass: the forward copies of the tails in
-/// [lo, hi), row by row, and forward_of for their arcs and self-loops.
-template <class Arc>
-void fill_forward_copies(const flow_network& net, vertex_t lo, vertex_t hi,
-                         residual_graph<Arc>& g, const Arc* rev) {
-  for (vertex_t u = lo; u < hi; ++u) {
-    Arc f = g.first[std::size_t(u)];
-    for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
-      const vertex_t v = net.heads[a];
-      if (v == u) {
-        g.forward_of[std::size_t(a)] = -1;
-        continue;
       }
-      g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, rev[a]};
-      g.forward_of[std::size_t(a)] = f;
       ++f;
     }
   }
 }
-
-/// Whether a team writes the records in two passes (split build): the
-/// reverse copies by their head's thread, then the forward copies by their
-/// tail's, so that each thread writes only its own vertices' records (in
-/// one pass each thread writes the forward copies of its heads' in-arcs
-/// into every tail's records, cache lines that other threads write too).
-/// The graph is the same either way.  Off unless MATCHFLOW_RESIDUAL_SPLIT=1:
-/// on the dev host (2 threads) it took Delaunay 2^20's setup from 0.13 to
-/// 0.11 s, but on the H200 host the one pass was faster at every team size
-/// measured (results/h200/residual-split.txt: the one pass's setup time
-/// over the two passes' 0.86 at 2 threads, 0.85 at 4, 0.99 at 8, 0.92 at
-/// 16).
-bool split_build() { return env_number("MATCHFLOW_RESIDUAL_SPLIT", 0, 0) != 0; }
 
 }  // namespace
 
@@ -156,8 +96,6 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
   g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
-  const bool split = team > 1 && split_build();
-  big_array<Arc> rev = split ? big_array_of<Arc>(std::size_t(net.n_arcs())) : big_array<Arc>();
 #pragma omp parallel num_threads(team)
   {
     const auto [c, size] = thread_in_team();
@@ -176,13 +114,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
       g.n_arcs = g.first[std::size_t(n)];
       g.arcs = big_array_of<residual_arc<Arc>>(std::size_t(g.n_arcs));
     }  // implicit barrier
-    if (split) {
-      fill_reverse_copies(net, lo, hi, g, rev.get());
-#pragma omp barrier
-      fill_forward_copies(net, lo, hi, g, rev.get());
-    } else {
-      fill_arcs(net, lo, hi, g);
-    }
+    fill_arcs(net, lo, hi, g);
   }
   return g;
 }

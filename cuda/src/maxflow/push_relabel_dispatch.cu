@@ -111,26 +111,17 @@ constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 using pinned_control = pinned_value<control>;
 
-/// Where the tuned cycles follow a lift by its push (discharge.cuh,
-/// discharge_rules::lift_then_push): MATCHFLOW_GPU_PR_LIFT_PUSH, 0 nowhere,
-/// 1 in every cycle kernel, 2 in the one-block tail kernel only.
-int lift_push_mode() {
-  return int(matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_PUSH", 1, 0));
-}
-
-/// The tuned cycles' discharge_rules (discharge.cuh) for the one-block tail
-/// kernel (`tail`) or the whole grid, each part movable for an A/B:
-/// MATCHFLOW_GPU_PR_HUB_ARCS, MATCHFLOW_GPU_PR_SHORT_ARCS (0: none, at most
-/// short_span_arcs), lift_push_mode().
-ecl::discharge_rules tuned_rules(bool tail) {
+/// The tuned cycles' discharge_rules (discharge.cuh), each movable for an
+/// A/B: MATCHFLOW_GPU_PR_HUB_ARCS, MATCHFLOW_GPU_PR_SHORT_ARCS (0: none, at
+/// most short_span_arcs), MATCHFLOW_GPU_PR_LIFT_PUSH (0: off).
+ecl::discharge_rules tuned_rules() {
   using matchflow::detail::env_number;
   const double hubs = env_number("MATCHFLOW_GPU_PR_HUB_ARCS", ecl::default_hub_arcs, 1);
   const double short_arcs = env_number("MATCHFLOW_GPU_PR_SHORT_ARCS", ecl::short_span_arcs, 0);
-  const int lift_push = lift_push_mode();
   return ecl::discharge_rules{
       offset_t(std::min(hubs, double(ecl::no_hubs))),
       offset_t(std::min(short_arcs, double(ecl::short_span_arcs))),
-      lift_push == 1 || (lift_push == 2 && tail)};
+      env_number("MATCHFLOW_GPU_PR_LIFT_PUSH", 1, 0) != 0};
 }
 
 class ecl_solver {
@@ -192,8 +183,7 @@ class ecl_solver {
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   unsigned fixed_blocks_ = 1;
-  // The paper's warp per vertex (discharge.cuh); tuned: tuned_rules().
-  ecl::discharge_rules rules_{ecl::no_hubs, 0, false}, tail_rules_ = rules_;
+  ecl::discharge_rules rules_{ecl::no_hubs, 0, false};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
@@ -260,8 +250,7 @@ void ecl_solver::allocate() {
   fixed_blocks_ = std::min<unsigned>(blocks_for(n_ * warp_size), unsigned(sms * blocks_per_sm));
   if (!paper_) {
     setup_cooperative(sms);
-    rules_ = tuned_rules(false);
-    tail_rules_ = tuned_rules(true);
+    rules_ = tuned_rules();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -441,7 +430,7 @@ int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-        infinity(phase1), cycle_, cycles, tail_rules_, ctl_.data());
+        infinity(phase1), cycle_, cycles, rules_, ctl_.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
   count_launch();
