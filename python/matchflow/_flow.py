@@ -62,7 +62,7 @@ class FlowStats:
     pushes: int = 0
     relabels: int = 0
     global_relabels: int = 0
-    bfs_levels: int = 0            #: levels of all global relabels (gpu-pr)
+    bfs_levels: int = 0            #: levels of all global relabels (gpu-pr, ppr)
     gaps: int = 0                  #: gap-heuristic firings
     iterations: int = 0            #: rounds / cycles of the main loop
     kernel_launches: int = 0

@@ -54,7 +54,7 @@ struct flow_stats {
   std::int64_t pushes = 0;
   std::int64_t relabels = 0;
   std::int64_t global_relabels = 0;
-  std::int64_t bfs_levels = 0;   ///< levels of all global relabels (gpu_pr)
+  std::int64_t bfs_levels = 0;   ///< levels of all global relabels (gpu_pr, ppr)
   std::int64_t gaps = 0;         ///< gap-heuristic firings
   std::int64_t iterations = 0;   ///< rounds / cycles of the main loop
   std::int64_t kernel_launches = 0;

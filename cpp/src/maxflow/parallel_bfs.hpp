@@ -32,6 +32,12 @@ inline std::int64_t bfs_narrow_width() {
   return std::int64_t(env_number("MATCHFLOW_PPR_BFS_NARROW", double(bfs_narrow), 1));
 }
 
+/// Whether a wide level costs one barrier (the default) or two
+/// (MATCHFLOW_PPR_BFS_BARRIERS=2, the earlier form, for an A/B run).
+inline bool bfs_one_barrier() {
+  return env_number("MATCHFLOW_PPR_BFS_BARRIERS", 1, 1) < 2;
+}
+
 /// The reached vertices of a BFS in level order: level l (distance l) is
 /// queue[level_start[l], level_start[l + 1]).
 struct bfs_levels {
@@ -60,8 +66,9 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
   out.level_start.assign({0, 1});
   vertex_t* queue = out.queue.data();
   std::vector<bfs_thread_part> parts(static_cast<std::size_t>(team));
-  // Shared state, written only by the one thread of a narrow stretch.
+  // Shared state, written only by thread 0 in a narrow stretch.
   std::int64_t shared_lo = 0, shared_hi = 1;
+  vertex_t shared_level = 1;
   const std::int64_t narrow = bfs_narrow_width();
 
   // Expands queue[lo, hi) into queue[hi, ...) on the calling thread; returns the new end.
@@ -80,6 +87,16 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     return tail;
   };
 
+  // One barrier a wide level (bfs_one_barrier(), the default): threads claim
+  // chunks of the frontier and reserve room behind it from counters that
+  // rotate over three slots, one a wide level.  Thread 0 clears the next
+  // wide level's slot during this one: its last use was two wide levels
+  // back, and every thread read it before the barrier that ended the last
+  // one.  The other form claims by `omp for` and places the lists after a
+  // second barrier.
+  const bool one_barrier = bfs_one_barrier();
+  std::int64_t claimed[3] = {0, 0, 0}, appended[3] = {0, 0, 0};
+
 #pragma omp parallel num_threads(team) if (team > 1 && n > narrow)
   {
 #ifdef _OPENMP
@@ -90,18 +107,33 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
 #endif
 #pragma omp for schedule(static)
     for (vertex_t v = 0; v < n; ++v) label[v] = n;
-#pragma omp single
-    {
+    if (tid == 0) {
       label[root] = 0;
       queue[0] = root;
     }
+#pragma omp barrier
     std::int64_t lo = 0, hi = 1;
     vertex_t level = 1;
+    std::int64_t wide_levels = 0;  // the same count on every thread
     bfs_thread_part& mine = parts[std::size_t(tid)];
+    auto expand_claimed = [&](std::int64_t i) {
+      const vertex_t x = queue[i];
+      for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
+        const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+        const vertex_t y = arc.head;
+        if (y == skip || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
+        if (g.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
+        vertex_t expected = n;
+        if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+          mine.items.push_back(y);
+        }
+      }
+    };
     while (hi > lo) {
       if (hi - lo < narrow || threads == 1) {
-#pragma omp single
-        {
+        // Thread 0 alone, so that it alone appends to level_start.
+        if (tid == 0) {
           while (hi > lo && (hi - lo < narrow || threads == 1)) {
             const std::int64_t tail = expand_alone(lo, hi, level++);
             lo = hi;
@@ -110,31 +142,42 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
           }
           shared_lo = lo;
           shared_hi = hi;
-        }  // implicit barrier: every thread then reads the stretch's end
+          shared_level = level;
+        }
+#pragma omp barrier
         lo = shared_lo;
         hi = shared_hi;
-        level = vertex_t(out.level_start.size()) - 1;
+        level = shared_level;
         continue;
       }
-      // A wide level: each thread claims vertices by compare-and-swap into
-      // its own list; then the lists are copied after the frontier.
       mine.items.clear();
-      const std::int64_t chunk = std::max<std::int64_t>(16, (hi - lo) / (8 * threads));
-#pragma omp for schedule(dynamic, chunk) nowait
-      for (std::int64_t i = lo; i < hi; ++i) {
-        const vertex_t x = queue[i];
-        for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
-          const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
-          const vertex_t y = arc.head;
-          if (y == skip || __atomic_load_n(&label[y], __ATOMIC_RELAXED) != n) continue;
-          if (g.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
-          vertex_t expected = n;
-          if (__atomic_compare_exchange_n(&label[y], &expected, level, false, __ATOMIC_RELAXED,
-                                          __ATOMIC_RELAXED)) {
-            mine.items.push_back(y);
-          }
+      const std::int64_t chunk = std::max<std::int64_t>(4, (hi - lo) / (4 * threads));
+      if (one_barrier) {
+        const int slot = int(wide_levels % 3), next = int((wide_levels + 1) % 3);
+        ++wide_levels;
+        if (tid == 0) claimed[next] = appended[next] = 0;
+        for (;;) {
+          const std::int64_t first =
+              lo + __atomic_fetch_add(&claimed[slot], chunk, __ATOMIC_RELAXED);
+          if (first >= hi) break;
+          const std::int64_t last = std::min(first + chunk, hi);
+          for (std::int64_t i = first; i < last; ++i) expand_claimed(i);
         }
+        const std::int64_t count = std::int64_t(mine.items.size());
+        if (count > 0) {
+          const std::int64_t at =
+              hi + __atomic_fetch_add(&appended[slot], count, __ATOMIC_RELAXED);
+          std::copy(mine.items.begin(), mine.items.end(), queue + at);
+        }
+#pragma omp barrier  // the copies are the next level's frontier
+        lo = hi;
+        hi += __atomic_load_n(&appended[slot], __ATOMIC_RELAXED);
+        ++level;
+        if (tid == 0) out.level_start.push_back(hi);
+        continue;
       }
+#pragma omp for schedule(dynamic, chunk) nowait
+      for (std::int64_t i = lo; i < hi; ++i) expand_claimed(i);
       mine.count = std::int64_t(mine.items.size());
 #pragma omp barrier
       std::int64_t offset = hi, total = 0;

@@ -454,6 +454,7 @@ class synchronous_push_relabel {
     reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
     last_relabel_seconds_ = seconds_since(start);
     stats_->seconds_global_relabel += last_relabel_seconds_;
+    stats_->bfs_levels += levels_.levels();
   }
 
   /// Active set from the BFS queue: excess > 0 (the sink, level 0, excluded;
