@@ -250,8 +250,7 @@ def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
     expected = reference_value(instance[0], *instance[1:])
     overrides = ("MATCHFLOW_PPR_MIN_ACTIVE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
                  "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_HANDOVER",
-                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE", "MATCHFLOW_PPR_BFS_NARROW",
-                 "MATCHFLOW_PPR_BFS_BARRIERS")
+                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE", "MATCHFLOW_PPR_BFS_NARROW")
     for name in overrides + ("MATCHFLOW_PPR_CYCLE_ARCS",):
         monkeypatch.delenv(name, raising=False)
     plain = run_and_check("ppr", *instance, expected=expected, threads=2)
@@ -267,14 +266,11 @@ def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
 @pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("width", ["1", "100000000"])
 @pytest.mark.parametrize("kind", ["grid", "tall"])
-@pytest.mark.parametrize("barriers", ["1", "2"])
-def test_ppr_bfs_narrow_width(threads, width, kind, barriers, monkeypatch):
+def test_ppr_bfs_narrow_width(threads, width, kind, monkeypatch):
     """MATCHFLOW_PPR_BFS_NARROW (parallel_bfs.hpp): from 1 every BFS level
     is expanded by the team, from 10^8 every level by one thread; the
-    labels are the same distances, so the answer and its cut are too, with
-    one barrier a wide level or two (MATCHFLOW_PPR_BFS_BARRIERS)."""
+    labels are the same distances, so the answer and its cut are too."""
     monkeypatch.setenv("MATCHFLOW_PPR_BFS_NARROW", width)
-    monkeypatch.setenv("MATCHFLOW_PPR_BFS_BARRIERS", barriers)
     rng = np.random.default_rng(7)
     instance = grid_instance(50, 80, rng) if kind == "grid" else grid_instance(400, 60, rng)
     run_and_check("ppr", *instance, threads=threads)

@@ -2,12 +2,12 @@
 // global relabeling (Baumstark, Blelloch & Shun, ESA 2015, section 3: a
 // parallel BFS from the sink) and the minimum-cut read-back (two_phase.hpp).
 //
-// One parallel region for the whole search: a level costs two barriers
-// (counts, then copies), not a team's start and end.  A level narrower than
-// bfs_narrow vertices is expanded by one thread, which goes on level by
-// level while the frontier stays narrow (grids, roads and GENRMF have
-// thousands of levels of a few hundred vertices: one barrier for a run of
-// them).  The reached vertices are kept in one queue, level after level, so
+// One parallel region for the whole search: a level costs one barrier, not
+// a team's start and end.  A level narrower than bfs_narrow vertices is
+// expanded by one thread, which goes on level by level while the frontier
+// stays narrow (one barrier for a run of them).  Late in a run GENRMF long
+// a32's BFSs have 2,000-4,500 levels, most of 16-64 vertices (dev host), so
+// the team takes those too.  The reached vertices are kept in one queue, level after level, so
 // the caller can fill per-level structures (highest_label's buckets) or find
 // the active vertices without a sweep over all n.
 #pragma once
@@ -22,20 +22,16 @@
 
 namespace matchflow::detail {
 
-/// Levels narrower than this are expanded on one thread: two barriers of a
-/// 16-thread team cost about what one thread spends on a few hundred
-/// low-degree vertices (untuned: a guess from that balance, hence the A/B
-/// override MATCHFLOW_PPR_BFS_NARROW).
-constexpr std::int64_t bfs_narrow = 256;
+/// Levels narrower than this are expanded on one thread.  H200 host, 16
+/// threads, one process (results/h200/ppr-bfs.txt): one barrier a level
+/// and 32 against two barriers and 256, global relabel seconds GENRMF long
+/// a32 0.32 -> 0.25, wide a64 0.54 -> 0.43, Washington long 0.13 -> 0.10,
+/// 1024^2 grid 0.022-0.026 -> 0.019.  MATCHFLOW_PPR_BFS_NARROW overrides it
+/// for A/B runs.
+constexpr std::int64_t bfs_narrow = 32;
 
 inline std::int64_t bfs_narrow_width() {
   return std::int64_t(env_number("MATCHFLOW_PPR_BFS_NARROW", double(bfs_narrow), 1));
-}
-
-/// Whether a wide level costs one barrier (the default) or two
-/// (MATCHFLOW_PPR_BFS_BARRIERS=2, the earlier form, for an A/B run).
-inline bool bfs_one_barrier() {
-  return env_number("MATCHFLOW_PPR_BFS_BARRIERS", 1, 1) < 2;
 }
 
 /// The reached vertices of a BFS in level order: level l (distance l) is
@@ -50,7 +46,6 @@ struct bfs_levels {
 /// One thread's new vertices of a level, padded against false sharing.
 struct alignas(64) bfs_thread_part {
   std::vector<vertex_t> items;
-  std::int64_t count = 0;
 };
 
 /// Distances to `root` along residual arcs: y is one level beyond x when the
@@ -87,14 +82,11 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     return tail;
   };
 
-  // One barrier a wide level (bfs_one_barrier(), the default): threads claim
-  // chunks of the frontier and reserve room behind it from counters that
-  // rotate over three slots, one a wide level.  Thread 0 clears the next
-  // wide level's slot during this one: its last use was two wide levels
-  // back, and every thread read it before the barrier that ended the last
-  // one.  The other form claims by `omp for` and places the lists after a
-  // second barrier.
-  const bool one_barrier = bfs_one_barrier();
+  // One barrier a wide level: threads claim chunks of the frontier and
+  // reserve room behind it from counters that rotate over three slots, one
+  // a wide level.  Thread 0 clears the next wide level's slot during this
+  // one: its last use was two wide levels back, and every thread read it
+  // before the barrier that ended the last one.
   std::int64_t claimed[3] = {0, 0, 0}, appended[3] = {0, 0, 0};
 
 #pragma omp parallel num_threads(team) if (team > 1 && n > narrow)
@@ -152,45 +144,25 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
       }
       mine.items.clear();
       const std::int64_t chunk = std::max<std::int64_t>(4, (hi - lo) / (4 * threads));
-      if (one_barrier) {
-        const int slot = int(wide_levels % 3), next = int((wide_levels + 1) % 3);
-        ++wide_levels;
-        if (tid == 0) claimed[next] = appended[next] = 0;
-        for (;;) {
-          const std::int64_t first =
-              lo + __atomic_fetch_add(&claimed[slot], chunk, __ATOMIC_RELAXED);
-          if (first >= hi) break;
-          const std::int64_t last = std::min(first + chunk, hi);
-          for (std::int64_t i = first; i < last; ++i) expand_claimed(i);
-        }
-        const std::int64_t count = std::int64_t(mine.items.size());
-        if (count > 0) {
-          const std::int64_t at =
-              hi + __atomic_fetch_add(&appended[slot], count, __ATOMIC_RELAXED);
-          std::copy(mine.items.begin(), mine.items.end(), queue + at);
-        }
+      const int slot = int(wide_levels % 3), next = int((wide_levels + 1) % 3);
+      ++wide_levels;
+      if (tid == 0) claimed[next] = appended[next] = 0;
+      for (;;) {
+        const std::int64_t first = lo + __atomic_fetch_add(&claimed[slot], chunk, __ATOMIC_RELAXED);
+        if (first >= hi) break;
+        const std::int64_t last = std::min(first + chunk, hi);
+        for (std::int64_t i = first; i < last; ++i) expand_claimed(i);
+      }
+      const std::int64_t count = std::int64_t(mine.items.size());
+      if (count > 0) {
+        const std::int64_t at = hi + __atomic_fetch_add(&appended[slot], count, __ATOMIC_RELAXED);
+        std::copy(mine.items.begin(), mine.items.end(), queue + at);
+      }
 #pragma omp barrier  // the copies are the next level's frontier
-        lo = hi;
-        hi += __atomic_load_n(&appended[slot], __ATOMIC_RELAXED);
-        ++level;
-        if (tid == 0) out.level_start.push_back(hi);
-        continue;
-      }
-#pragma omp for schedule(dynamic, chunk) nowait
-      for (std::int64_t i = lo; i < hi; ++i) expand_claimed(i);
-      mine.count = std::int64_t(mine.items.size());
-#pragma omp barrier
-      std::int64_t offset = hi, total = 0;
-      for (int p = 0; p < threads; ++p) {
-        if (p < tid) offset += parts[std::size_t(p)].count;
-        total += parts[std::size_t(p)].count;
-      }
-      std::copy(mine.items.begin(), mine.items.end(), queue + offset);
       lo = hi;
-      hi += total;
+      hi += __atomic_load_n(&appended[slot], __ATOMIC_RELAXED);
       ++level;
       if (tid == 0) out.level_start.push_back(hi);
-#pragma omp barrier  // the copies are the next level's frontier; counts are read
     }
   }
   out.level_start.pop_back();  // the last level was empty
