@@ -66,11 +66,29 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
   vertex_t shared_level = 1;
   const std::int64_t narrow = bfs_narrow_width();
 
+  const int prefetch = int(env_number("MATCHFLOW_PPR_BFS_PREFETCH", 1, 0));
+  constexpr std::int64_t ahead = 8;
+  auto prefetch_vertex = [&](std::int64_t i) {
+    const Arc k = g.first[std::size_t(queue[i])];
+    __builtin_prefetch(&g.arcs[std::size_t(k)]);
+    __builtin_prefetch(&g.arcs[std::size_t(k)] + 4);
+  };
+  auto prefetch_ends = [&](vertex_t x) {
+    for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
+      const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
+      __builtin_prefetch(&label[arc.head]);
+      __builtin_prefetch(&g.arcs[std::size_t(arc.reverse)]);
+    }
+  };
+
   // Expands queue[lo, hi) into queue[hi, ...) on the calling thread; returns the new end.
   auto expand_alone = [&](std::int64_t lo, std::int64_t hi, vertex_t level) {
     std::int64_t tail = hi;
+    if (prefetch >= 1) for (std::int64_t i = lo; i < std::min(hi, lo + ahead); ++i) prefetch_vertex(i);
     for (std::int64_t i = lo; i < hi; ++i) {
+      if (prefetch >= 1 && i + ahead < hi) prefetch_vertex(i + ahead);
       const vertex_t x = queue[i];
+      if (prefetch >= 2) prefetch_ends(x);
       for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
         const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
         const vertex_t y = arc.head;
@@ -110,6 +128,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     bfs_thread_part& mine = parts[std::size_t(tid)];
     auto expand_claimed = [&](std::int64_t i) {
       const vertex_t x = queue[i];
+      if (prefetch >= 2) prefetch_ends(x);
       for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
         const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
         const vertex_t y = arc.head;
@@ -151,6 +170,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
         const std::int64_t first = lo + __atomic_fetch_add(&claimed[slot], chunk, __ATOMIC_RELAXED);
         if (first >= hi) break;
         const std::int64_t last = std::min(first + chunk, hi);
+        if (prefetch >= 1) for (std::int64_t i = first; i < last; ++i) prefetch_vertex(i);
         for (std::int64_t i = first; i < last; ++i) expand_claimed(i);
       }
       const std::int64_t count = std::int64_t(mine.items.size());
