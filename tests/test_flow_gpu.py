@@ -297,19 +297,6 @@ def test_short_span_discharge(seed, short_arcs, lift_push, monkeypatch):
     check(n, csr, s, t, False)
 
 
-@pytest.mark.parametrize("tail_list", ["2", "64", "512"])
-@pytest.mark.parametrize("seed", range(10))
-def test_tail_list_bound(seed, tail_list, monkeypatch):
-    """MATCHFLOW_GPU_PR_TAIL_LIST: lists up to that long run in the
-    one-block tail kernel (several chunks of 32 warps a cycle above 32
-    vertices), longer ones in the cooperative kernel, which hands back
-    below half of it; 2 sends nearly every cycle to the grid."""
-    monkeypatch.setenv("MATCHFLOW_GPU_PR_TAIL_LIST", tail_list)
-    n, csr, s, t = random_network(300 + seed) if seed < 6 else grid_network(40, 30 + seed,
-                                                                          seed=seed)
-    check(n, csr, s, t, False)
-
-
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back

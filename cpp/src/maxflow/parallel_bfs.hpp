@@ -34,6 +34,25 @@ inline std::int64_t bfs_narrow_width() {
   return std::int64_t(env_number("MATCHFLOW_PPR_BFS_NARROW", double(bfs_narrow), 1));
 }
 
+/// Starts the loads of x's first arc records, for a BFS: a level's
+/// vertices lie far apart (a grid's frontier is a diagonal, a Delaunay
+/// graph's numbering is random), so each costs its own trips to memory;
+/// issued a few vertices ahead, they overlap.  H200 host, 16 threads, ppr's
+/// global relabel seconds without -> with (results/h200/ppr-bfs.txt, run C):
+/// Delaunay 0.078 -> 0.042 and 0.106 -> 0.084, grids 0.019 -> 0.017 and
+/// 0.020 -> 0.018, Washington long 0.113 -> 0.102, GENRMF alike.
+/// Prefetching each arc's reverse record and head label as well gained
+/// nothing more.  (A hint: no fault even past the last record.)
+template <class Arc>
+inline void prefetch_arcs(const residual_graph<Arc>& g, vertex_t x) {
+  const residual_arc<Arc>* first = g.arcs.get() + g.first[std::size_t(x)];
+  __builtin_prefetch(first);
+  __builtin_prefetch(first + 4);  // the next line of int32 arcs' 16-byte records
+}
+
+/// How many queued vertices ahead a BFS prefetches on one thread.
+constexpr std::int64_t bfs_prefetch_ahead = 8;
+
 /// The reached vertices of a BFS in level order: level l (distance l) is
 /// queue[level_start[l], level_start[l + 1]).
 struct bfs_levels {
@@ -66,29 +85,15 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
   vertex_t shared_level = 1;
   const std::int64_t narrow = bfs_narrow_width();
 
-  const int prefetch = int(env_number("MATCHFLOW_PPR_BFS_PREFETCH", 1, 0));
-  constexpr std::int64_t ahead = 8;
-  auto prefetch_vertex = [&](std::int64_t i) {
-    const Arc k = g.first[std::size_t(queue[i])];
-    __builtin_prefetch(&g.arcs[std::size_t(k)]);
-    __builtin_prefetch(&g.arcs[std::size_t(k)] + 4);
-  };
-  auto prefetch_ends = [&](vertex_t x) {
-    for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
-      const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
-      __builtin_prefetch(&label[arc.head]);
-      __builtin_prefetch(&g.arcs[std::size_t(arc.reverse)]);
-    }
-  };
+  auto prefetch_vertex = [&](std::int64_t i) { prefetch_arcs(g, queue[i]); };
 
   // Expands queue[lo, hi) into queue[hi, ...) on the calling thread; returns the new end.
   auto expand_alone = [&](std::int64_t lo, std::int64_t hi, vertex_t level) {
     std::int64_t tail = hi;
-    if (prefetch >= 1) for (std::int64_t i = lo; i < std::min(hi, lo + ahead); ++i) prefetch_vertex(i);
+    for (std::int64_t i = lo; i < std::min(hi, lo + bfs_prefetch_ahead); ++i) prefetch_vertex(i);
     for (std::int64_t i = lo; i < hi; ++i) {
-      if (prefetch >= 1 && i + ahead < hi) prefetch_vertex(i + ahead);
+      if (i + bfs_prefetch_ahead < hi) prefetch_vertex(i + bfs_prefetch_ahead);
       const vertex_t x = queue[i];
-      if (prefetch >= 2) prefetch_ends(x);
       for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
         const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
         const vertex_t y = arc.head;
@@ -128,7 +133,6 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
     bfs_thread_part& mine = parts[std::size_t(tid)];
     auto expand_claimed = [&](std::int64_t i) {
       const vertex_t x = queue[i];
-      if (prefetch >= 2) prefetch_ends(x);
       for (Arc k = g.first[std::size_t(x)]; k < g.first[std::size_t(x) + 1]; ++k) {
         const residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
         const vertex_t y = arc.head;
@@ -170,7 +174,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
         const std::int64_t first = lo + __atomic_fetch_add(&claimed[slot], chunk, __ATOMIC_RELAXED);
         if (first >= hi) break;
         const std::int64_t last = std::min(first + chunk, hi);
-        if (prefetch >= 1) for (std::int64_t i = first; i < last; ++i) prefetch_vertex(i);
+        for (std::int64_t i = first; i < last; ++i) prefetch_vertex(i);
         for (std::int64_t i = first; i < last; ++i) expand_claimed(i);
       }
       const std::int64_t count = std::int64_t(mine.items.size());

@@ -124,15 +124,6 @@ ecl::discharge_rules tuned_rules() {
       env_number("MATCHFLOW_GPU_PR_LIFT_PUSH", 1, 0) != 0};
 }
 
-/// The longest worklist the one-block tail kernel runs (the cooperative
-/// kernel hands back below half of it): ecl::tail_max_list, movable for an
-/// A/B by MATCHFLOW_GPU_PR_TAIL_LIST.
-int tail_list() {
-  const double size = matchflow::detail::env_number("MATCHFLOW_GPU_PR_TAIL_LIST",
-                                                    ecl::tail_max_list, 2);
-  return int(std::min(size, double(1 << 20)));
-}
-
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
@@ -193,7 +184,6 @@ class ecl_solver {
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   unsigned fixed_blocks_ = 1;
   ecl::discharge_rules rules_{ecl::no_hubs, 0, false};  // the paper's warp per vertex (discharge.cuh)
-  int tail_list_ = tail_list();  // lists up to this long run in the one-block tail kernel
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
@@ -413,8 +403,8 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
   }
   int batch = first_batch;
   while (done < limit && count > 0) {
-    if (count <= tail_list_ || cooperative_) {
-      const int ran = launch_multi_cycle(phase1, limit - done, count > tail_list_);
+    if (count <= ecl::tail_max_list || cooperative_) {
+      const int ran = launch_multi_cycle(phase1, limit - done, count > ecl::tail_max_list);
       done += ran;
       count = current_count();
       if (ran > 0) continue;
@@ -429,18 +419,18 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
 }
 
 /// Up to `cycles` cycles in one launch: the whole grid (cooperative) while
-/// the list is longer than tail_list_, else one block.  Returns the
+/// the list is longer than tail_max_list, else one block.  Returns the
 /// cycles run (and has read the control block).
 int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
                        list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-                       infinity(phase1), cycle_, cycles, tail_list_ / 2, rules_,
+                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, rules_,
                        ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-        infinity(phase1), cycle_, cycles, tail_list_, rules_, ctl_.data());
+        infinity(phase1), cycle_, cycles, rules_, ctl_.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
   count_launch();

@@ -110,8 +110,7 @@ namespace matchflow::cuda::ecl {
 
 constexpr int tail_block = 1024;           ///< threads of push_relabel_tail_kernel
 constexpr int tail_max_list = 64;          ///< the tail kernel returns above this size
-                                           ///< (two vertices per warp of its block;
-                                           ///< MATCHFLOW_GPU_PR_TAIL_LIST moves it)
+                                           ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;      ///< threads per block of the cooperative kernels
                                            ///< (fewer, larger blocks: a cheaper grid.sync)
 
@@ -331,14 +330,13 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 
 /// Up to `cycles` PR cycles in one block (__syncthreads() for the kernel
 /// boundary), for short worklists, where launch latency would dominate.
-/// Stops when the list empties or grows past `max_size`; records the
+/// Stops when the list empties or grows past tail_max_list; records the
 /// cycles run in ctl->tail_cycles (the host advances its ring by as many).
 /// `lists` and `counts` are the two buffers and the three counters; cycle c
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, int max_size, discharge_rules rules,
-    control* ctl) {
+    bool phase1, label_t infinity, int stamp, int cycles, discharge_rules rules, control* ctl) {
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
@@ -346,7 +344,7 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                 &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
     const int size = atomic_read(l.count_in);
-    if (size == 0 || size > max_size) break;
+    if (size == 0 || size > tail_max_list) break;
     __syncthreads();  // everyone has read the size before it is cleared
     if (threadIdx.x == 0) *l.count_clear = 0;
     discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
