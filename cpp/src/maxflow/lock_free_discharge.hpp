@@ -58,13 +58,12 @@ inline void spin_pause() {
 
 /// One thread's owned vertices, highest label first (a binary heap of
 /// (label when queued, vertex)), behind a spin lock (thieves take from it
-/// too).  Padded against false sharing.  Idle threads poll `size`; the
-/// owner's counters live elsewhere (thread_counts), as a write to this line
-/// at every push pulled it out of every poller's cache.
+/// too).  Padded against false sharing.
 struct alignas(64) owned_heap {
   std::vector<std::pair<vertex_t, vertex_t>> items;
   std::atomic<std::int64_t> size{0};
   std::atomic_flag lock = ATOMIC_FLAG_INIT;
+  std::int64_t pushes = 0, relabels = 0;
 
   void acquire() {
     while (lock.test_and_set(std::memory_order_acquire)) spin_pause();
@@ -92,11 +91,6 @@ struct alignas(64) owned_heap {
   }
 };
 
-/// A thread's pushes and relabels, on a line of its own.
-struct alignas(64) thread_counts {
-  std::int64_t pushes = 0, relabels = 0;
-};
-
 template <class Arc>
 class lock_free_discharge {
  public:
@@ -112,8 +106,7 @@ class lock_free_discharge {
         team_(team),
         current_(std::size_t(g.n)),
         count_(std::size_t(g.n) + 1),
-        heaps_(std::size_t(team)),
-        counts_(std::size_t(team)) {}
+        heaps_(std::size_t(team)) {}
 
   /// Discharges from `active` (vertices with excess and label < n, in
   /// ascending label order) until the relabel work passes `threshold`, once
@@ -154,9 +147,10 @@ class lock_free_discharge {
       worker(tid, work, idle, stop, std::int64_t(threshold), not_before);
     }
     for (int c = 0; c < threads_; ++c) {
-      stats->pushes += counts_[std::size_t(c)].pushes;
-      stats->relabels += counts_[std::size_t(c)].relabels;
-      heaps_[std::size_t(c)].items.clear();
+      owned_heap& own = heaps_[std::size_t(c)];
+      stats->pushes += own.pushes;
+      stats->relabels += own.relabels;
+      own.items.clear();
     }
   }
 
@@ -173,19 +167,18 @@ class lock_free_discharge {
     }
     std::make_heap(own.items.begin(), own.items.end());
     own.size.store(std::int64_t(own.items.size()), std::memory_order_relaxed);
-    counts_[std::size_t(c)] = thread_counts{};
+    own.pushes = own.relabels = 0;
   }
 
   void worker(int tid, std::atomic<std::int64_t>& work, std::atomic<int>& idle,
               std::atomic<bool>& stop, std::int64_t threshold,
               clock_type::time_point not_before) {
     owned_heap& own = heaps_[std::size_t(tid)];
-    thread_counts& counts = counts_[std::size_t(tid)];
     std::int64_t local_work = 0;
     vertex_t v;
     while (!stop.load(std::memory_order_relaxed)) {
       if (own.take(v)) {
-        discharge(v, own, counts, local_work);
+        discharge(v, own, local_work);
         // Flush the relabel work now and then: one shared counter.
         if (local_work >= flush_work) {
           if (work.fetch_add(local_work, std::memory_order_relaxed) + local_work > threshold &&
@@ -198,11 +191,7 @@ class lock_free_discharge {
       }
       // Idle: every thread idle means every heap is empty (only a heap's
       // owner adds to it, and it idles only once its heap is empty).
-      // Between polls an idle thread waits longer and longer (up to
-      // max_idle_pauses): each poll reads every heap's size, whose line its
-      // owner then has to fetch back to write.
       idle.fetch_add(1, std::memory_order_acq_rel);
-      int pauses = 1;
       for (;;) {
         if (idle.load(std::memory_order_acquire) == threads_ ||
             stop.load(std::memory_order_relaxed)) {
@@ -210,8 +199,7 @@ class lock_free_discharge {
         }
         const int victim = find_victim(tid);
         if (victim < 0) {
-          for (int p = 0; p < pauses; ++p) spin_pause();
-          pauses = std::min(2 * pauses, max_idle_pauses);
+          spin_pause();
           continue;
         }
         idle.fetch_sub(1, std::memory_order_acq_rel);  // not idle while it may hold work
@@ -238,7 +226,7 @@ class lock_free_discharge {
 
   /// Pushes and relabels v, owned by the calling thread, until its excess
   /// reaches 0 (ownership passes on) or its label n.
-  void discharge(vertex_t v, owned_heap& own, thread_counts& counts, std::int64_t& local_work) {
+  void discharge(vertex_t v, owned_heap& own, std::int64_t& local_work) {
     const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
     capacity_t* ev = &excess_[std::size_t(v)];
     capacity_t e = __atomic_load_n(ev, __ATOMIC_ACQUIRE);
@@ -254,7 +242,7 @@ class lock_free_discharge {
         const capacity_t delta = std::min(cap, e);
         __atomic_fetch_sub(&arc.rescap, delta, __ATOMIC_RELAXED);
         __atomic_fetch_add(&g_.arcs[std::size_t(arc.reverse)].rescap, delta, __ATOMIC_RELAXED);
-        ++counts.pushes;
+        ++own.pushes;
         current_[std::size_t(v)] = k;  // before the fetch-sub that may release v
         const capacity_t before = __atomic_fetch_add(&excess_[std::size_t(w)], delta,
                                                      __ATOMIC_ACQ_REL);
@@ -263,7 +251,7 @@ class lock_free_discharge {
         if (e == 0) return;  // released: v is no longer ours
       }
       // No admissible arc by the labels read: relabel over every arc.
-      ++counts.relabels;
+      ++own.relabels;
       local_work += relabel_work_beta + (end - begin);
       vertex_t best = n_;
       Arc best_arc = begin;
@@ -288,9 +276,6 @@ class lock_free_discharge {
 
   /// Relabel work a thread adds up before it touches the shared counter.
   static constexpr std::int64_t flush_work = 4096;
-  /// The longest wait of an idle thread between two polls of the heaps
-  /// (PAUSEs: a few microseconds).
-  static constexpr int max_idle_pauses = 64;
 
   residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
@@ -301,7 +286,6 @@ class lock_free_discharge {
   std::vector<Arc> current_;
   std::vector<std::int64_t> count_;  // vertices per label below n (atomic)
   std::vector<owned_heap> heaps_;
-  std::vector<thread_counts> counts_;
 };
 
 }  // namespace matchflow::detail
