@@ -7,9 +7,10 @@
 // expanded by one thread, which goes on level by level while the frontier
 // stays narrow (one barrier for a run of them).  Late in a run GENRMF long
 // a32's BFSs have 2,000-4,500 levels, most of 16-64 vertices (dev host), so
-// the team takes those too.  The reached vertices are kept in one queue, level after level, so
-// the caller can fill per-level structures (highest_label's buckets) or find
-// the active vertices without a sweep over all n.
+// the team takes those too.  The reached vertices are kept in one queue,
+// level after level, so the caller can fill per-level structures
+// (highest_label's buckets) or find the active vertices without a sweep
+// over all n.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +30,10 @@ namespace matchflow::detail {
 /// 1024^2 grid 0.022-0.026 -> 0.019.  MATCHFLOW_PPR_BFS_NARROW overrides it
 /// for A/B runs.
 constexpr std::int64_t bfs_narrow = 32;
+
+/// Graphs of at most this many vertices are searched by the calling thread
+/// alone: a team's start costs more than their whole BFS.
+constexpr std::int64_t bfs_team_min_vertices = 256;
 
 inline std::int64_t bfs_narrow_width() {
   return std::int64_t(env_number("MATCHFLOW_PPR_BFS_NARROW", double(bfs_narrow), 1));
@@ -112,7 +117,7 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
   // before the barrier that ended the last one.
   std::int64_t claimed[3] = {0, 0, 0}, appended[3] = {0, 0, 0};
 
-#pragma omp parallel num_threads(team) if (team > 1 && n > narrow)
+#pragma omp parallel num_threads(team) if (team > 1 && n > std::max(narrow, bfs_team_min_vertices))
   {
 #ifdef _OPENMP
     const int tid = omp_get_thread_num();
@@ -166,6 +171,8 @@ void reverse_residual_bfs(const residual_graph<Arc>& g, vertex_t root, vertex_t 
         continue;
       }
       mine.items.clear();
+      // About four claims a thread, so that a few high-degree vertices
+      // (R-MAT's hubs) do not hold up a level.
       const std::int64_t chunk = std::max<std::int64_t>(4, (hi - lo) / (4 * threads));
       const int slot = int(wide_levels % 3), next = int((wide_levels + 1) % 3);
       ++wide_levels;
