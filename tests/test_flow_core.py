@@ -276,6 +276,41 @@ def test_ppr_bfs_narrow_width(threads, width, kind, monkeypatch):
     run_and_check("ppr", *instance, threads=threads)
 
 
+def necklace_instance(widths, rng):
+    """Layers of the given widths, each joined both ways to the next by
+    every pair (random capacities); the source feeds the first layer and the
+    last feeds the sink: the sink's BFS levels have these widths."""
+    starts = np.concatenate([[0], np.cumsum(widths)])
+    n = int(starts[-1]) + 2
+    s, t = n - 2, n - 1
+    tails, heads = [np.arange(widths[0])], [np.full(widths[0], t)]
+    for a, b in zip(range(len(widths) - 1), range(1, len(widths))):
+        u = np.repeat(np.arange(starts[a], starts[a + 1]), widths[b])
+        v = np.tile(np.arange(starts[b], starts[b + 1]), widths[a])
+        tails += [u, v]
+        heads += [v, u]
+    last = np.arange(starts[-2], starts[-1])
+    tails.append(np.full(len(last), s))
+    heads.append(last)
+    tails, heads = np.concatenate(tails), np.concatenate(heads)
+    return n, tails, heads, rng.integers(1, 100, len(tails)), s, t
+
+
+@pytest.mark.parametrize("threads", [3, 4])
+@pytest.mark.parametrize("seed", range(4))
+def test_ppr_bfs_narrow_and_wide_levels_alternate(threads, seed, monkeypatch):
+    """parallel_bfs.hpp with the narrow width at 8: levels of 1-3 and of
+    9-40 vertices alternate at random, so narrow stretches on thread 0 come
+    between wide levels and the wide levels' counter slots (three, rotating)
+    are reused across them; the labels, hence the answer and its cut, are
+    the sequential BFS's."""
+    monkeypatch.setenv("MATCHFLOW_PPR_BFS_NARROW", "8")
+    rng = np.random.default_rng(40 + seed)
+    widths = np.where(rng.random(120) < 0.5, rng.integers(1, 4, 120), rng.integers(9, 41, 120))
+    instance = necklace_instance(widths, rng)
+    run_and_check("ppr", *instance, threads=threads)
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("freq", [0.05, 20.0])
 def test_relabel_frequency_changes_work_not_answer(method, freq):
