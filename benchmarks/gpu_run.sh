@@ -47,8 +47,9 @@
 #
 # Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
-# OVERHEAD_ARGS, PHASES_ARGS, AB_BASE, AB_ROUNDS, PYTEST_ARGS, SANITIZE_ARGS (e.g. --flow: the
-# max-flow kernels only),
+# OVERHEAD_ARGS, PHASES_ARGS, AB_BASE, AB_ROUNDS, PYTEST_ARGS (split on spaces), PYTEST_K (one
+# pytest -k expression, spaces kept: e.g. PYTEST_K="flow or hostile"), SANITIZE_ARGS (e.g.
+# --flow: the max-flow kernels only),
 # MATCHFLOW_DATA (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded
 # in the results; the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -139,7 +140,8 @@ for part in "${parts[@]}"; do
         if [ "$t" -le 10 ]; then note "test: skipped, no time left"; status=1; continue; fi
         note "test: pytest tests/ (timeout ${t}s)"
         # shellcheck disable=SC2086
-        timeout --kill-after=10 "$t" python -m pytest tests $PYTEST_ARGS > "$OUT/test.log" 2>&1
+        timeout --kill-after=10 "$t" python -m pytest tests $PYTEST_ARGS ${PYTEST_K:+-k "$PYTEST_K"} \
+            > "$OUT/test.log" 2>&1
         rc=$?
         tail -25 "$OUT/test.log"
         [ $rc -eq 124 ] && note "test: TIMED OUT after ${t}s"
