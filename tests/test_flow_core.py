@@ -210,8 +210,9 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # relabel work between global relabels and each epoch at least as long
     # as the last global relabel; "handover": a sequential epoch hands over
     # almost at once.  The global relabel's BFS levels are the grid's
-    # columns: 50 vertices (under bfs_narrow, one thread expands them) or
-    # 400 (the team does), and "tall" reaches over adopt_parallel_min
+    # columns: 50 vertices or 400, both over bfs_narrow (32), so the team
+    # expands them (one thread: test_ppr_bfs_narrow_width), and "tall"
+    # reaches over adopt_parallel_min
     # vertices, so the team fills the sequential epochs' buckets.  16
     # threads: more than the CI host's cores, so the lock-free epochs'
     # thieves and idle detection run with threads descheduled.
