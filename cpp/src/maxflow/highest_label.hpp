@@ -49,8 +49,7 @@ class highest_label {
         active_first_(std::size_t(g.n) + 1, no_vertex),
         inactive_first_(std::size_t(g.n) + 1, no_vertex),
         next_(std::size_t(g.n)),
-        prev_(std::size_t(g.n)),
-        queue_(std::size_t(g.n)) {
+        prev_(std::size_t(g.n)) {
     const double f = freq > 0 ? freq : default_global_update_freq;
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
   }
@@ -183,6 +182,7 @@ class highest_label {
   void global_update() {
     ++stats_->global_relabels;
     reset_buckets();
+    queue_.resize(std::size_t(n_));  // once: ppr adopts its own BFS's levels instead
     std::fill(label_.begin(), label_.end(), n_);
     label_[std::size_t(target_)] = 0;
     std::size_t tail = 0;

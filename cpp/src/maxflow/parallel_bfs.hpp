@@ -1,6 +1,6 @@
-// Level-synchronous parallel BFS over reverse residual arcs, shared by ppr's
-// global relabeling (Baumstark, Blelloch & Shun, ESA 2015, section 3: a
-// parallel BFS from the sink) and the minimum-cut read-back (two_phase.hpp).
+// Level-synchronous parallel BFS over reverse residual arcs: ppr's global
+// relabeling (Baumstark, Blelloch & Shun, ESA 2015, section 3: a parallel
+// BFS from the sink).  The minimum cut needs no levels: residual_reach.hpp.
 //
 // One parallel region for the whole search: a level costs one barrier, not
 // a team's start and end.  A level narrower than bfs_narrow vertices is

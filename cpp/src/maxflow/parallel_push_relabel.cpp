@@ -211,9 +211,6 @@ class synchronous_push_relabel {
         team_(team),
         stats_(stats),
         label_(std::size_t(g.n)),
-        new_label_(std::size_t(g.n)),
-        added_excess_(std::size_t(g.n), 0),
-        discovered_(std::size_t(g.n), 0),
         buffers_(std::size_t(team)) {
     const double f = freq > 0 ? freq : default_round_update_freq;
     sequential_freq_ = freq;
@@ -366,8 +363,21 @@ class synchronous_push_relabel {
     added_excess_[std::size_t(v)] = 0;
   }
 
+  /// The rounds' per-vertex state, made by the team at the first round: a
+  /// run that the first global relabel hands to a sequential or lock-free
+  /// epoch (grids, roads, Delaunay) never pays for its 13 bytes a vertex.
+  void make_round_state() {
+    const std::size_t n = std::size_t(n_);
+    new_label_ = big_array_of<vertex_t>(n);
+    added_excess_ = big_array_of<capacity_t>(n);
+    discovered_ = big_array_of<unsigned char>(n);
+#pragma omp parallel for num_threads(team_) schedule(static) if (n > parallel_cutoff)
+    for (std::size_t v = 0; v < n; ++v) added_excess_[v] = 0, discovered_[v] = 0;
+  }
+
   /// One synchronous round; returns its relabel work.
   std::int64_t round() {
+    if (!added_excess_) make_round_state();
     const std::int64_t count = std::int64_t(active_.size());
     for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = 0;
 #pragma omp parallel num_threads(team_)
@@ -479,9 +489,10 @@ class synchronous_push_relabel {
   const vertex_t n_, s_, t_;
   const int team_;
   flow_stats* stats_;
-  std::vector<vertex_t> label_, new_label_;
-  std::vector<capacity_t> added_excess_;  // sync: atomic fetch-add during a round
-  std::vector<unsigned char> discovered_;  // sync: test-and-set during a round
+  std::vector<vertex_t> label_;
+  big_array<vertex_t> new_label_;         // the round state (make_round_state)
+  big_array<capacity_t> added_excess_;    // sync: atomic fetch-add during a round
+  big_array<unsigned char> discovered_;   // sync: test-and-set during a round
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
   const std::int64_t min_active_ = parallel_min_active();

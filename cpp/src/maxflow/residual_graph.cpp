@@ -2,16 +2,19 @@
 // minimum cut.
 //
 // The build is a counting transpose done by `team` threads, each owning a
-// range of vertices: every thread scans all arcs in input order and handles
-// those whose head lies in its range (both copies of the arc), and counts
-// the out-degrees of the tails in its range.  Two passes: degrees, then the
-// records.  No atomics, and each reverse list is filled in input-arc order
-// whatever the team, so the graph, and every pr run on it, is reproducible
-// (ppr's lock-free epochs race: the same value and cut, not always the same
-// flow).
-// Each thread reads all heads, a streaming read that costs less than a
-// locked increment per arc (as flow_matrix.cpp's transpose).  The big arrays
-// are left uninitialised: every record is written once.
+// range of rows (tails) holding about m / team arcs.  Pass 1: each thread
+// counts its rows' out-degrees and, in an array of its own, how many of its
+// arcs enter each head.  Between the passes, per head, the threads' counts
+// become offsets in thread order.  Pass 2: each thread writes its rows'
+// forward copies in order and each reverse copy at its head's next slot for
+// that thread.  No atomics, and each reverse list is filled in input-arc
+// order whatever the team, so the graph, and every pr run on it, is
+// reproducible (ppr's lock-free epochs race: the same value and cut, not
+// always the same flow).  Each arc is read twice in all, where the build
+// before had every thread read every arc (a thread owned a range of heads).
+// The counts take team * n entries: the team shrinks so that they are at
+// most as many as the residual records.  The big arrays are left
+// uninitialised: every record is written once.
 #include "residual_graph.hpp"
 
 #include <algorithm>
@@ -19,7 +22,7 @@
 #include <utility>
 
 #include "../openmp.hpp"
-#include "parallel_bfs.hpp"
+#include "residual_reach.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -37,45 +40,78 @@ std::pair<int, int> thread_in_team() {
 #endif
 }
 
-/// Degrees: reverse_first[u] = u's non-loop out-arcs, first[v + 1] = v's
-/// non-loop in-arcs, for the vertices in [lo, hi).
+/// The build's team: at most `team`, and at most 2m / n threads, so that
+/// the per-thread counts (team * n entries) are at most the 2m records.
+int build_team(const flow_network& net, int team) {
+  const offset_t m = net.n_arcs();
+  if (m < parallel_min_arcs) return 1;
+  const offset_t fit = m / std::max<offset_t>(1, offset_t(net.n) / 2);
+  return int(std::clamp<offset_t>(fit, 1, team));
+}
+
+/// The first row of thread c's share: rows split so that each holds about
+/// m / threads arcs.
+vertex_t first_row(const flow_network& net, int c, int threads) {
+  if (c == threads) return net.n;
+  const offset_t target = net.n_arcs() * c / threads;
+  return vertex_t(std::lower_bound(net.ptr, net.ptr + net.n, target) - net.ptr);
+}
+
+/// Pass 1 over rows [lo, hi): reverse_first[u] = u's non-loop out-arcs,
+/// in[v] = the rows' non-loop arcs into v (`in` zeroed here).
 template <class Arc>
-void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
-  for (vertex_t u = 0; u < net.n; ++u) {
-    const bool own_tail = u >= lo && u < hi;
+void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
+                   Arc* in) {
+  std::fill(in, in + net.n, Arc(0));
+  for (vertex_t u = lo; u < hi; ++u) {
     Arc out = 0;
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) continue;
       ++out;
-      if (v >= lo && v < hi) ++g.first[std::size_t(v) + 1];
+      ++in[v];
     }
-    if (own_tail) g.reverse_first[std::size_t(u)] = out;
+    g.reverse_first[std::size_t(u)] = out;
   }
 }
 
-/// Both copies of every arc whose head is in [lo, hi), and forward_of for
-/// the arcs and self-loops there.  A forward copy's index is its tail's
-/// first arc plus its rank among the tail's non-loop arcs, counted as the
-/// row is read; a reverse copy's is the next free slot of its head.
+/// Per head v, the team's counts (thread c's at counts[c * n + v]) become
+/// each thread's offset within v's reverse copies; first[v + 1] = v's
+/// non-loop in-arcs.  Vertices [lo, hi).
 template <class Arc>
-void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g) {
-  std::vector<Arc> cursor(g.reverse_first.begin() + lo, g.reverse_first.begin() + hi);
-  for (vertex_t u = 0; u < net.n; ++u) {
+void offsets_by_thread(vertex_t n, int threads, vertex_t lo, vertex_t hi, Arc* counts,
+                       residual_graph<Arc>& g) {
+  for (vertex_t v = lo; v < hi; ++v) {
+    Arc in = 0;
+    for (int c = 0; c < threads; ++c) {
+      Arc& slot = counts[std::size_t(c) * std::size_t(n) + std::size_t(v)];
+      const Arc mine = slot;
+      slot = in;
+      in += mine;
+    }
+    g.first[std::size_t(v) + 1] = in;
+  }
+}
+
+/// Pass 2 over rows [lo, hi): both copies of every arc, and forward_of.
+/// A forward copy's index is its tail's first arc plus its rank among the
+/// tail's non-loop arcs; a reverse copy's is its head's first reverse slot
+/// plus this thread's offset there (`next`), counted up.
+template <class Arc>
+void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
+               Arc* next) {
+  for (vertex_t u = lo; u < hi; ++u) {
     Arc f = g.first[std::size_t(u)];
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
-      const bool own = v >= lo && v < hi;
       if (v == u) {
-        if (own) g.forward_of[std::size_t(a)] = -1;
+        g.forward_of[std::size_t(a)] = -1;
         continue;
       }
-      if (own) {
-        const Arc r = cursor[std::size_t(v - lo)]++;
-        g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
-        g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
-        g.forward_of[std::size_t(a)] = f;
-      }
+      const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
+      g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
+      g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
+      g.forward_of[std::size_t(a)] = f;
       ++f;
     }
   }
@@ -91,17 +127,21 @@ template <class Arc>
 residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
   residual_graph<Arc> g;
   const vertex_t n = net.n;
-  if (net.n_arcs() < parallel_min_arcs) team = 1;
+  team = build_team(net, team);
   g.n = n;
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
   g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
+  big_array<Arc> counts = big_array_of<Arc>(std::size_t(team) * std::size_t(n));
 #pragma omp parallel num_threads(team)
   {
     const auto [c, size] = thread_in_team();
-    const vertex_t lo = vertex_t(std::int64_t(n) * c / size);
-    const vertex_t hi = vertex_t(std::int64_t(n) * (c + 1) / size);
-    count_degrees(net, lo, hi, g);
+    const vertex_t lo = first_row(net, c, size), hi = first_row(net, c + 1, size);
+    Arc* mine = counts.get() + std::size_t(c) * std::size_t(n);
+    count_degrees(net, lo, hi, g, mine);
+#pragma omp barrier
+    offsets_by_thread(n, size, vertex_t(std::int64_t(n) * c / size),
+                      vertex_t(std::int64_t(n) * (c + 1) / size), counts.get(), g);
 #pragma omp barrier
 #pragma omp single
     {
@@ -114,7 +154,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
       g.n_arcs = g.first[std::size_t(n)];
       g.arcs = big_array_of<residual_arc<Arc>>(std::size_t(g.n_arcs));
     }  // implicit barrier
-    fill_arcs(net, lo, hi, g);
+    fill_arcs(net, lo, hi, g, mine);
   }
   return g;
 }
@@ -148,12 +188,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 template <class Arc>
 void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, int team,
                       std::uint8_t* source_side) {
-  const vertex_t n = g.n;
-  std::vector<vertex_t> label(static_cast<std::size_t>(n));
-  bfs_levels levels;
-  reverse_residual_bfs(g, sink, vertex_t(-1), team, label.data(), levels);
-#pragma omp parallel for num_threads(team) schedule(static) if (n > (1 << 16))
-  for (vertex_t v = 0; v < n; ++v) source_side[v] = label[std::size_t(v)] == n;
+  mark_unreached(g, sink, team, source_side);
 }
 
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                        \

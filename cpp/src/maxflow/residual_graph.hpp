@@ -80,8 +80,8 @@ void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, in
                        flow_result* result);
 
 /// source_side[v] = 1 iff v cannot reach `sink` in the residual graph: a
-/// backward BFS from the sink over arcs with positive residual capacity,
-/// level-synchronous with `team` threads (parallel_bfs.hpp).
+/// backward search from the sink over arcs with positive residual capacity
+/// by `team` threads (residual_reach.hpp).
 /// After a maximum preflow this is a minimum cut (its complement holds every
 /// vertex that can still send to the sink).
 template <class Arc>

@@ -1,0 +1,102 @@
+// Which vertices can reach a root along residual arcs: the minimum cut's
+// read-back (residual_graph.cpp, mark_source_side).
+//
+// The cut needs no distances, so no levels either.  A level-synchronous BFS
+// (parallel_bfs.hpp, which the global relabels need) pays a barrier a level,
+// and a 1024 x 1024 grid's search from its sink has about 1,500 levels of
+// about 700 vertices.  Here each thread runs a depth-first search from a
+// stack of its own; a stack grown past two grains hands its top grain to an
+// OpenMP task that an idle thread picks up, so the team stays busy without
+// a barrier until the search is done.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../openmp.hpp"
+#include "parallel_bfs.hpp"
+#include "residual_graph.hpp"
+
+namespace matchflow::detail {
+
+/// Vertices a thread hands to another at once.
+constexpr std::size_t reach_grain = 256;
+
+/// Reads as "v cannot reach the root yet": cleared once, by the thread that
+/// reaches v first.
+template <class Arc>
+class residual_reach {
+ public:
+  residual_reach(const residual_graph<Arc>& g, std::uint8_t* unreached, int team)
+      : g_(g), unreached_(unreached), team_(team) {}
+
+  /// Searches from `stack` until no vertex is left, handing grains to tasks
+  /// while fewer than two a thread wait.
+  void search(std::vector<vertex_t>& stack) {
+    while (!stack.empty()) {
+      const vertex_t x = stack.back();
+      stack.pop_back();
+      expand(x, stack);
+      if (stack.size() >= 2 * reach_grain && team_ > 1 &&
+          __atomic_load_n(&waiting_, __ATOMIC_RELAXED) < 2 * team_) {
+        hand_off(stack);
+      }
+    }
+  }
+
+ private:
+  /// Pushes every still-unreached y with a residual arc y -> x.
+  void expand(vertex_t x, std::vector<vertex_t>& stack) {
+    for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
+      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      const vertex_t y = arc.head;
+      std::uint8_t* flag = &unreached_[std::size_t(y)];
+      if (!__atomic_load_n(flag, __ATOMIC_RELAXED)) continue;
+      if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
+      if (__atomic_exchange_n(flag, std::uint8_t(0), __ATOMIC_RELAXED)) {
+        prefetch_arcs(g_, y);
+        stack.push_back(y);
+      }
+    }
+  }
+
+  void hand_off(std::vector<vertex_t>& stack) {
+    std::vector<vertex_t> part(stack.end() - std::ptrdiff_t(reach_grain), stack.end());
+    stack.resize(stack.size() - reach_grain);
+    __atomic_fetch_add(&waiting_, 1, __ATOMIC_RELAXED);
+#pragma omp task firstprivate(part)
+    {
+      __atomic_fetch_sub(&waiting_, 1, __ATOMIC_RELAXED);
+      search(part);
+    }
+  }
+
+  const residual_graph<Arc>& g_;
+  std::uint8_t* unreached_;
+  const int team_;
+  int waiting_ = 0;  ///< tasks made and not yet started
+};
+
+/// unreached[v] = 1 iff v cannot reach `root` along residual arcs (y reaches
+/// x by the arc y -> x, the reverse of an arc of x, when it has residual
+/// capacity), found by `team` threads.  `unreached` has g.n entries.
+template <class Arc>
+void mark_unreached(const residual_graph<Arc>& g, vertex_t root, int team,
+                    std::uint8_t* unreached) {
+  const vertex_t n = g.n;
+  const bool parallel = team > 1 && n > bfs_team_min_vertices;
+  residual_reach<Arc> reach(g, unreached, parallel ? team : 1);
+#pragma omp parallel num_threads(team) if (parallel)
+  {
+#pragma omp for schedule(static)
+    for (vertex_t v = 0; v < n; ++v) unreached[v] = 1;
+#pragma omp single
+    {
+      unreached[root] = 0;
+      std::vector<vertex_t> stack{root};
+      reach.search(stack);
+    }  // the barrier waits for every task
+  }
+}
+
+}  // namespace matchflow::detail
