@@ -661,6 +661,52 @@ def test_cpu_flow_matrix_from_the_residual_graph(method, threads):
             assert_array_equal(res.flow.data, want.data)
 
 
+def _team_sized_graphs():
+    """Graphs of more than 2^16 arcs (the residual graph's build and the cut's
+    search run on the team): a hub row holding a third of the arcs, with
+    self-loops, parallel arcs and empty rows first, last and between; a
+    directed 150 x 450 grid whose sink is reached along long paths; and a
+    graph of fewer arcs than vertices (the build's team shrinks to one)."""
+    rng = np.random.default_rng(31)
+    n, m = 20_000, 90_000
+    rows = np.sort(np.concatenate([rng.integers(10, n - 10, m - 30_000),
+                                   np.full(30_000, n // 2)]))
+    cols = rng.integers(0, n, m)
+    cols[::50] = rows[::50]                         # self-loops
+    cols[1::97] = cols[::97][: cols[1::97].size]    # parallel arcs, mostly
+    ptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n))))
+    yield "hub", sp.csr_array((rng.integers(0, 9, m), cols, ptr), shape=(n, n)), n // 2, n - 1
+    w, h = 150, 450
+    idx = np.arange(w * h).reshape(h, w)
+    tails = np.concatenate([idx[:, :-1].ravel(), idx[:, 1:].ravel(),
+                            idx[:-1].ravel(), idx[1:].ravel()])
+    heads = np.concatenate([idx[:, 1:].ravel(), idx[:, :-1].ravel(),
+                            idx[1:].ravel(), idx[:-1].ravel()])
+    caps = rng.integers(1, 100, tails.size)
+    grid = sp.csr_array((caps, (tails, heads)), shape=(w * h, w * h))
+    yield "grid", grid, 0, w * h - 1
+    n = 200_000
+    tails, heads = rng.integers(0, n, 70_000), rng.integers(0, n, 70_000)
+    sparse = sp.csr_array((rng.integers(1, 9, 70_000), (tails, heads)), shape=(n, n))
+    yield "sparse", sparse, int(tails[0]), int(heads[-1])
+
+
+@pytest.mark.parametrize("method", CPU_METHODS)
+def test_cpu_flow_on_team_sized_graphs(method):
+    """The residual graph is the same whatever the team (pr's flows are equal
+    bit for bit over 1, 2, 5 and 16 threads), and every team's answer is a
+    maximum flow whose cut is exactly the vertices that cannot reach the sink."""
+    for name, g, s, t in _team_sized_graphs():
+        expected = scipy_maximum_flow(g.astype(np.int32), s, t).flow_value
+        runs = [solve_flow(g, s, t, method=method, device="cpu", threads=k)
+                for k in (1, 2, 5, 16)]
+        for res in runs:
+            assert_max_flow(g, s, t, res, expected=expected)
+        if method == "pr":
+            for res in runs[1:]:
+                assert_array_equal(res.flow.data, runs[0].flow.data, err_msg=name)
+
+
 def test_flow_matrix_self_loop_and_antiparallel():
     """A self-loop is a stored 0; an arc and its reverse cancel to a stored 0."""
     ptr = np.array([0, 3, 4])

@@ -44,12 +44,14 @@ class highest_label {
         target_(target),
         origin_(origin),
         stats_(stats),
-        label_(std::size_t(g.n)),
-        current_(std::size_t(g.n)),
-        active_first_(std::size_t(g.n) + 1, no_vertex),
-        inactive_first_(std::size_t(g.n) + 1, no_vertex),
-        next_(std::size_t(g.n)),
-        prev_(std::size_t(g.n)) {
+        label_(big_array_of<vertex_t>(std::size_t(g.n))),
+        current_(big_array_of<Arc>(std::size_t(g.n))),
+        active_first_(big_array_of<vertex_t>(std::size_t(g.n) + 1)),
+        inactive_first_(big_array_of<vertex_t>(std::size_t(g.n) + 1)),
+        next_(big_array_of<vertex_t>(std::size_t(g.n))),
+        prev_(big_array_of<vertex_t>(std::size_t(g.n))) {
+    std::fill_n(active_first_.get(), std::size_t(n_) + 1, no_vertex);
+    std::fill_n(inactive_first_.get(), std::size_t(n_) + 1, no_vertex);
     const double f = freq > 0 ? freq : default_global_update_freq;
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
   }
@@ -165,8 +167,8 @@ class highest_label {
 
   void reset_buckets() {
     work_ = 0;
-    std::fill(active_first_.begin(), active_first_.begin() + (d_max_ + 1), no_vertex);
-    std::fill(inactive_first_.begin(), inactive_first_.begin() + (d_max_ + 1), no_vertex);
+    std::fill_n(active_first_.get(), std::size_t(d_max_) + 1, no_vertex);
+    std::fill_n(inactive_first_.get(), std::size_t(d_max_) + 1, no_vertex);
     a_max_ = d_max_ = 0;
     a_min_ = n_;
   }
@@ -183,7 +185,7 @@ class highest_label {
     ++stats_->global_relabels;
     reset_buckets();
     queue_.resize(std::size_t(n_));  // once: ppr adopts its own BFS's levels instead
-    std::fill(label_.begin(), label_.end(), n_);
+    std::fill_n(label_.get(), std::size_t(n_), n_);
     label_[std::size_t(target_)] = 0;
     std::size_t tail = 0;
     queue_[tail++] = target_;
@@ -298,11 +300,15 @@ class highest_label {
   std::vector<capacity_t>& excess_;
   const vertex_t n_, target_, origin_;
   flow_stats* stats_;
-  std::vector<vertex_t> label_;
-  std::vector<Arc> current_;
-  std::vector<vertex_t> active_first_, inactive_first_;  // per label
-  std::vector<vertex_t> next_, prev_;                    // list links per vertex
-  std::vector<vertex_t> queue_;                          // BFS scratch
+  // Per-vertex and per-label arrays from the scratch cache (no page faults
+  // on a repeated call), each written before it is read: labels by the
+  // global update or adopt_levels, current arcs and list links for the
+  // vertices they reach (no other vertex is discharged or pushed to).
+  big_array<vertex_t> label_;
+  big_array<Arc> current_;
+  big_array<vertex_t> active_first_, inactive_first_;  // per label, no_vertex when empty
+  big_array<vertex_t> next_, prev_;                    // list links per vertex
+  std::vector<vertex_t> queue_;                        // BFS scratch
   vertex_t a_max_ = 0, a_min_ = 0, d_max_ = 0;
   std::int64_t work_ = 0;
   double update_threshold_ = 0;
