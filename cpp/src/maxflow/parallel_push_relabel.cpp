@@ -91,6 +91,7 @@
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
 #include "two_phase.hpp"
+#include "windowed_bfs.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -188,6 +189,16 @@ constexpr double default_lock_free_balance = 0.0;
 
 double lock_free_balance() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE_BALANCE", default_lock_free_balance, 0);
+}
+
+/// Levels a barrier in the global relabels' BFS: 1, the level-synchronous
+/// search (parallel_bfs.hpp); more, windowed_bfs.hpp.
+/// MATCHFLOW_PPR_BFS_WINDOW overrides it for A/B runs (at most 2^20).
+constexpr vertex_t default_bfs_window = 1;
+
+vertex_t bfs_window() {
+  return vertex_t(std::min(env_number("MATCHFLOW_PPR_BFS_WINDOW", double(default_bfs_window), 1),
+                           double(1 << 20)));
 }
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
@@ -461,7 +472,11 @@ class synchronous_push_relabel {
   void global_relabel() {
     ++stats_->global_relabels;
     const auto start = clock_type::now();
-    reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
+    if (bfs_window_ > 1 && n_ > bfs_team_min_vertices) {
+      windowed_bfs<Arc>(g_, s_, label_.data(), bfs_window_).run(t_, team_, levels_);
+    } else {
+      reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
+    }
     last_relabel_seconds_ = seconds_since(start);
     stats_->seconds_global_relabel += last_relabel_seconds_;
     stats_->bfs_levels += levels_.levels();
@@ -507,6 +522,7 @@ class synchronous_push_relabel {
   const double handover_share_ = handover_share();
   bool handed_over_ = false;  // a sequential epoch ran out of its share: lock-free from now
   const double lock_free_balance_ = lock_free_balance();
+  const vertex_t bfs_window_ = bfs_window();
   double last_relabel_seconds_ = 0;  // the last global relabel's
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
