@@ -251,7 +251,8 @@ def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
     expected = reference_value(instance[0], *instance[1:])
     overrides = ("MATCHFLOW_PPR_MIN_ACTIVE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
                  "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_HANDOVER",
-                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE", "MATCHFLOW_PPR_BFS_NARROW")
+                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE", "MATCHFLOW_PPR_BFS_NARROW",
+                 "MATCHFLOW_PPR_BFS_WINDOW")
     for name in overrides + ("MATCHFLOW_PPR_CYCLE_ARCS",):
         monkeypatch.delenv(name, raising=False)
     plain = run_and_check("ppr", *instance, expected=expected, threads=2)
@@ -313,6 +314,22 @@ def test_ppr_bfs_narrow_and_wide_levels_alternate(threads, seed, monkeypatch):
     # The first global relabel's BFS crosses the whole necklace (nothing is
     # saturated yet but the source's arcs): stats count its levels.
     assert stats["global_relabels"] > 0 and stats["bfs_levels"] >= len(widths)
+
+
+@pytest.mark.parametrize("threads", [2, 3, 16])
+@pytest.mark.parametrize("window", ["1", "2", "5", "1000000"])
+@pytest.mark.parametrize("kind", ["grid", "tall"])
+def test_ppr_bfs_window(threads, window, kind, monkeypatch):
+    """MATCHFLOW_PPR_BFS_WINDOW (windowed_bfs.hpp): after a global relabel
+    of narrow levels the next ones search that many levels a barrier,
+    lowering labels found too high (1: never; 10^6: the whole search one
+    window); the labels are the same distances, so the answer and its cut
+    are too."""
+    monkeypatch.setenv("MATCHFLOW_PPR_BFS_WINDOW", window)
+    rng = np.random.default_rng(11)
+    instance = grid_instance(50, 80, rng) if kind == "grid" else grid_instance(400, 60, rng)
+    stats = run_and_check("ppr", *instance, threads=threads)
+    assert stats["global_relabels"] > 1  # a windowed one among them, unless window is 1
 
 
 @pytest.mark.parametrize("method", METHODS)

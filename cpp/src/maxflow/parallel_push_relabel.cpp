@@ -191,10 +191,21 @@ double lock_free_balance() {
   return env_number("MATCHFLOW_PPR_LOCK_FREE_BALANCE", default_lock_free_balance, 0);
 }
 
-/// Levels a barrier in the global relabels' BFS: 1, the level-synchronous
-/// search (parallel_bfs.hpp); more, windowed_bfs.hpp.
-/// MATCHFLOW_PPR_BFS_WINDOW overrides it for A/B runs (at most 2^20).
-constexpr vertex_t default_bfs_window = 1;
+/// Levels a barrier in the global relabels' BFS (windowed_bfs.hpp) after a
+/// BFS whose levels averaged fewer than windowed_bfs_max_width vertices;
+/// else, and at the first relabel, the level-synchronous search
+/// (parallel_bfs.hpp).  H200 host, 16 threads, one process
+/// (results/h200/ppr-bfs-window.txt), relabel seconds with windows of
+/// 1 / 4 / 16 / 64 levels: GENRMF long a32 (about 130 vertices a level)
+/// 0.30 / 0.28 / 0.39 / 0.61, wide a64 (165) 0.49 / 0.40 / 0.50 / 0.98,
+/// Washington long (550) 0.109 / 0.091 / 0.113 / 0.151, 1024^2 grids (680)
+/// 0.018 / 0.016-0.017 / 0.013-0.014 / 0.013, but Delaunay 2^20 (3,300-4,000)
+/// 0.039 / 0.048 / 0.074 / 0.19: a wide level gives the team work enough,
+/// and a window's corrections and final sort cost more than its barriers.
+/// MATCHFLOW_PPR_BFS_WINDOW overrides the window for A/B runs (1: never
+/// windowed; at most 2^20).
+constexpr vertex_t default_bfs_window = 4;
+constexpr std::int64_t windowed_bfs_max_width = 2048;
 
 vertex_t bfs_window() {
   return vertex_t(std::min(env_number("MATCHFLOW_PPR_BFS_WINDOW", double(default_bfs_window), 1),
@@ -472,11 +483,12 @@ class synchronous_push_relabel {
   void global_relabel() {
     ++stats_->global_relabels;
     const auto start = clock_type::now();
-    if (bfs_window_ > 1 && n_ > bfs_team_min_vertices) {
+    if (bfs_window_ > 1 && narrow_levels_ && n_ > bfs_team_min_vertices) {
       windowed_bfs<Arc>(g_, s_, label_.data(), bfs_window_).run(t_, team_, levels_);
     } else {
       reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
     }
+    narrow_levels_ = levels_.reached() < windowed_bfs_max_width * levels_.levels();
     last_relabel_seconds_ = seconds_since(start);
     stats_->seconds_global_relabel += last_relabel_seconds_;
     stats_->bfs_levels += levels_.levels();
@@ -523,6 +535,7 @@ class synchronous_push_relabel {
   bool handed_over_ = false;  // a sequential epoch ran out of its share: lock-free from now
   const double lock_free_balance_ = lock_free_balance();
   const vertex_t bfs_window_ = bfs_window();
+  bool narrow_levels_ = false;  // the last global relabel's BFS levels were narrow
   double last_relabel_seconds_ = 0;  // the last global relabel's
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };

@@ -1,5 +1,6 @@
-// ppr's global relabel BFS, several levels a barrier: an A/B alternative to
-// parallel_bfs.hpp's level-synchronous search (MATCHFLOW_PPR_BFS_WINDOW).
+// ppr's global relabel BFS, several levels a barrier, where the levels are
+// narrow (parallel_push_relabel.cpp, default_bfs_window, says when and
+// what it measured); parallel_bfs.hpp's level-synchronous search otherwise.
 //
 // Late in a GENRMF run a global relabel has thousands of levels of tens of
 // vertices, and each costs a barrier plus the trips to memory of a few
