@@ -192,20 +192,21 @@ double lock_free_balance() {
 }
 
 /// Levels a barrier in the global relabels' BFS (windowed_bfs.hpp) after a
-/// BFS whose levels averaged fewer than windowed_bfs_max_width vertices;
-/// else, and at the first relabel, the level-synchronous search
-/// (parallel_bfs.hpp).  H200 host, 16 threads, one process
-/// (results/h200/ppr-bfs-window.txt), relabel seconds with windows of
-/// 1 / 4 / 16 / 64 levels: GENRMF long a32 (about 130 vertices a level)
-/// 0.30 / 0.28 / 0.39 / 0.61, wide a64 (165) 0.49 / 0.40 / 0.50 / 0.98,
-/// Washington long (550) 0.109 / 0.091 / 0.113 / 0.151, 1024^2 grids (680)
-/// 0.018 / 0.016-0.017 / 0.013-0.014 / 0.013, but Delaunay 2^20 (3,300-4,000)
-/// 0.039 / 0.048 / 0.074 / 0.19: a wide level gives the team work enough,
-/// and a window's corrections and final sort cost more than its barriers.
-/// MATCHFLOW_PPR_BFS_WINDOW overrides the window for A/B runs (1: never
-/// windowed; at most 2^20).
+/// BFS whose levels averaged fewer than windowed_bfs_max_arcs residual arcs
+/// (its vertices a level times the graph's arcs a vertex); else, and at the
+/// first relabel, the level-synchronous search (parallel_bfs.hpp).  H200
+/// host, 16 threads, one process (results/h200/ppr-bfs-window.txt), relabel
+/// seconds with windows of 1 / 4 / 16 / 64 levels: GENRMF long a32 (about
+/// 1,300 arcs a level) 0.30 / 0.28 / 0.39 / 0.61, wide a64 (1,600) 0.49 /
+/// 0.40 / 0.50 / 0.98, Washington long (3,300) 0.109 / 0.091 / 0.113 /
+/// 0.151, 1024^2 grids (5,400) 0.018 / 0.016-0.017 / 0.013-0.014 / 0.013,
+/// but Delaunay 2^20 (40,000-48,000) 0.039 / 0.048 / 0.074 / 0.19: a wide
+/// level gives the team work enough, and a window's corrections and final
+/// sort cost more than its barriers.  (A complete DAG's levels hold about
+/// 10^6 arcs.)  MATCHFLOW_PPR_BFS_WINDOW overrides the window for A/B runs
+/// (1: never windowed; at most 2^20).
 constexpr vertex_t default_bfs_window = 4;
-constexpr std::int64_t windowed_bfs_max_width = 2048;
+constexpr double windowed_bfs_max_arcs = 16384;
 
 vertex_t bfs_window() {
   return vertex_t(std::min(env_number("MATCHFLOW_PPR_BFS_WINDOW", double(default_bfs_window), 1),
@@ -488,7 +489,9 @@ class synchronous_push_relabel {
     } else {
       reverse_residual_bfs(g_, t_, s_, team_, label_.data(), levels_);
     }
-    narrow_levels_ = levels_.reached() < windowed_bfs_max_width * levels_.levels();
+    const double arcs_a_vertex = double(g_.n_arcs) / double(n_);
+    narrow_levels_ = arcs_a_vertex * double(levels_.reached()) <
+                     windowed_bfs_max_arcs * double(levels_.levels());
     last_relabel_seconds_ = seconds_since(start);
     stats_->seconds_global_relabel += last_relabel_seconds_;
     stats_->bfs_levels += levels_.levels();
