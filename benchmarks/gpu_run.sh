@@ -23,7 +23,8 @@
 # e.g. a same-call A/B of a knob with --env NAME=V1,V2) into phases.txt, and with base
 # before it (which builds AB_BASE, an exported tree such as `git archive REV cuda cpp pyx
 # python CMakeLists.txt pyproject.toml README.md | tar -x -C .ab/base`, in the background)
-# alternately for the installed build and that one, AB_ROUNDS times; preprocess and
+# alternately for the installed build and that one, AB_ROUNDS times (summary:
+# benchmarks/phases_table.py phases.txt); preprocess and
 # sparse-lap run bench_preprocess.py and bench_sparse_lap.py ($PREPROCESS_ARGS,
 # $SPARSE_LAP_ARGS); batched runs bench_batched.py ($BATCHED_ARGS;
 # torch-linear-assignment is its optional peer when importable);
