@@ -48,7 +48,7 @@ class windowed_bfs {
     std::vector<window_queues> queues(static_cast<std::size_t>(team));
     big_array<vertex_t> frontier = big_array_of<vertex_t>(std::size_t(n_));
     std::int64_t begin = 0, end = 1, appended = 0;
-    vertex_t levels = 1;  // a bound on the labels' count, set after each window
+    vertex_t levels = 1;  // the greatest label + 1, found by the sort
 #pragma omp parallel num_threads(team)
     {
       const auto [tid, threads] = place();
@@ -74,9 +74,6 @@ class windowed_bfs {
 #pragma omp barrier  // the window's labels are final and its end's vertices listed
 #pragma omp single
         {
-          // Every label is below the window's end, or at it when the next
-          // window has vertices: the levels' bound (trimmed by the sort).
-          levels = vertex_t(std::min<std::int64_t>(std::int64_t(start) + window_ + 1, n_));
           begin = end;
           end += appended;
           appended = 0;
@@ -134,10 +131,20 @@ class windowed_bfs {
   }
 
   /// out = the root, then every reached vertex by label (a counting sort:
-  /// per-thread counts per label, then offsets in thread order).
+  /// per-thread counts per label, then offsets in thread order).  `levels`
+  /// (shared) gets the greatest label + 1.
   void sort_by_label(std::vector<window_queues>& queues, vertex_t root, int tid, int threads,
-                     vertex_t levels, bfs_levels& out) {
+                     vertex_t& levels, bfs_levels& out) {
     window_queues& mine = queues[std::size_t(tid)];
+    vertex_t top = 0;
+    for (const vertex_t v : mine.reached) top = std::max(top, label_[v]);
+    for (vertex_t seen = __atomic_load_n(&levels, __ATOMIC_RELAXED); top + 1 > seen;) {
+      if (__atomic_compare_exchange_n(&levels, &seen, top + 1, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {
+        break;
+      }
+    }
+#pragma omp barrier
     mine.per_label.assign(std::size_t(levels), 0);
     for (const vertex_t v : mine.reached) ++mine.per_label[std::size_t(label_[v])];
 #pragma omp barrier
@@ -156,10 +163,6 @@ class windowed_bfs {
           at += count;
         }
         out.level_start[std::size_t(d) + 1] = at;
-      }
-      while (out.level_start.size() > 1 &&
-             out.level_start.back() == out.level_start[out.level_start.size() - 2]) {
-        out.level_start.pop_back();  // no vertex at the last labels
       }
     }  // implicit barrier
     for (const vertex_t v : mine.reached) {
