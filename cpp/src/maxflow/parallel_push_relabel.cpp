@@ -282,7 +282,7 @@ class synchronous_push_relabel {
   /// of the global relabel run() ended on: the vertices its BFS did not
   /// reach have label n.  Only the source is skipped there, and in a
   /// maximum preflow the source cannot reach the sink, so no vertex reaches
-  /// it through the source: this is mark_source_side's cut.
+  /// it through the source: this is mark_unreached's cut (two_phase.hpp).
   void mark_cut(std::uint8_t* source_side) const {
 #pragma omp parallel for num_threads(team_) schedule(static) if (n_ > (1 << 16))
     for (vertex_t v = 0; v < n_; ++v) source_side[v] = label_[std::size_t(v)] == n_;

@@ -1,5 +1,5 @@
-// Residual graph construction, the initial preflow, flow read-back and the
-// minimum cut.
+// Residual graph construction, the initial preflow and the flow read-back
+// (the minimum cut: residual_reach.hpp).
 //
 // The build is a counting transpose done by `team` threads, each owning a
 // range of rows (tails) holding about m / team arcs.  Pass 1: each thread
@@ -26,23 +26,12 @@
 #include <utility>
 
 #include "../openmp.hpp"
-#include "residual_reach.hpp"
 
 namespace matchflow::detail {
 namespace {
 
 // Below this many input arcs the build runs on the calling thread.
 constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
-
-/// This thread's place in the team and the team's size (OpenMP may give
-/// fewer threads than asked for).
-std::pair<int, int> thread_in_team() {
-#ifdef _OPENMP
-  return {omp_get_thread_num(), omp_get_num_threads()};
-#else
-  return {0, 1};
-#endif
-}
 
 /// The build's team: at most `team`, and at most 2m / n threads, so that
 /// the per-thread counts (team * n entries) are at most the 2m records.
@@ -189,20 +178,12 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
   }
 }
 
-template <class Arc>
-void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, int team,
-                      std::uint8_t* source_side) {
-  mark_unreached(g, sink, team, source_side);
-}
-
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                        \
   template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int);          \
   template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                    \
                                           std::vector<capacity_t>&);                         \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int,    \
-                                    capacity_t*);                                            \
-  template void mark_source_side<Arc>(const residual_graph<Arc>&, vertex_t, int,             \
-                                      std::uint8_t*);
+                                    capacity_t*);
 MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)
 MATCHFLOW_RESIDUAL_GRAPH(std::int64_t)
 #undef MATCHFLOW_RESIDUAL_GRAPH

@@ -79,13 +79,4 @@ template <class Arc>
 void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
                        flow_result* result);
 
-/// source_side[v] = 1 iff v cannot reach `sink` in the residual graph: a
-/// backward search from the sink over arcs with positive residual capacity
-/// by `team` threads (residual_reach.hpp).
-/// After a maximum preflow this is a minimum cut (its complement holds every
-/// vertex that can still send to the sink).
-template <class Arc>
-void mark_source_side(const residual_graph<Arc>& g, vertex_t sink, int team,
-                      std::uint8_t* source_side);
-
 }  // namespace matchflow::detail

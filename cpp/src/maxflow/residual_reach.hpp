@@ -1,5 +1,5 @@
 // Which vertices can reach a root along residual arcs: the minimum cut's
-// read-back (residual_graph.cpp, mark_source_side).
+// read-back (two_phase.hpp: the vertices that cannot reach the sink).
 //
 // The cut needs no distances, so no levels either.  A level-synchronous BFS
 // (parallel_bfs.hpp, which the global relabels need) pays a barrier a level,

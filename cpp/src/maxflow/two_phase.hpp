@@ -23,6 +23,7 @@
 #include "flow_decomposition.hpp"
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
+#include "residual_reach.hpp"
 #include "matchflow/timing.hpp"
 
 namespace matchflow::detail {
@@ -39,7 +40,10 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
   const auto t1 = std::chrono::steady_clock::now();
   saturate_source_arcs(g, net.source, excess);
   if (!phase1(g, excess, result->source_side)) {
-    mark_source_side(g, net.sink, team, result->source_side);
+    // The vertices that cannot reach the sink: after a maximum preflow, a
+    // minimum cut (its complement holds every vertex that can still send to
+    // the sink).
+    mark_unreached(g, net.sink, team, result->source_side);
   }
   result->value = excess[std::size_t(net.sink)];
   stats->seconds_phase1 = seconds_since(t1);
@@ -59,7 +63,7 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options,
 /// phase1(g, excess, source_side), generic in the graph's arc type, must
 /// leave a maximum preflow; it returns true when it has also written the
 /// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
-/// mark_source_side does), e.g. from exact labels it computed last;
+/// mark_unreached gives it), e.g. from exact labels it computed last;
 /// phase2(g, excess) must return every excess but the sink's to the source
 /// (return_excess, or a code's own pass).
 template <class Phase1, class Phase2>

@@ -51,7 +51,7 @@ class windowed_bfs {
     vertex_t levels = 1;  // the greatest label + 1, found by the sort
 #pragma omp parallel num_threads(team)
     {
-      const auto [tid, threads] = place();
+      const auto [tid, threads] = thread_in_team();
       window_queues& mine = queues[std::size_t(tid)];
 #pragma omp for schedule(static)
       for (vertex_t v = 0; v < n_; ++v) label_[v] = n_;
@@ -84,14 +84,6 @@ class windowed_bfs {
   }
 
  private:
-  static std::pair<int, int> place() {
-#ifdef _OPENMP
-    return {omp_get_thread_num(), omp_get_num_threads()};
-#else
-    return {0, 1};
-#endif
-  }
-
   /// Searches from `mine.work` until it is empty: labels below `limit` are
   /// expanded here, the vertices labelled `limit` wait for the next window.
   void drain(window_queues& mine, vertex_t limit) {
