@@ -8,7 +8,8 @@ A method may name a global-relabel frequency factor (solve_flow's relabel_freq) 
 e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once per value of
 the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
 environment; values are split at commas, so a value cannot hold one); several --env: once per
-combination.
+combination; the host scratch cache is emptied before each (so a knob that changes how blocks
+are allocated gets fresh ones).  "max" is the slowest timed run.
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
@@ -102,6 +103,8 @@ def main():
                     continue
                 for setting in settings:
                     os.environ.update(setting)
+                    if args.env:  # each setting's blocks fresh, not another setting's
+                        matchflow.free_host_cache()
                     label = "".join([head] + [f" {name}={value}" for name, value in setting])
                     print(f"{label} {phases(g, s, t, method, args.repeat)}", flush=True)
 
@@ -115,8 +118,9 @@ def phases(g, s, t, method, repeat):
                                  relabel_freq=float(freq) if freq else None)
             for _ in range(repeat + 1)][1:]
     st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
+    slowest = max(r.stats.seconds_total for r in runs)
     other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
-    return (f"total {st.seconds_total:.4f} setup {st.seconds_setup:.4f} "
+    return (f"total {st.seconds_total:.4f} (max {slowest:.4f}) setup {st.seconds_setup:.4f} "
             f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
             f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
             f"rounds {st.iterations} relabels {st.global_relabels} "
