@@ -308,7 +308,7 @@ def _solve(net: _Network, method: str, ordinal: int, t: _Tuning):
                          t.relabel_freq, t.paper_variant, True)
 
 
-def _flow_matrix(net: _Network, arc_flow: np.ndarray, array: bool, threads: int = 0,
+def _flow_matrix(net: _Network, arc_flow: np.ndarray | None, array: bool, threads: int = 0,
                  built=None):
     """SciPy's flow matrix: f(u, v) - f(v, u) on the arcs and their reverses.
 

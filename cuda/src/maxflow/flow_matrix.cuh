@@ -11,12 +11,11 @@
 
 namespace matchflow::cuda {
 
-/// The device arrays of a solved network (forward CSR, its reverse, flows).
+/// The device arrays of a solved network: arc heads, the reverse CSR's
+/// entries (arc rarc[r] leaves rtail[r]; every arc once) and the flows.
 struct device_flow {
   std::int64_t n = 0, m = 0;
-  const offset_t* ptr = nullptr;
   const vertex_t* heads = nullptr;
-  const offset_t* rptr = nullptr;   ///< reverse CSR: arcs entering v
   const vertex_t* rtail = nullptr;
   const offset_t* rarc = nullptr;
   const long long* flow = nullptr;

@@ -542,8 +542,7 @@ std::vector<host_range> ecl_solver::matrix_ranges() const {
 /// fits (flow_matrix.cu); false: the caller's arc flows are needed instead.
 bool ecl_solver::flow_matrix() {
   if (result_->matrix_indptr == nullptr) return false;
-  const device_flow f{n_, m_, ptr_.data(), heads_.data(), rptr_.data(), rtail_.data(),
-                      rarc_.data(), flow_.data()};
+  const device_flow f{n_, m_, heads_.data(), rtail_.data(), rarc_.data(), flow_.data()};
   offset_t nnz = 0;
   if (!device_flow_matrix(f, stream_, result_->matrix_indptr, result_->matrix_indices,
                           result_->matrix_data, &nnz, &stats_->kernel_launches)) {
