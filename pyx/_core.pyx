@@ -233,8 +233,8 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     opt.paper_variant = paper_variant
     # Every code that returns arc flows writes all of them; where the flow
     # matrix is built instead they stay unwritten (never paged in) and are
-    # not returned.  np.zeros took 2.2-6.8 ms a gpu-pr call here on four of
-    # six flow-suite graphs (H200 host): zeroing 8 bytes an arc of reused memory.
+    # not returned.  np.zeros here took 2.2-6.8 ms of a gpu-pr call on four of
+    # six flow-suite graphs (benchmarks/results/h200/gpu-pr-call-overhead.txt).
     arc_flow = np.empty(heads.shape[0], dtype=np.int64) if return_flow else None
     source_side = np.zeros(net.n, dtype=np.bool_)
     cdef int64_t[::1] flow_view

@@ -32,7 +32,7 @@ using key_t = unsigned long long;
 /// u, -flow) at m + r.  A grid over arcs, not a warp per vertex: the source
 /// and the sink of a segmentation grid each hold an arc to every pixel, one
 /// warp wrote each of those rows, and the build took 4.6 ms there against
-/// 1.2 ms on the 1024^2 grid's 4.2M arcs (H200 host, timed in the call).
+/// 1.2 ms on the 1024^2 grid's 4.2M arcs (results/h200/gpu-pr-call-overhead.txt).
 __global__ void entries_kernel(device_flow f, int bits, key_t* __restrict__ keys,
                                long long* __restrict__ values) {
   for (offset_t r = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; r < f.m;
