@@ -30,7 +30,8 @@
 # torch-linear-assignment is its optional peer when importable);
 # overhead runs benchmarks/call_overhead.py ($OVERHEAD_ARGS; default: the matching
 # whole-call targets on every graph of the 2^20 suite, from host and GPU memory) into
-# overhead.txt.
+# overhead.txt, and with base before it alternately for the installed build and
+# AB_BASE's, AB_ROUNDS times.
 # Everything after `--` goes to benchmarks/bench_matching.py and replaces its default arguments ($BENCH_ARGS below).
 #
 # Writes under $OUT (the device tool's output folder; ./gpu-out when unset):
@@ -195,10 +196,21 @@ for part in "${parts[@]}"; do
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "overhead: skipped, no time left"; status=1; continue; fi
         read -r -a args <<< "${OVERHEAD_ARGS:---device-input --families uniform rmat delaunay rgg grid --rcp --repeat 9}"
-        note "overhead: call_overhead.py ${args[*]} (hard limit ${t}s)"
-        timeout --kill-after=10 "$t" python benchmarks/call_overhead.py "${args[@]}" \
-            > "$OUT/overhead.txt" 2>&1
-        rc=$?
+        sides=(installed)
+        if [ -n "${base_pid:-}" ]; then
+            wait "$base_pid" && sides+=(base) || { note "base: build FAILED"; status=1; }
+            base_pid=
+        fi
+        note "overhead: call_overhead.py ${args[*]}, ${sides[*]}, ${AB_ROUNDS:-1} round(s) (hard limit ${t}s)"
+        rc=0
+        for r in $(seq "${AB_ROUNDS:-1}"); do
+            for side in "${sides[@]}"; do
+                [ ${#sides[@]} -gt 1 ] && echo "== $side (round $r)"
+                path=$([ "$side" = base ] && echo "/tmp/ab-base:" || true)
+                PYTHONPATH="$path${PYTHONPATH:-}" timeout --kill-after=10 "$(( TOTAL_S - (SECONDS - START) - 5 ))" \
+                    python benchmarks/call_overhead.py "${args[@]}" || rc=1
+            done
+        done > "$OUT/overhead.txt" 2>&1
         note "overhead: exit code $rc; $(grep -c MISSED "$OUT/overhead.txt") cells missed a target"
         [ $rc -ne 0 ] && status=1
         ;;

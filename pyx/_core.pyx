@@ -66,11 +66,57 @@ def device_count():
 
 
 def release_host_cache():
-    """Frees the host scratch memory the core keeps between calls; returns its bytes."""
+    """Frees the host memory the core keeps between calls; returns its bytes."""
     cdef size_t freed
     with nogil:
         freed = free_host_cache()
     return freed
+
+
+cdef class _PinnedBlock:
+    """A page-locked block of the core's (take_pinned_result), exposed as a
+    writable byte buffer and given back when the last array on it is freed."""
+    cdef void* data
+    cdef size_t nbytes
+    cdef Py_ssize_t shape[1]
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        self.shape[0] = <Py_ssize_t>self.nbytes
+        view.buf = self.data
+        view.obj = self
+        view.len = <Py_ssize_t>self.nbytes
+        view.readonly = 0
+        view.itemsize = 1
+        view.format = b"B"
+        view.ndim = 1
+        view.shape = self.shape
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __dealloc__(self):
+        if self.data != NULL:
+            give_back_pinned_result(self.data, self.nbytes)
+
+
+def result_array(Py_ssize_t n, dtype):
+    """np.empty(n, dtype) for a result a GPU method downloads into: in a
+    page-locked block of the core's when it has one for it (the download is
+    then one DMA), else pageable."""
+    dtype = np.dtype(dtype)
+    cdef size_t nbytes = <size_t>n * <size_t>dtype.itemsize
+    cdef void* data
+    with nogil:
+        data = take_pinned_result(&nbytes)
+    if data == NULL:
+        return np.empty(n, dtype=dtype)
+    cdef _PinnedBlock block = _PinnedBlock.__new__(_PinnedBlock)
+    block.data = data
+    block.nbytes = nbytes
+    return np.frombuffer(block, dtype=dtype, count=n)
 
 
 def get_device_info(int device):

@@ -28,6 +28,8 @@ cdef extern from "matchflow/backend.hpp" namespace "matchflow" nogil:
     int openmp_max_threads()
     cbool openmp_compiled()
     size_t free_host_cache()
+    void* take_pinned_result(size_t* nbytes)
+    void give_back_pinned_result(void* data, size_t nbytes)
 
 
 cdef extern from "matchflow/graph.hpp" namespace "matchflow" nogil:

@@ -109,11 +109,14 @@ def test_larger_random_graphs(method):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("pinned_mb", ["0", "256"])
 @pytest.mark.parametrize("method", GPU_METHODS)
-def test_staged_copies_of_a_large_graph(method):
-    """A CSR of 7.2 MB and mates of 4.4 MB go through the staged copies
-    (pinned ring, pieces shared by the workers and the caller), in chunks
-    that cut both arrays at odd places."""
+def test_staged_copies_of_a_large_graph(method, pinned_mb, monkeypatch):
+    """A CSR of 7.2 MB goes up through the staged copy (pinned ring, pieces
+    shared by the workers and the caller), in chunks that cut both arrays at
+    odd places; the mates (4.4 MB) come back the same way into pageable
+    arrays (no page-locked results: cap 0), or by DMA into page-locked ones."""
+    monkeypatch.setenv("MATCHFLOW_PINNED_RESULTS_MB", pinned_mb)
     check(generators.uniform_random(600_001, 500_003, degree=2.0, seed=11), method)
 
 

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "big_array.hpp"
 #include "matchflow/cuda/entry.hpp"
 
 #ifdef _OPENMP
@@ -42,6 +43,14 @@ int cuda_device_count() noexcept { return cuda::device_count(); }
 
 status cuda_get_device_info(int device, device_info* info) noexcept {
   return cuda::get_device_info(device, info);
+}
+
+std::size_t free_host_cache() noexcept {
+  return detail::free_scratch_cache() + cuda::free_pinned_results();
+}
+void* take_pinned_result(std::size_t* bytes) noexcept { return cuda::take_pinned_result(bytes); }
+void give_back_pinned_result(void* data, std::size_t bytes) noexcept {
+  cuda::give_back_pinned_result(data, bytes);
 }
 
 bool openmp_compiled() noexcept {

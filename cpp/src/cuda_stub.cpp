@@ -12,6 +12,10 @@ int device_count() noexcept { return 0; }
 status get_device_info(int, device_info*) noexcept { return unavailable(); }
 const char* architectures() noexcept { return ""; }
 
+void* take_pinned_result(std::size_t*) noexcept { return nullptr; }
+void give_back_pinned_result(void*, std::size_t) noexcept {}
+std::size_t free_pinned_results() noexcept { return 0; }
+
 status gpu_pr(const bipartite_view&, gpu_start, const matching_options&, vertex_t*, vertex_t*,
               matching_stats*) noexcept {
   return unavailable();

@@ -140,5 +140,3 @@ std::size_t free_scratch_cache() noexcept {
 }
 
 }  // namespace matchflow::detail
-
-std::size_t matchflow::free_host_cache() noexcept { return detail::free_scratch_cache(); }

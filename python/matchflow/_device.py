@@ -93,7 +93,7 @@ def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
 
 
 def free_host_cache() -> int:
-    """Free the host scratch memory matchflow keeps between calls.
+    """Free the host memory matchflow keeps between calls.
 
     The CPU maximum-flow codes keep their largest scratch arrays (the
     residual graph, the flow matrix's transpose) after a call, already paged
@@ -102,7 +102,13 @@ def free_host_cache() -> int:
     variable ``MATCHFLOW_HOST_CACHE_MB`` (read whenever an array is handed back;
     default 1024 MiB or a sixteenth of physical memory, whichever is less;
     0 keeps nothing).  The GPU codes keep device memory in CUDA's
-    stream-ordered pool in the same way.
+    stream-ordered pool in the same way, and page-locked host memory for
+    the arrays they return from host input (a GPU matching's mates of at
+    least 1 MiB): such an array's download is then one DMA, and its block
+    is kept for the next call when the array is freed.  What is pinned,
+    held by arrays or kept, is capped by ``MATCHFLOW_PINNED_RESULTS_MB``
+    (default 256 MiB or a 64th of physical memory, whichever is less; 0
+    pins nothing); this function frees the kept blocks too.
 
     Returns
     -------

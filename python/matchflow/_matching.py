@@ -283,8 +283,9 @@ def _raw_csr(graph) -> _RawCSR | None:
 def _solve_raw(g: _RawCSR, method: str, ordinal: int, t: _Tuning):
     """A GPU method on a host _RawCSR: (col4row, row4col, stats) in the
     caller's orientation.  No host pass over the arrays: int32 offsets
-    travel as int32, and the structure is checked on the device."""
-    mates = np.empty(g.n_rows, dtype=np.int32), np.empty(g.n_cols, dtype=np.int32)
+    travel as int32, and the structure is checked on the device.  The mates
+    come back into page-locked memory where the core has it (one DMA)."""
+    mates = _core.result_array(g.n_rows, np.int32), _core.result_array(g.n_cols, np.int32)
     stats = _core.matching_raw(
         g.indptr.ctypes.data, g.indptr.itemsize, g.indices.ctypes.data, g.indices.itemsize,
         g.nnz, g.n_rows, g.n_cols, False, _METHOD_CODES[method],

@@ -12,7 +12,9 @@
 // more than the DMA it enables: 1.27 ms for 17 MB, 3.9 ms for 69 MB, against
 // 0.34 ms and 1.36 ms of pinned DMA at 52-55 GB/s; and pageable copies run
 // at 8-11 GB/s (one CPU thread's copy).  Filling kept pinned chunks with
-// several threads costs neither.
+// several threads costs neither.  Host arrays that are page-locked already
+// (result arrays from pinned_results.cu, kept between calls) skip the
+// staging: one DMA each.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -430,6 +432,18 @@ inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
   return total;
 }
 
+/// Whether host memory at `p` is page-locked (cudaHostRegister,
+/// cudaMallocHost; e.g. the result arrays of pinned_results.cu): a DMA
+/// reaches it with no staging.
+inline bool page_locked(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: pageable memory, as far as a copy goes
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
 /// Copies of at least this many bytes in all are staged; smaller ones are
 /// plain cudaMemcpyAsync calls (starting the worker threads costs more).
 constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
@@ -519,15 +533,42 @@ inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
   }
 }
 
-/// Host -> device copy of all of `parts` (dst on the device, src pageable
-/// host memory), as one staged pass through a ring of kept pinned chunks
-/// (staging_lease), or plain copies when small.  Returns once the host
-/// arrays may be reused (a staged pass: once every DMA is done).
-inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s,
+/// The parts of a download whose destinations are pageable (page-locked
+/// ones are mapped already, and take one DMA each).
+inline std::vector<copy_part> pageable_destinations(std::vector<copy_part> parts) {
+  parts.erase(std::remove_if(parts.begin(), parts.end(),
+                             [](const copy_part& p) { return page_locked(p.dst); }),
+              parts.end());
+  return parts;
+}
+
+/// Queues on `s` the copies of `parts` whose host side (dst for
+/// device -> host, src for host -> device) is page-locked; returns the rest.
+inline std::vector<copy_part> copy_page_locked(const std::vector<copy_part>& parts,
+                                               cudaMemcpyKind kind, cudaStream_t s) {
+  std::vector<copy_part> rest;
+  for (const copy_part& p : parts) {
+    const void* host = kind == cudaMemcpyDeviceToHost ? p.dst : p.src;
+    if (p.bytes == 0 || !page_locked(host)) {
+      rest.push_back(p);
+    } else {
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, kind, s));
+    }
+  }
+  return rest;
+}
+
+/// Host -> device copy of all of `parts` (dst on the device, src in host
+/// memory): page-locked sources by one DMA each, the others as one staged
+/// pass through a ring of kept pinned chunks (staging_lease), or plain
+/// copies when small.  Returns once the host arrays may be reused.
+inline void upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
                          copy_shape shape = upload_copy) {
+  const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyHostToDevice, s);
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
-    copy_plain(parts, cudaMemcpyHostToDevice, s);
+    copy_plain(parts, cudaMemcpyHostToDevice, s);  // pageable: returns once staged
+    if (parts.size() < all_parts.size()) MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
   staging_lease lease(shape.slots * shape.chunk_bytes);
@@ -552,15 +593,17 @@ inline void upload_parts(const std::vector<copy_part>& parts, cudaStream_t s,
       s, shape.workers);
 }
 
-/// Device -> host copy of all of `parts` (src on the device, dst pageable
-/// host memory), returning once it is done.  A plain cudaMemcpy to pageable
+/// Device -> host copy of all of `parts` (src on the device, dst in host
+/// memory), returning once it is done.  Page-locked destinations take one
+/// DMA each (pinned_results.cu).  A plain cudaMemcpy to pageable
 /// memory runs at one CPU thread's copy speed, and that thread also takes
 /// the page faults of a fresh destination (result arrays are new); large
 /// copies go instead through a ring of kept pinned chunks (staging_lease),
 /// the DMAs of the next chunks overlapping chunk_workers' (and the
 /// caller's) copying of one out.
-inline void download_parts(const std::vector<copy_part>& parts, cudaStream_t s,
+inline void download_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
                            copy_shape shape = download_copy) {
+  const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyDeviceToHost, s);
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyDeviceToHost, s);

@@ -340,7 +340,9 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   d.m = in.m;
   d.n = in.n;
   d.nnz = in.nnz;
-  if (!in.on_device()) d.result_pages.start(result_parts(d, in));  // device pointers unused
+  if (!in.on_device()) {  // (device pointers unused)
+    d.result_pages.start(pageable_destinations(result_parts(d, in)));
+  }
   const bool build = !in.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy || in.raw != nullptr;
   phase_clock clock(s);

@@ -16,6 +16,13 @@ int device_count() noexcept;
 status get_device_info(int device, device_info* info) noexcept;
 const char* architectures() noexcept;
 
+/// Page-locked host memory kept for result arrays (common/pinned_results.cu):
+/// a block of at least *bytes bytes, *bytes set to its size, or nullptr;
+/// its return; the kept blocks freed (their bytes).
+void* take_pinned_result(std::size_t* bytes) noexcept;
+void give_back_pinned_result(void* data, std::size_t bytes) noexcept;
+std::size_t free_pinned_results() noexcept;
+
 /// Where a GPU matching method gets its initial matching.
 enum class gpu_start : int {
   host_mates = 0,  ///< col4row / row4col hold it on entry (e.g. Karp-Sipser, computed on the host)
