@@ -79,6 +79,16 @@ void* pin_fresh(std::size_t bytes) {
   return p;
 }
 
+/// Moves kept blocks, oldest first, to `out` (to be unpinned outside the
+/// lock) until `more` bytes fit under `cap` or none is kept.
+void evict(pinned_pool& p, std::size_t cap, std::size_t more, std::vector<block>& out) {
+  while (!p.kept.empty() && p.total + more > cap) {
+    out.push_back(p.kept.front());
+    p.total -= p.kept.front().bytes;
+    p.kept.erase(p.kept.begin());
+  }
+}
+
 void unpin(const block& b) noexcept {
   if (cudaHostUnregister(b.data) != cudaSuccess) cudaGetLastError();
   ::munmap(b.data, b.bytes);
@@ -92,9 +102,11 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
   const std::size_t cap = cap_bytes();
   pinned_pool& p = pool();
   std::vector<block> surplus;
+  block reused{nullptr, 0};
   bool room = false;
   try {
     std::lock_guard<std::mutex> lock(p.mutex);
+    evict(p, cap, 0, surplus);  // the cap may have been lowered
     // The smallest kept block that fits without wasting more than half of it.
     auto best = p.kept.end();
     for (auto it = p.kept.begin(); it != p.kept.end(); ++it) {
@@ -104,23 +116,22 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
       }
     }
     if (best != p.kept.end()) {
-      const block b = *best;
-      p.lent.push_back(b.data);
+      p.lent.push_back(best->data);
+      reused = *best;
       p.kept.erase(best);
-      *bytes = b.bytes;
-      return b.data;
+    } else {
+      evict(p, cap, want, surplus);
+      room = p.total + want <= cap;
+      if (room) p.total += want;  // reserved while the block is pinned, unlocked
     }
-    while (!p.kept.empty() && p.total + want > cap) {  // oldest out first
-      surplus.push_back(p.kept.front());
-      p.total -= p.kept.front().bytes;
-      p.kept.erase(p.kept.begin());
-    }
-    room = p.total + want <= cap;
-    if (room) p.total += want;  // reserved while the block is pinned, unlocked
   } catch (...) {  // no memory for the lists: no block
-    return nullptr;
+    room = false;
   }
   for (const block& b : surplus) unpin(b);
+  if (reused.data != nullptr) {
+    *bytes = reused.bytes;
+    return reused.data;
+  }
   if (!room) return nullptr;
   void* data = pin_fresh(want);
   std::lock_guard<std::mutex> lock(p.mutex);
