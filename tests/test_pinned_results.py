@@ -20,9 +20,13 @@ MIB = 1 << 20
 
 
 def pinned(a: np.ndarray) -> bool:
-    """Whether `a` lies in one of the core's page-locked blocks (NumPy keeps
-    a memoryview of the block as the array's base)."""
-    return isinstance(a.base, memoryview) and type(a.base.obj).__name__ == "_PinnedBlock"
+    """Whether `a` lies in one of the core's page-locked blocks: the array
+    NumPy made on the block has a memoryview of it as its base (a view of
+    that array, e.g. SciPy's `indices[:nnz]`, has the array)."""
+    base = a.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, memoryview) and type(base.obj).__name__ == "_PinnedBlock"
 
 
 @pytest.mark.parametrize("n,dtype", [(0, np.int32), (10, np.int64), (300_001, np.int32),
