@@ -100,10 +100,10 @@ def test_matching_into_page_locked_mates(method, monkeypatch):
 
 @requires_cuda
 def test_page_locked_mates_across_fork(tmp_path):
-    """A child of fork() reads its own copy of a page-locked result, and the
-    parent's block stays where the GPU writes: the parent writes its array
-    while the child lives, frees it, and the next call, in that block, is
-    right in the parent and unseen in the child."""
+    """A child of fork() reads its own copy of a page-locked result while the
+    parent writes its array; the parent's blocks from before the fork are
+    let go, not kept (their pages may be shared copy-on-write with the
+    child), and its next call is right."""
     code = textwrap.dedent("""
         import os, numpy as np, matchflow
         from matchflow import generators
@@ -113,27 +113,40 @@ def test_page_locked_mates_across_fork(tmp_path):
         mates = r.col4row
         assert type(mates.base.obj).__name__ == "_PinnedBlock"
         kept = mates.copy()
-        addresses = {mates.ctypes.data, r.row4col.ctypes.data}
         go_r, go_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(go_w)
-            os.read(go_r, 1)  # the parent has written, freed and reused its block
+            os.read(go_r, 1)  # the parent has written and freed its array, and solved again
             os._exit(0 if np.array_equal(mates, kept) else 3)
         os.close(go_r)
         mates[:] = -7  # a write while the child shares the pages
         del r, mates
+        let_go = matchflow.free_host_cache() == 0  # nothing kept: both blocks were unpinned
         again = matchflow.maximum_matching(g2, method="gpu-pr")
-        reused = {again.col4row.ctypes.data, again.row4col.ctypes.data} == addresses
         want = matchflow.maximum_matching(g2, method="pr", device="cpu").cardinality
         right = (again.cardinality == want and int(np.count_nonzero(again.col4row >= 0)) == want
                  and np.array_equal(again.row4col[again.col4row[again.col4row >= 0]],
                                     np.flatnonzero(again.col4row >= 0)))
         os.write(go_w, b"x")
         _, status = os.waitpid(pid, 0)
-        print(reused, right, os.waitstatus_to_exitcode(status))
+        print(let_go, right, os.waitstatus_to_exitcode(status))
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["True", "True", "0"], out.stdout
+
+
+@requires_cuda
+def test_blocks_are_kept_without_fork(tmp_path):
+    """The counterpart of the fork test: with no fork, the freed mates'
+    blocks are kept (what test_page_locked_mates_across_fork's let_go
+    tells apart)."""
+    code = ("import matchflow; from matchflow import generators; "
+            "g = generators.uniform_random(2**19, seed=1); "
+            "r = matchflow.maximum_matching(g, method='gpu-pr'); del r; "
+            "print(matchflow.free_host_cache())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300, check=True)
+    assert int(out.stdout) == 2 * 2 * MIB  # two 2 MiB blocks

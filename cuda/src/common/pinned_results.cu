@@ -10,20 +10,27 @@
 // (matchflow._core.result_array), and an array's block comes back when the
 // array is freed.
 //
-// A block is a private anonymous mapping page-locked by cudaHostRegister, so
-// that across fork() it stays an ordinary private mapping (the child reads
-// its own copy of a result; tests/test_pinned_results.py), which memory from
-// cudaHostAlloc, a driver mapping, is not.  Pinning costs about as much as a
-// staged copy of the same bytes (cudaHostRegister + Unregister of 17 MB:
-// 1.27 ms, host_copy.cuh), so blocks are kept for the next call, not unpinned,
+// A block is a private anonymous mapping page-locked by cudaHostRegister:
+// across fork() it stays an ordinary private mapping (the child reads its own
+// copy of a result; tests/test_pinned_results.py), which memory from
+// cudaHostAlloc, a driver mapping, is not.  A block pinned before a fork()
+// is never filled again: until one side writes it, parent and child may
+// share its pages copy-on-write (kernels before Linux 5.9 copy pinned pages
+// eagerly at fork only from then on), and a write of the parent's would
+// move its array off the pages the GPU writes.  So such a block is unpinned
+// when its array is freed.  Pinning costs about as much as a staged copy of
+// the same bytes (cudaHostRegister + Unregister of 17 MB: 1.27 ms,
+// host_copy.cuh), so other blocks are kept for the next call, not unpinned,
 // until free_host_cache().  Every block, held by an array or kept, counts
 // against a cap (MATCHFLOW_PINNED_RESULTS_MB; default 256 MiB, or a 64th of
 // physical memory if less; 0: none); past it, or where pinning fails, there is
 // no block and the caller allocates pageable memory as before.
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -40,15 +47,23 @@ constexpr std::size_t mib = std::size_t(1) << 20;
 /// microseconds.
 constexpr std::size_t least_pinned = mib;
 
+/// The forks this process has made (counted in the parent, by pthread_atfork):
+/// a block pinned under an earlier count is not filled again (see above).
+std::atomic<unsigned> forks{0};
+void count_fork() noexcept { forks.fetch_add(1); }
+const bool forks_counted = ::pthread_atfork(nullptr, count_fork, nullptr) == 0;
+
 struct block {
   void* data;
   std::size_t bytes;
+  unsigned forks;  ///< the count when it was pinned
+  bool reusable() const { return forks_counted && forks == cuda::forks.load(); }
 };
 
 struct pinned_pool {
   std::mutex mutex;
   std::vector<block> kept;  ///< free blocks, oldest first
-  std::vector<void*> lent;  ///< blocks held by arrays
+  std::vector<block> lent;  ///< blocks held by arrays
   std::size_t total = 0;    ///< bytes of every block, held or kept
 };
 
@@ -79,9 +94,19 @@ void* pin_fresh(std::size_t bytes) {
   return p;
 }
 
-/// Moves kept blocks, oldest first, to `out` (to be unpinned outside the
-/// lock) until `more` bytes fit under `cap` or none is kept.
+/// Moves kept blocks to `out` (to be unpinned outside the lock): those a
+/// fork() made stale, then, oldest first, until `more` bytes fit under `cap`
+/// or none is kept.
 void evict(pinned_pool& p, std::size_t cap, std::size_t more, std::vector<block>& out) {
+  for (auto it = p.kept.begin(); it != p.kept.end();) {
+    if (it->reusable()) {
+      ++it;
+      continue;
+    }
+    out.push_back(*it);
+    p.total -= it->bytes;
+    it = p.kept.erase(it);
+  }
   while (!p.kept.empty() && p.total + more > cap) {
     out.push_back(p.kept.front());
     p.total -= p.kept.front().bytes;
@@ -102,11 +127,11 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
   const std::size_t cap = cap_bytes();
   pinned_pool& p = pool();
   std::vector<block> surplus;
-  block reused{nullptr, 0};
+  block reused{nullptr, 0, 0};
   bool room = false;
   try {
     std::lock_guard<std::mutex> lock(p.mutex);
-    evict(p, cap, 0, surplus);  // the cap may have been lowered
+    evict(p, cap, 0, surplus);  // a fork() may have come, the cap been lowered
     // The smallest kept block that fits without wasting more than half of it.
     auto best = p.kept.end();
     for (auto it = p.kept.begin(); it != p.kept.end(); ++it) {
@@ -116,7 +141,7 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
       }
     }
     if (best != p.kept.end()) {
-      p.lent.push_back(best->data);
+      p.lent.push_back(*best);
       reused = *best;
       p.kept.erase(best);
     } else {
@@ -133,12 +158,13 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
     return reused.data;
   }
   if (!room) return nullptr;
+  const unsigned forks_now = forks.load();  // read before pinning: a fork during it makes it stale
   void* data = pin_fresh(want);
   std::lock_guard<std::mutex> lock(p.mutex);
   try {
-    if (data != nullptr) p.lent.push_back(data);
+    if (data != nullptr) p.lent.push_back(block{data, want, forks_now});
   } catch (...) {  // no room to record it
-    unpin(block{data, want});
+    unpin(block{data, want, forks_now});
     data = nullptr;
   }
   if (data == nullptr) {
@@ -151,19 +177,25 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
 
 void give_back_pinned_result(void* data, std::size_t bytes) noexcept {
   pinned_pool& p = pool();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  const auto it = std::find(p.lent.begin(), p.lent.end(), data);
-  if (it == p.lent.end()) {  // a parent's block, inherited through fork()
+  std::unique_lock<std::mutex> lock(p.mutex);
+  const auto it = std::find_if(p.lent.begin(), p.lent.end(),
+                               [data](const block& b) { return b.data == data; });
+  if (it == p.lent.end()) {  // a parent's block, inherited through fork(): plain memory here
     ::munmap(data, bytes);
     return;
   }
+  const block b = *it;
   p.lent.erase(it);
-  try {
-    p.kept.push_back(block{data, bytes});
-  } catch (...) {  // no room to record it: unpinned
-    p.total -= bytes;
-    unpin(block{data, bytes});
+  if (b.reusable()) {
+    try {
+      p.kept.push_back(b);
+      return;
+    } catch (...) {  // no room to record it: unpinned below
+    }
   }
+  p.total -= b.bytes;
+  lock.unlock();
+  unpin(b);
 }
 
 std::size_t free_pinned_results() noexcept {
