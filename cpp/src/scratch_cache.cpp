@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "big_array.hpp"
+#include "matchflow/detail/best_fit.hpp"
 #include "matchflow/detail/env_number.hpp"
 #include "matchflow/backend.hpp"
 #include "matchflow/detail/per_process.hpp"
@@ -77,14 +78,7 @@ scratch_block acquire_scratch(std::size_t bytes) {
     bytes = (bytes + 2 * mib - 1) / (2 * mib) * (2 * mib);  // sizes in 2 MiB steps reuse better
     scratch_cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    // The smallest kept block that fits without wasting more than half of it.
-    auto best = c.kept.end();
-    for (auto it = c.kept.begin(); it != c.kept.end(); ++it) {
-      if (it->bytes >= bytes && it->bytes <= 2 * bytes &&
-          (best == c.kept.end() || it->bytes < best->bytes)) {
-        best = it;
-      }
-    }
+    const auto best = best_fit(c.kept, bytes);
     if (best != c.kept.end()) {
       const scratch_block block = *best;
       c.kept.erase(best);

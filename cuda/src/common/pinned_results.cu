@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/best_fit.hpp"
 #include "matchflow/detail/env_number.hpp"
 #include "matchflow/detail/per_process.hpp"
 
@@ -132,14 +133,7 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
   try {
     std::lock_guard<std::mutex> lock(p.mutex);
     evict(p, cap, 0, surplus);  // a fork() may have come, the cap been lowered
-    // The smallest kept block that fits without wasting more than half of it.
-    auto best = p.kept.end();
-    for (auto it = p.kept.begin(); it != p.kept.end(); ++it) {
-      if (it->bytes >= want && it->bytes <= 2 * want &&
-          (best == p.kept.end() || it->bytes < best->bytes)) {
-        best = it;
-      }
-    }
+    const auto best = detail::best_fit(p.kept, want);
     if (best != p.kept.end()) {
       p.lent.push_back(*best);
       reused = *best;
