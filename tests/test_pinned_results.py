@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,21 +56,34 @@ def test_large_results_are_page_locked_and_kept(monkeypatch):
 
 
 @requires_cuda
-def test_pinned_bytes_are_capped(monkeypatch):
-    matchflow.free_host_cache()
-    monkeypatch.setenv("MATCHFLOW_PINNED_RESULTS_MB", "0")
-    assert not pinned(_core.result_array(MIB, np.int32))
-    monkeypatch.setenv("MATCHFLOW_PINNED_RESULTS_MB", "6")
-    held = _core.result_array(MIB, np.int32)  # 4 of the 6 MiB
-    assert pinned(held)
-    assert not pinned(_core.result_array(MIB, np.int32))  # 8 > 6: pageable
-    del held
-    again = _core.result_array(MIB, np.int32)  # the kept block
-    assert pinned(again)
-    del again
-    monkeypatch.setenv("MATCHFLOW_PINNED_RESULTS_MB", "3")  # the kept 4 MiB block is let go
-    assert not pinned(_core.result_array(MIB, np.int32))
-    assert pinned(_core.result_array(MIB // 2, np.int32))  # 2 MiB fit under 3
+def test_pinned_bytes_are_capped(tmp_path):
+    """The cap counts every block, held or kept; a lowered cap lets kept
+    blocks go.  In a fresh process: blocks held by other tests' results
+    would count against the small caps here."""
+    code = textwrap.dedent(f"""
+        import os, sys
+        import numpy as np
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from matchflow import _core
+        from test_pinned_results import MIB, pinned
+        os.environ["MATCHFLOW_PINNED_RESULTS_MB"] = "0"
+        assert not pinned(_core.result_array(MIB, np.int32))
+        os.environ["MATCHFLOW_PINNED_RESULTS_MB"] = "6"
+        held = _core.result_array(MIB, np.int32)  # 4 of the 6 MiB
+        assert pinned(held)
+        assert not pinned(_core.result_array(MIB, np.int32))  # 8 > 6: pageable
+        del held
+        again = _core.result_array(MIB, np.int32)  # the kept block
+        assert pinned(again)
+        del again
+        os.environ["MATCHFLOW_PINNED_RESULTS_MB"] = "3"  # the kept 4 MiB block is let go
+        assert not pinned(_core.result_array(MIB, np.int32))
+        assert pinned(_core.result_array(MIB // 2, np.int32))  # 2 MiB fit under 3
+        print("ok")
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
 def _pinned_copy(a: np.ndarray) -> np.ndarray:
