@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "big_array.hpp"
-#include "matchflow/detail/best_fit.hpp"
+#include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/detail/env_number.hpp"
 #include "matchflow/backend.hpp"
 #include "matchflow/detail/per_process.hpp"
@@ -28,21 +28,8 @@ constexpr std::size_t mib = std::size_t(1) << 20;
 // Blocks below this go straight back to malloc, whose heap reuses them.
 constexpr std::size_t least_kept = mib;
 
-/// The default cap: 1 GiB, or a sixteenth of physical memory if less.
-std::size_t default_cap() {
-  std::size_t cap = 1024 * mib;
-#ifdef __linux__
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) cap = std::min(cap, std::size_t(pages) * std::size_t(page) / 16);
-#endif
-  return cap;
-}
-
-/// Read at every release, so that one process can compare caps.
-std::size_t cap_bytes() {
-  const double mb = env_number("MATCHFLOW_HOST_CACHE_MB", -1, 0);
-  return mb < 0 ? default_cap() : std::size_t(mb * double(mib));
-}
+/// MATCHFLOW_HOST_CACHE_MB, by default 1 GiB or a sixteenth of physical memory.
+std::size_t cap_bytes() { return kept_cap("MATCHFLOW_HOST_CACHE_MB", 1024, 16); }
 
 /// With MATCHFLOW_HUGE_PAGES=1 (Linux), a fresh block is aligned to 2 MiB
 /// and marked for transparent huge pages before its first touch.  An A/B

@@ -36,8 +36,7 @@
 #include <vector>
 
 #include "matchflow/cuda/entry.hpp"
-#include "matchflow/detail/best_fit.hpp"
-#include "matchflow/detail/env_number.hpp"
+#include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/detail/per_process.hpp"
 
 namespace matchflow::cuda {
@@ -73,15 +72,8 @@ struct pinned_pool {
 /// CUDA context pinned them), and unmaps them when they are freed.
 pinned_pool& pool() { return detail::per_process<pinned_pool>(); }
 
-/// Read at every take, so that one process can compare caps.
-std::size_t cap_bytes() {
-  const double mb = detail::env_number("MATCHFLOW_PINNED_RESULTS_MB", -1, 0);
-  if (mb >= 0) return std::size_t(mb * double(mib));
-  std::size_t cap = 256 * mib;
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  if (pages > 0 && page > 0) cap = std::min(cap, std::size_t(pages) * std::size_t(page) / 64);
-  return cap;
-}
+/// MATCHFLOW_PINNED_RESULTS_MB, by default 256 MiB or a 64th of physical memory.
+std::size_t cap_bytes() { return detail::kept_cap("MATCHFLOW_PINNED_RESULTS_MB", 256, 64); }
 
 /// A fresh page-locked block, or nullptr.
 void* pin_fresh(std::size_t bytes) {
