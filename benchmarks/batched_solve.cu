@@ -15,7 +15,7 @@
 // ab-sources: cuda/src/lsap/batched_dispatch.cu cuda/src/device_query.cu cpp/src/status.cpp cpp/src/lsap/shortest_augmenting_path.cpp
 // By hand, from the repository root (the sources above after the driver):
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Xcompiler -fopenmp \
-//        -Icuda/include -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
+//        -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
 //        benchmarks/batched_solve.cu SOURCES -lgomp -o /tmp/batched_solve
 //   /tmp/batched_solve [repeat] [name filter]
 #include <cuda_runtime.h>
@@ -29,7 +29,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/lsap.hpp"
 
 using namespace matchflow;

@@ -225,7 +225,7 @@ for part in "${parts[@]}"; do
                 d=${trees[$k]}
                 "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" -O3 -std=c++17 \
                     -arch=sm_"$CUDA_ARCH" --expt-relaxed-constexpr -Xcompiler -fopenmp \
-                    -I"$d"/cuda/include -I"$d"/cuda/src -I"$d"/cpp/include \
+                    -I"$d"/cuda/src -I"$d"/cpp/include \
                     -DMATCHFLOW_CUDA_ARCHITECTURES=\""$CUDA_ARCH"\" "benchmarks/$drv.cu" \
                     "${srcs[@]/#/$d/}" -lgomp -o "/tmp/${drv}_$k" > "$OUT/solve-ab-build-$drv-$k.log" 2>&1 &
             done

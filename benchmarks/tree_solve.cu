@@ -13,7 +13,7 @@
 // ab-sources: cuda/src/lsap/hungarian_dispatch.cu cuda/src/device_query.cu cpp/src/status.cpp
 // By hand, from the repository root (the sources above after the driver):
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Xcompiler -fopenmp \
-//        -Icuda/include -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
+//        -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
 //        benchmarks/tree_solve.cu SOURCES -lgomp -o /tmp/tree_solve
 //   /tmp/tree_solve [repeat] [name filter]
 #include <algorithm>
@@ -25,7 +25,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 using namespace matchflow;
 

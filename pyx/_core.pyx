@@ -2,9 +2,12 @@
 """Marshalling between NumPy arrays and the C++ core.
 
 No validation or policy lives here: the Python layer has already checked and
-converted every argument.  Each function turns arrays into pointers, releases
-the GIL around the call, and maps the returned status to an exception
-(lsap_shortest_path: to None, so that the Python layer's full path answers).
+converted every argument, and the core decides what looks like policy below
+(whether a result gets a page-locked block, `result_array`; which small
+matrices its shortest-path solver declines, `lsap_shortest_path`).  Each
+function turns arrays into pointers, releases the GIL around the call, and
+maps the returned status to an exception (lsap_shortest_path: to None, so
+that the Python layer's full path answers).
 """
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
                            uint64_t)
@@ -33,16 +36,44 @@ cdef int _check(status st) except -1:
     raise _STATUS_EXCEPTIONS[<int>st](last_error().decode("utf-8", "replace"))
 
 
-cdef inline const int64_t* _p64(const int64_t[::1] a) noexcept nogil:
+ctypedef fused element_t:
+    int8_t
+    uint8_t
+    int16_t
+    uint16_t
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+    float
+    double
+
+
+# The core takes NULL for an empty array (where &a[0] would raise IndexError).
+cdef inline const element_t* _data_or_null(const element_t[::1] a) noexcept nogil:
     return &a[0] if a.shape[0] > 0 else NULL
 
 
-cdef inline const int32_t* _p32(const int32_t[::1] a) noexcept nogil:
+cdef inline element_t* _mutable_data_or_null(element_t[::1] a) noexcept nogil:
     return &a[0] if a.shape[0] > 0 else NULL
 
 
-cdef inline int32_t* _w32(int32_t[::1] a) noexcept nogil:
-    return &a[0] if a.shape[0] > 0 else NULL
+# Method names as the Python layer spells them -> the core's enumerators.
+MATCHING_METHODS = {
+    "pr": <int>matching_method.pr, "pdbfs": <int>matching_method.pdbfs,
+    "gpu-pr": <int>matching_method.gpu_pr, "gpu-apfb": <int>matching_method.gpu_apfb,
+    "gpu-apsb": <int>matching_method.gpu_apsb, "msbfs-graft": <int>matching_method.msbfs_graft,
+}
+MATCHING_INITS = {"none": <int>matching_init.none, "cheap": <int>matching_init.cheap,
+                  "karp-sipser": <int>matching_init.karp_sipser}
+LSAP_METHODS = {
+    "omp-tree": <int>lsap_method.omp_tree, "gpu-tree": <int>lsap_method.gpu_tree,
+    "gpu-classic": <int>lsap_method.gpu_classic, "gpu-auction": <int>lsap_method.gpu_auction,
+}
+BATCHED_LSAP_METHODS = {"omp-sap": <int>batched_lsap_method.omp_sap,
+                        "gpu-sap": <int>batched_lsap_method.gpu_sap}
+FLOW_METHODS = {"pr": <int>flow_method.pr, "ppr": <int>flow_method.ppr,
+                "gpu-pr": <int>flow_method.gpu_pr}
 
 
 # ---- build and machine facts ------------------------------------------------
@@ -141,31 +172,12 @@ cdef bipartite_view _bipartite(const int64_t[::1] row_ptr, const int32_t[::1] ro
     """The CSR pattern; the core builds the column orientation when it needs it."""
     cdef bipartite_view g
     g.rows.n = row_ptr.shape[0] - 1
-    g.rows.ptr = _p64(row_ptr)
-    g.rows.adj = _p32(row_adj)
+    g.rows.ptr = _data_or_null(row_ptr)
+    g.rows.adj = _data_or_null(row_adj)
     g.cols.n = n_cols
     g.cols.ptr = NULL
     g.cols.adj = NULL
     return g
-
-
-cdef dict _stats_dict(const matching_stats& s):
-    return {
-        "seconds_init": s.seconds_init,
-        "seconds_solve": s.seconds_solve,
-        "seconds_transfer": s.seconds_transfer,
-        "seconds_transpose": s.seconds_transpose,
-        "seconds_setup": s.seconds_setup,
-        "seconds_per_launch": s.seconds_per_launch,
-        "init_cardinality": s.init_cardinality,
-        "iterations": s.iterations,
-        "global_relabels": s.global_relabels,
-        "pushes": s.pushes,
-        "augmentations": s.augmentations,
-        "bfs_levels": s.bfs_levels,
-        "kernel_launches": s.kernel_launches,
-        "cardinality": s.cardinality,
-    }
 
 
 ctypedef fused index_t:
@@ -176,18 +188,17 @@ ctypedef fused index_t:
 def validate_compressed(const int64_t[::1] ptr, const index_t[::1] ids, int64_t n_minor):
     """Structural check of a CSR/CSC pattern (ValueError with SciPy's message)."""
     cdef status st
-    cdef const index_t* first = &ids[0] if ids.shape[0] > 0 else NULL
     with nogil:
-        st = check_compressed(_p64(ptr), ptr.shape[0] - 1, first, ids.shape[0], n_minor, 0)
+        st = check_compressed(_data_or_null(ptr), ptr.shape[0] - 1, _data_or_null(ids),
+                              ids.shape[0], n_minor, 0)
     _check(st)
 
 
 def find_negative(const int64_t[::1] values):
     """Index of the first negative value, or -1 (one parallel pass)."""
     cdef int64_t found
-    cdef const int64_t* first = &values[0] if values.shape[0] > 0 else NULL
     with nogil:
-        found = first_negative(first, values.shape[0], 0)
+        found = first_negative(_data_or_null(values), values.shape[0], 0)
     return found
 
 
@@ -206,14 +217,14 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     opt.paper_structure = paper_structure
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
-    cdef int32_t* c4r = _w32(col4row)
-    cdef int32_t* r4c = _w32(row4col)
+    cdef int32_t* c4r = _mutable_data_or_null[int32_t](col4row)
+    cdef int32_t* r4c = _mutable_data_or_null[int32_t](row4col)
     cdef matching_stats stats
     cdef status st
     with nogil:
         st = solve_matching(g, <matching_method>method, opt, c4r, r4c, &stats)
     _check(st)
-    return col4row, row4col, _stats_dict(stats)
+    return col4row, row4col, stats
 
 
 
@@ -250,7 +261,7 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
         st = solve_matching_raw(g, <matching_method>method, opt, stream,
                                 <int32_t*>col4row, <int32_t*>row4col, &stats)
     _check(st)
-    return _stats_dict(stats)
+    return stats
 
 
 # ---- maximum flow ---------------------------------------------------------------
@@ -266,9 +277,9 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     built, else None."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
-    net.ptr = _p64(ptr)
-    net.heads = _p32(heads)
-    net.caps = _p64(caps)
+    net.ptr = _data_or_null(ptr)
+    net.heads = _data_or_null(heads)
+    net.caps = _data_or_null(caps)
     net.source = source
     net.sink = sink
     cdef flow_options opt
@@ -279,18 +290,13 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     opt.paper_variant = paper_variant
     # Every code that returns arc flows writes all of them; where the flow
     # matrix is built instead they stay unwritten (never paged in) and are
-    # not returned.  np.zeros here took 2.2-6.8 ms of a gpu-pr call on four of
-    # six flow-suite graphs (benchmarks/results/h200/gpu-pr-call-overhead.txt).
+    # not returned (benchmarks/NOTES.md, "gpu-pr's whole call": zeroing them
+    # cost milliseconds).
     arc_flow = np.empty(heads.shape[0], dtype=np.int64) if return_flow else None
     source_side = np.zeros(net.n, dtype=np.bool_)
-    cdef int64_t[::1] flow_view
-    cdef uint8_t[::1] side_view = source_side.view(np.uint8)
     cdef flow_result result
-    result.arc_flow = NULL
-    if return_flow and heads.shape[0] > 0:
-        flow_view = arc_flow
-        result.arc_flow = &flow_view[0]
-    result.source_side = &side_view[0] if net.n > 0 else NULL
+    result.arc_flow = _mutable_data_or_null[int64_t](arc_flow) if return_flow else NULL
+    result.source_side = _mutable_data_or_null[uint8_t](source_side.view(np.uint8))
     matrix = _matrix_buffers(net.n, heads.shape[0]) if return_flow and want_matrix else None
     if matrix is not None:
         result.matrix_indptr = <int64_t*>cnp.PyArray_DATA(matrix[0])
@@ -306,20 +312,7 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     elif matrix is not None:
         matrix = _shrink_matrix(matrix, result.matrix_nnz)
         arc_flow = None
-    return result.value, arc_flow, source_side, {
-        "seconds_setup": stats.seconds_setup,
-        "seconds_transfer": stats.seconds_transfer,
-        "seconds_phase1": stats.seconds_phase1,
-        "seconds_phase2": stats.seconds_phase2,
-        "seconds_global_relabel": stats.seconds_global_relabel,
-        "pushes": stats.pushes,
-        "relabels": stats.relabels,
-        "global_relabels": stats.global_relabels,
-        "bfs_levels": stats.bfs_levels,
-        "gaps": stats.gaps,
-        "iterations": stats.iterations,
-        "kernel_launches": stats.kernel_launches,
-    }, matrix
+    return result.value, arc_flow, source_side, stats, matrix
 
 
 cdef tuple _matrix_buffers(Py_ssize_t n, Py_ssize_t arcs):
@@ -343,10 +336,10 @@ def flow_matrix(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[
     """SciPy's flow matrix as CSR arrays (int64 indptr, int32 indices, int64 data)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
-    net.ptr = _p64(ptr)
-    net.heads = _p32(heads)
+    net.ptr = _data_or_null(ptr)
+    net.heads = _data_or_null(heads)
     matrix = _matrix_buffers(net.n, heads.shape[0])
-    cdef const int64_t* flow = _p64(arc_flow)
+    cdef const int64_t* flow = _data_or_null(arc_flow)
     cdef int64_t* indptr_p = <int64_t*>cnp.PyArray_DATA(matrix[0])
     cdef int32_t* indices_p = <int32_t*>cnp.PyArray_DATA(matrix[1])
     cdef int64_t* data_p = <int64_t*>cnp.PyArray_DATA(matrix[2])
@@ -377,13 +370,9 @@ def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
     col4row = np.empty(n_rows, dtype=np.int64)
     u = np.empty(n_rows, dtype=dtype)
     v = np.empty(n_cols, dtype=dtype)
-    cdef int64_t[::1] c4r_view = col4row
-    cdef sparse_weight[::1] u_view = u
-    cdef sparse_weight[::1] v_view = v
-    cdef const sparse_weight* w = &weight[0] if weight.shape[0] > 0 else NULL
-    cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
-    cdef sparse_weight* pu = &u_view[0] if n_rows > 0 else NULL
-    cdef sparse_weight* pv = &v_view[0] if n_cols > 0 else NULL
+    cdef int64_t* c4r = _mutable_data_or_null[int64_t](col4row)
+    cdef sparse_weight* pu = _mutable_data_or_null[sparse_weight](u)
+    cdef sparse_weight* pv = _mutable_data_or_null[sparse_weight](v)
     cdef lsap_options opt
     opt.threads = threads
     opt.device = max(device, 0)
@@ -391,19 +380,10 @@ def lsap_sparse(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
     cdef sparse_lsap_stats stats
     cdef status st
     with nogil:
-        st = solve_lsap_sparse(_p64(row_ptr), _p32(col_idx), w, n_rows, n_cols, opt, c4r,
-                               pu, pv, &stats)
+        st = solve_lsap_sparse(_data_or_null(row_ptr), _data_or_null(col_idx),
+                               _data_or_null(weight), n_rows, n_cols, opt, c4r, pu, pv, &stats)
     _check(st)
-    return col4row, u, v, {
-        "seconds_init": stats.seconds_init,
-        "seconds_solve": stats.seconds_solve,
-        "initial_matches": stats.initial_matches,
-        "augmenting_paths": stats.augmenting_paths,
-        "columns_scanned": stats.columns_scanned,
-        "edges_relaxed": stats.edges_relaxed,
-        "auction_phases": stats.auction_phases,
-        "auction_bids": stats.auction_bids,
-    }
+    return col4row, u, v, stats
 
 
 # ---- linear sum assignment ------------------------------------------------------
@@ -462,30 +442,20 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     col4row = np.empty(n_rows, dtype=np.int64)
     u = np.empty(n_rows, dtype=dtype)
     v = np.empty(n_cols, dtype=dtype)
-    cdef int64_t[::1] c4r_view = col4row
-    cdef lsap_value[::1] u_view
-    cdef lsap_value[::1] v_view
-    cdef int64_t[::1] u_wide
-    cdef int64_t[::1] v_wide
-    cdef int64_t* c4r = &c4r_view[0] if n_rows > 0 else NULL
+    cdef int64_t* c4r = _mutable_data_or_null[int64_t](col4row)
     cdef lsap_value* pu = NULL
     cdef lsap_value* pv = NULL
     cdef int64_t* pu_wide = NULL
     cdef int64_t* pv_wide = NULL
-    if lsap_value is int32_t:
-        u_wide = u
-        v_wide = v
-        pu_wide = &u_wide[0] if n_rows > 0 else NULL
-        pv_wide = &v_wide[0] if n_cols > 0 else NULL
+    if lsap_value is int32_t:  # int32 costs: int64 duals
+        pu_wide = _mutable_data_or_null[int64_t](u)
+        pv_wide = _mutable_data_or_null[int64_t](v)
     else:
-        u_view = u
-        v_view = v
-        pu = &u_view[0] if n_rows > 0 else NULL
-        pv = &v_view[0] if n_cols > 0 else NULL
+        pu = _mutable_data_or_null[lsap_value](u)
+        pv = _mutable_data_or_null[lsap_value](v)
     paths = np.zeros(n_rows, dtype=np.int64)  # per iteration; iterations <= n_rows
-    cdef int64_t[::1] paths_view = paths
     cdef lsap_stats stats
-    stats.paths_per_iteration = &paths_view[0] if n_rows > 0 else NULL
+    stats.paths_per_iteration = _mutable_data_or_null[int64_t](paths)
     cdef status st
     if lsap_value is int32_t:
         with nogil:
@@ -628,13 +598,7 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
         st = solve_batched_lsap(c, batch, n_rows, n_cols, maximize,
                                 <batched_lsap_method>method, opt, rows, cols, &stats)
     _check(st)
-    return row_ind, col_ind, {
-        "seconds_solve": stats.seconds_solve,
-        "seconds_transfer": stats.seconds_transfer,
-        "kernel_launches": stats.kernel_launches,
-        "shared_costs": bool(stats.shared_costs),
-        "block_threads": stats.block_threads,
-    }
+    return row_ind, col_ind, stats
 
 
 
@@ -675,16 +639,10 @@ cdef dict _batched_device(const batched_cost* c, int64_t batch, int64_t n_rows, 
     cdef status st
     with nogil:
         st = solve_batched_lsap(c, batch, n_rows, n_cols, maximize,
-                                <batched_lsap_method>1, opt, <int64_t*>row_ind,
+                                batched_lsap_method.gpu_sap, opt, <int64_t*>row_ind,
                                 <int64_t*>col_ind, &stats)
     _check(st)
-    return {
-        "seconds_solve": stats.seconds_solve,
-        "seconds_transfer": stats.seconds_transfer,
-        "kernel_launches": stats.kernel_launches,
-        "shared_costs": bool(stats.shared_costs),
-        "block_threads": stats.block_threads,
-    }
+    return stats
 
 
 # ---- preprocessing ----------------------------------------------------------------
@@ -696,10 +654,10 @@ def scc(const int64_t[::1] ptr, const int32_t[::1] adj):
     has component[u] > component[v])."""
     cdef adjacency_view g
     g.n = ptr.shape[0] - 1
-    g.ptr = _p64(ptr)
-    g.adj = _p32(adj)
+    g.ptr = _data_or_null(ptr)
+    g.adj = _data_or_null(adj)
     component = np.empty(g.n, dtype=np.int32)
-    cdef int32_t* comp = _w32(component)
+    cdef int32_t* comp = _mutable_data_or_null[int32_t](component)
     cdef int32_t count = 0
     cdef status st
     with nogil:
@@ -721,26 +679,19 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
     r = np.empty(n_bounds, dtype=np.int32)
     s = np.empty(n_bounds, dtype=np.int32)
     cdef dm_result out
-    out.p = _w32(p)
-    out.q = _w32(q)
-    out.r = _w32(r)
-    out.s = _w32(s)
+    out.p = _mutable_data_or_null[int32_t](p)
+    out.q = _mutable_data_or_null[int32_t](q)
+    out.r = _mutable_data_or_null[int32_t](r)
+    out.s = _mutable_data_or_null[int32_t](s)
     cdef dm_stats stats
     cdef status st
     with nogil:
-        st = dulmage_mendelsohn(g, _p32(col4row), _p32(row4col), threads, scc_device,
+        st = dulmage_mendelsohn(g, _data_or_null(col4row), _data_or_null(row4col), threads, scc_device,
                                 scc_device_min, &out, &stats)
     _check(st)
     rr = np.array([out.rr[k] for k in range(5)], dtype=np.int32)
     cc = np.array([out.cc[k] for k in range(5)], dtype=np.int32)
-    return (p, q, r[:out.n_blocks + 1].copy(), s[:out.n_blocks + 1].copy(), rr, cc, {
-        "seconds_coarse": stats.seconds_coarse,
-        "seconds_graph": stats.seconds_graph,
-        "seconds_scc": stats.seconds_scc,
-        "seconds_fine": stats.seconds_fine,
-        "scc_pivot_size": stats.scc_pivot_size,
-        "scc_pivot_levels": stats.scc_pivot_levels,
-    })
+    return p, q, r[:out.n_blocks + 1].copy(), s[:out.n_blocks + 1].copy(), rr, cc, stats
 
 
 def transversal(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
@@ -753,17 +704,14 @@ def transversal(const int64_t[::1] row_ptr, const int32_t[::1] col_idx,
     cdef bint with_scales = objective == 0 and scale
     row_scale = np.empty(n if with_scales else 0, dtype=np.float64)
     col_scale = np.empty(n if with_scales else 0, dtype=np.float64)
-    cdef int64_t[::1] c4r_view = col4row
-    cdef double[::1] r_view = row_scale
-    cdef double[::1] s_view = col_scale
-    cdef int64_t* c4r = &c4r_view[0] if n > 0 else NULL
-    cdef double* pr = &r_view[0] if r_view.shape[0] > 0 else NULL
-    cdef double* ps = &s_view[0] if s_view.shape[0] > 0 else NULL
-    cdef const double* a = &magnitude[0] if magnitude.shape[0] > 0 else NULL
+    cdef int64_t* c4r = _mutable_data_or_null[int64_t](col4row)
+    cdef double* pr = _mutable_data_or_null[double](row_scale)
+    cdef double* ps = _mutable_data_or_null[double](col_scale)
+    cdef const double* a = _data_or_null(magnitude)
     cdef sparse_lsap_stats stats
     cdef status st
     with nogil:
-        st = weighted_transversal(_p64(row_ptr), _p32(col_idx), a, n,
+        st = weighted_transversal(_data_or_null(row_ptr), _data_or_null(col_idx), a, n,
                                   <transversal_objective>objective, with_scales, threads, c4r,
                                   pr, ps, &stats)
     _check(st)

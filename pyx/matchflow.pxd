@@ -59,9 +59,16 @@ cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
 
 cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     enum class matching_method(int):
-        pass
+        pr
+        pdbfs
+        gpu_pr
+        gpu_apfb
+        gpu_apsb
+        msbfs_graft
     enum class matching_init(int):
-        pass
+        none
+        cheap
+        karp_sipser
     cdef cppclass matching_options:
         int threads
         matching_init init
@@ -70,7 +77,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         int thread_layout
         int device
         bint paper_structure
-    cdef cppclass matching_stats:
+    cdef struct matching_stats:
         double seconds_init, seconds_solve, seconds_transfer, seconds_transpose
         double seconds_setup, seconds_per_launch
         int64_t init_cardinality, iterations, global_relabels, pushes
@@ -85,7 +92,10 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     enum class lsap_method(int):
-        pass
+        omp_tree
+        gpu_tree
+        gpu_classic
+        gpu_auction
     cdef cppclass lsap_options:
         int threads
         int device
@@ -115,7 +125,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,
                                        int64_t row_stride, int64_t col_stride,
                                        cbool maximize, int64_t* row_ind, int64_t* col_ind)
-    cdef cppclass sparse_lsap_stats:
+    cdef struct sparse_lsap_stats:
         double seconds_init, seconds_solve
         int64_t initial_matches, augmenting_paths, columns_scanned, edges_relaxed
         int64_t auction_phases, auction_bids
@@ -131,7 +141,8 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
 
 cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
     enum class batched_lsap_method(int):
-        pass
+        omp_sap
+        gpu_sap
     cdef cppclass batched_lsap_options:
         int threads
         int device
@@ -139,7 +150,7 @@ cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
         int pipeline
         cbool on_device
         uintptr_t stream
-    cdef cppclass batched_lsap_stats:
+    cdef struct batched_lsap_stats:
         double seconds_solve, seconds_transfer
         int64_t kernel_launches, failed_problem, shared_costs, block_threads
     status solve_batched_lsap[T](const T* cost, int64_t batch, int64_t n_rows, int64_t n_cols,
@@ -150,7 +161,9 @@ cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
 
 cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
     enum class flow_method(int):
-        pass
+        pr
+        ppr
+        gpu_pr
     cdef cppclass flow_network:
         int32_t n
         const int64_t* ptr
@@ -164,7 +177,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         cbool return_flow
         double relabel_freq
         cbool paper_variant
-    cdef cppclass flow_stats:
+    cdef struct flow_stats:
         double seconds_setup, seconds_transfer, seconds_phase1, seconds_phase2
         double seconds_global_relabel
         int64_t pushes, relabels, global_relabels, bfs_levels, gaps, iterations
@@ -194,7 +207,7 @@ cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:
         int32_t rr[5]
         int32_t cc[5]
         int32_t n_blocks
-    cdef cppclass dm_stats:
+    cdef struct dm_stats:
         double seconds_coarse, seconds_graph, seconds_scc, seconds_fine
         int64_t scc_pivot_size, scc_pivot_levels
     status dulmage_mendelsohn(const bipartite_view& g, const int32_t* col4row,

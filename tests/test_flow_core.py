@@ -205,11 +205,9 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # discharges on the team from 64 active vertices, hi_pr's sequential
     # discharge below (handing over to the team after a quarter of its
     # relabel work), unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
-    # rounds or MATCHFLOW_PPR_LOCK_FREE=0 makes them all sequential;
-    # "lock-free": lock-free from one active vertex, with a quarter of the
-    # relabel work between global relabels and each epoch at least as long
-    # as the last global relabel; "handover": a sequential epoch hands over
-    # almost at once.  The global relabel's BFS levels are the grid's
+    # rounds; "sequential": every epoch sequential (lock-free ones from 10^9
+    # active vertices, no handover); "lock-free": lock-free from one active
+    # vertex; "handover": a sequential epoch hands over almost at once.  The global relabel's BFS levels are the grid's
     # columns: 50 vertices or 400, both over bfs_narrow (32), so the team
     # expands them (one thread: test_ppr_bfs_narrow_width), and "tall"
     # reaches over adopt_parallel_min
@@ -217,18 +215,15 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # threads: more than the CI host's cores, so the lock-free epochs'
     # thieves and idle detection run with threads descheduled.
     monkeypatch.delenv("MATCHFLOW_PPR_MIN_ACTIVE", raising=False)
-    for name in ("MATCHFLOW_PPR_LOCK_FREE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
-                 "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_LOCK_FREE_BALANCE",
-                 "MATCHFLOW_PPR_HANDOVER"):
+    for name in ("MATCHFLOW_PPR_LOCK_FREE_MIN", "MATCHFLOW_PPR_HANDOVER"):
         monkeypatch.delenv(name, raising=False)
     if epochs == "rounds":
         monkeypatch.setenv("MATCHFLOW_PPR_MIN_ACTIVE", "1")
     elif epochs == "sequential":
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE", "0")
+        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "1e9")
+        monkeypatch.setenv("MATCHFLOW_PPR_HANDOVER", "1e9")
     elif epochs == "lock-free":
         monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_MIN", "1")
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_FREQ", "0.25")
-        monkeypatch.setenv("MATCHFLOW_PPR_LOCK_FREE_BALANCE", "1")
     elif epochs == "handover":
         monkeypatch.setenv("MATCHFLOW_PPR_HANDOVER", "0.001")
     rng = np.random.default_rng(5)
@@ -243,21 +238,18 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
 
 @pytest.mark.parametrize("value", ["abc", "-5", "0", ""])
 def test_ppr_malformed_overrides_are_ignored(value, monkeypatch):
-    """A/B overrides read by the core that are not numbers in range change
+    """Path overrides read by the core that are not numbers in range change
     nothing: the run does what it does without them (an unparsed 0 would
     have made every epoch rounds)."""
     rng = np.random.default_rng(5)
     instance = grid_instance(50, 80, rng)
     expected = reference_value(instance[0], *instance[1:])
     overrides = ("MATCHFLOW_PPR_MIN_ACTIVE", "MATCHFLOW_PPR_LOCK_FREE_MIN",
-                 "MATCHFLOW_PPR_LOCK_FREE_FREQ", "MATCHFLOW_PPR_HANDOVER",
-                 "MATCHFLOW_PPR_LOCK_FREE_BALANCE", "MATCHFLOW_PPR_BFS_NARROW",
-                 "MATCHFLOW_PPR_BFS_WINDOW")
+                 "MATCHFLOW_PPR_HANDOVER", "MATCHFLOW_PPR_BFS_NARROW", "MATCHFLOW_PPR_BFS_WINDOW")
     for name in overrides + ("MATCHFLOW_PPR_CYCLE_ARCS",):
         monkeypatch.delenv(name, raising=False)
     plain = run_and_check("ppr", *instance, expected=expected, threads=2)
-    # Each needs at least 1 (the frequency and the handover: above 0; the
-    # balance: 0, its default).
+    # Each needs at least 1 (the handover: above 0).
     for name in overrides:
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("MATCHFLOW_PPR_CYCLE_ARCS", value if value != "0" else "x")

@@ -276,18 +276,15 @@ def test_block_discharge_of_short_spans(seed, monkeypatch):
     check(n, csr, s, t, False)
 
 
-@pytest.mark.parametrize("short_arcs,lift_push", [("0", "1"), ("3", "1"), ("64", "0"),
-                                                  ("64", "1")])
+@pytest.mark.parametrize("short_arcs", ["0", "3", "64"])
 @pytest.mark.parametrize("seed", range(20))
-def test_short_span_discharge(seed, short_arcs, lift_push, monkeypatch):
+def test_short_span_discharge(seed, short_arcs, monkeypatch):
     """MATCHFLOW_GPU_PR_SHORT_ARCS: spans up to that many arcs take the
     one-scan discharge (discharge.cuh: scan_short, push_short), the rest the warp
     form; 0 is the warp form alone, 3 mixes both in one cycle, 64 (the
-    default) covers every span of these graphs but the hubs'.
-    MATCHFLOW_GPU_PR_LIFT_PUSH=1: a lift and the push it enables in one
-    cycle."""
+    default) covers every span of these graphs but the hubs'; a lift and the
+    push it enables run in one cycle."""
     monkeypatch.setenv("MATCHFLOW_GPU_PR_SHORT_ARCS", short_arcs)
-    monkeypatch.setenv("MATCHFLOW_GPU_PR_LIFT_PUSH", lift_push)
     if seed < 12:
         n, csr, s, t = random_network(200 + seed)
     elif seed < 16:

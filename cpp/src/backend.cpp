@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "big_array.hpp"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -1,5 +1,5 @@
 // Large scratch arrays left uninitialised, kept for reuse between calls
-// (scratch_cache.cpp), optionally on transparent huge pages.
+// (scratch_cache.cpp).
 #pragma once
 
 #include <cstddef>

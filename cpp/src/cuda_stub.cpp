@@ -1,5 +1,5 @@
 // Compiled only when CUDA is not: every GPU entry point says so.
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 namespace {

@@ -12,14 +12,8 @@
 
 #include "big_array.hpp"
 #include "matchflow/detail/kept_memory.hpp"
-#include "matchflow/detail/env_number.hpp"
 #include "matchflow/backend.hpp"
 #include "matchflow/detail/per_process.hpp"
-
-#ifdef __linux__
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
 
 namespace matchflow::detail {
 namespace {
@@ -30,23 +24,6 @@ constexpr std::size_t least_kept = mib;
 
 /// MATCHFLOW_HOST_CACHE_MB, by default 1 GiB or a sixteenth of physical memory.
 std::size_t cap_bytes() { return kept_cap("MATCHFLOW_HOST_CACHE_MB", 1024, 16); }
-
-/// With MATCHFLOW_HUGE_PAGES=1 (Linux), a fresh block is aligned to 2 MiB
-/// and marked for transparent huge pages before its first touch.  An A/B
-/// switch, off by default (benchmarks/NOTES.md, "Tried": setup a third
-/// shorter on the dev host, the flow matrix slower; a huge-page fault may
-/// compact memory synchronously).
-void* allocate_fresh(std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::size_t huge = std::size_t(1) << 21;
-  if (bytes >= huge && env_number("MATCHFLOW_HUGE_PAGES", 0, 0) != 0) {
-    void* p = std::aligned_alloc(huge, bytes);  // bytes is a multiple of 2 MiB here
-    if (p != nullptr) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: ignored where unsupported
-    return p;
-  }
-#endif
-  return std::malloc(bytes);
-}
 
 struct scratch_cache {
   std::mutex mutex;
@@ -73,10 +50,10 @@ scratch_block acquire_scratch(std::size_t bytes) {
       return block;
     }
   }
-  void* p = allocate_fresh(bytes);
+  void* p = std::malloc(bytes);
   if (p == nullptr) {
     free_scratch_cache();  // what the cache keeps may be what is missing
-    p = allocate_fresh(bytes);
+    p = std::malloc(bytes);
     if (p == nullptr) throw std::bad_alloc();
   }
   return {p, bytes};

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/buffer.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 

@@ -23,8 +23,7 @@ from . import _device_arrays as _darr
 from ._lsap import _scipy_float64
 from ._validation import check_choice, check_threads
 
-# Method name -> the C++ enum value (cpp/include/matchflow/batched_lsap.hpp).
-_METHOD_CODES = {"omp-sap": 0, "gpu-sap": 1}
+_METHOD_CODES = _core.BATCHED_LSAP_METHODS
 CPU_METHODS = ("omp-sap",)
 GPU_METHODS = ("gpu-sap",)
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
@@ -180,15 +179,13 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
         raise ValueError(f"expected a stack of matrices (3-D array), got a {arr.ndim} array")
     c = _core_array(arr)
     method, backend, ordinal = _resolve(c, method, device)
-    try:
-        row_ind, col_ind, info = _run(c, bool(maximize), method, ordinal, n_threads,
-                                      int(block_threads), bool(pipeline))
-    except (MemoryError, RuntimeError) as exc:
-        if device != "auto" or backend != "cuda":
-            raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
-        method, backend, ordinal = "omp-sap", "cpu", 0
-        row_ind, col_ind, info = _run(c, bool(maximize), method, 0, n_threads, 0)
+    method, backend, ordinal, (row_ind, col_ind, info) = _device.with_cpu_fallback(
+        device, backend,
+        lambda: (method, backend, ordinal,
+                 _run(c, bool(maximize), method, ordinal, n_threads, int(block_threads),
+                      bool(pipeline))),
+        lambda: ("omp-sap", "cpu", 0, _run(c, bool(maximize), "omp-sap", 0, n_threads, 0)),
+        stacklevel=3)
     info.update(method=method, device=_device.device_name(backend, ordinal),
                 seconds_total=time.perf_counter() - start)
     return row_ind, col_ind, info

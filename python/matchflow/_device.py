@@ -8,8 +8,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
+from typing import Callable, TypeVar
 
 from . import _core
+
+T = TypeVar("T")
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,6 +94,28 @@ def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
         return method, backend, ordinal
     backend, ordinal = resolve(device, large_enough=large_enough)
     return method, backend, ordinal
+
+
+#: What a GPU run raises when the GPU cannot take the problem: out of device
+#: memory (MemoryError) or a CUDA error (RuntimeError).
+GPU_FAILURES = (MemoryError, RuntimeError)
+
+
+def with_cpu_fallback(device, backend: str, run: Callable[[], T], run_on_cpu: Callable[[], T],
+                      *, stacklevel: int, fallback: str = "falling back to the CPU") -> T:
+    """`run()`, on the `backend` resolved from `device`; where "auto" chose
+    the GPU and `run` fails with one of GPU_FAILURES, a RuntimeWarning (the
+    cause, then `fallback`) and `run_on_cpu()` instead.  An explicit device
+    raises as it is: "auto" never fails for lack of a GPU, "cuda" never
+    hides one that failed.  `stacklevel` is the warning's, as the caller
+    would pass it to warnings.warn."""
+    if device != "auto" or backend != "cuda":
+        return run()
+    try:
+        return run()
+    except GPU_FAILURES as exc:
+        warnings.warn(f"{exc}; {fallback}", RuntimeWarning, stacklevel=stacklevel + 1)
+    return run_on_cpu()
 
 
 def free_host_cache() -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import operator
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,8 +19,8 @@ from ._validation import (_INT32_MAX, _INT64_MAX, _check_structure, _checked_com
                           stored_entries, team_size)
 
 
-# Method name -> the C++ enum value (cpp/include/matchflow/maxflow.hpp).
-_METHOD_CODES = {"pr": 0, "ppr": 1, "gpu-pr": 2}
+# Method name -> the core's enumerator (flow_method, maxflow.hpp).
+_METHOD_CODES = _core.FLOW_METHODS
 CPU_METHODS = ("pr", "ppr")
 GPU_METHODS = ("gpu-pr",)
 # SciPy's method names, accepted so that a SciPy caller's code runs
@@ -305,7 +304,7 @@ def _solve(net: _Network, method: str, ordinal: int, t: _Tuning):
     their residual graph, the GPU when it has the memory."""
     return _core.maxflow(net.ptr, net.heads, net.caps, net.source, net.sink,
                          _METHOD_CODES[method], t.threads, ordinal, t.return_flow,
-                         t.relabel_freq, t.paper_variant, True)
+                         t.relabel_freq, t.paper_variant, want_matrix=True)
 
 
 def _flow_matrix(net: _Network, arc_flow: np.ndarray | None, array: bool, threads: int = 0,
@@ -332,14 +331,13 @@ def _flow_matrix(net: _Network, arc_flow: np.ndarray | None, array: bool, thread
 def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
          array: bool) -> MaximumFlowResult:
     method, backend, ordinal = _resolve(net, method, device, tuning.threads)
-    try:
-        value, arc_flow, source_side, stats, built = _solve(net, method, ordinal, tuning)
-    except MemoryError as exc:
-        if device != "auto" or backend != "cuda":
-            raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
-        method, backend = _auto_method("cpu", net.n_arcs, tuning.threads), "cpu"
-        value, arc_flow, source_side, stats, built = _solve(net, method, 0, tuning)
+    cpu_method = _auto_method("cpu", net.n_arcs, tuning.threads)
+    method, backend, ordinal, (value, arc_flow, source_side, stats, built) = (
+        _device.with_cpu_fallback(
+            device, backend,
+            lambda: (method, backend, ordinal, _solve(net, method, ordinal, tuning)),
+            lambda: (cpu_method, "cpu", 0, _solve(net, cpu_method, 0, tuning)),
+            stacklevel=4))
     flow = (_flow_matrix(net, arc_flow, array, tuning.threads, built)
             if tuning.return_flow else None)
     where = _device.device_name(backend, ordinal)

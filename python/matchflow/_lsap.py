@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
 from . import _device_arrays as _darr
+from ._lsap_common import (_METHOD_CODES, CPU_METHODS, GPU_METHODS, METHODS, AssignmentResult,
+                           AssignmentStats, assignment_pairs, auction_fits, int64_overflow)
 from ._validation import check_array_copy, check_choice, check_threads
 
 # Looked up once, not per call, on the small-matrix path of linear_sum_assignment.
@@ -29,11 +30,6 @@ _FLOAT64 = np.dtype(np.float64)
 _AUTO = "auto"
 _shortest_path = _core.lsap_shortest_path
 
-# Method name -> the C++ enum value (cpp/include/matchflow/lsap.hpp).
-_METHOD_CODES = {"omp-tree": 0, "gpu-tree": 1, "gpu-classic": 2, "gpu-auction": 3}
-CPU_METHODS = ("omp-tree",)
-GPU_METHODS = ("gpu-tree", "gpu-classic", "gpu-auction")
-METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 
 # Below this many cost entries "auto" stays on the CPU.  Measured on an H100
 # host (benchmarks/results/h100/lsap-lapx.md): at n = 500 (250k entries, costs in
@@ -46,12 +42,6 @@ GPU_MIN_ELEMENTS = 250_000
 # 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
 # 1.30 s) on the H100 host (benchmarks/results/h100/lsap-lapx.md).
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
-# ... except on square problems, which gpu-auction solves (an asynchronous
-# epsilon-scaling auction, then exact searches): from GPU memory at n = 1000
-# float32 in 4 ms, n = 5000 float64 in 36 ms (H100 host, schedule sweep in
-# benchmarks/NOTES.md, "gpu-auction"); its final searches hold the columns
-# in one block's registers, hence the cap (auction_dispatch.cu).
-AUCTION_MAX_COLUMNS = 8192
 # Integer costs spread wider than this many values per row or column have
 # few ties too and take the floating threshold.  On the H100 host
 # (benchmarks/results/h100/lsap-tiny-ties.md, costs in [0, kn]):
@@ -86,68 +76,6 @@ FEW_TIES_SPREAD = 10
 # read; the full path takes those, with SciPy's errors.
 SHORTEST_PATH_MAX_FLOAT_ELEMENTS = GPU_MIN_ELEMENTS
 SHORTEST_PATH_MAX_INT_ELEMENTS = 50_000
-
-
-@dataclass(frozen=True)
-class AssignmentStats:
-    """What one solve did.  Fields a method does not use are 0."""
-
-    seconds_total: float = 0.0      #: wall time of the whole call, validation included
-    seconds_init: float = 0.0       #: initial reduction and initial assignment
-    seconds_solve: float = 0.0      #: the phases (forward/reverse/augment passes, dual updates)
-    seconds_transfer: float = 0.0   #: host <-> device copies
-    iterations: int = 0             #: iterations (tree search + dual updates + augmentation)
-    augmenting_paths: int = 0       #: paths augmented after the initial assignment
-    dual_updates: int = 0
-    kernel_launches: int = 0
-    device: str = "cpu"             #: "cpu" or "cuda:N"
-    #: int64 array, one entry per iteration: the augmenting paths found in
-    #: it (every entry >= 1; the entries sum to `augmenting_paths`)
-    paths_per_iteration: np.ndarray = field(
-        default_factory=lambda: np.zeros(0, dtype=np.int64))
-    narrow_costs: bool = False      #: GPU: integer costs uploaded narrower than int64 (they fit)
-    narrow_cost_bytes: int = 0      #: GPU: bytes per narrowed cost (4: int32, 2: int16), else 0
-    #: gpu-auction: epsilon-scaling phases (asynchronous bidding), the
-    #: augmenting row reduction's Jacobi rounds, and the bids of both before
-    #: the exact searches, which are its `iterations` (one path each)
-    auction_phases: int = 0
-    auction_rounds: int = 0
-    auction_bids: int = 0
-
-
-@dataclass(frozen=True)
-class AssignmentResult:
-    """An optimal assignment, its cost, its dual certificate, and how it was found.
-
-    Attributes
-    ----------
-    row_ind, col_ind : ndarray of int64, shape (min(n_rows, n_cols),)
-        The assigned pairs, exactly as `linear_sum_assignment` returns them
-        (`row_ind` sorted).
-    cost : int or float
-        ``cost_matrix[row_ind, col_ind].sum()``: an int for integer and
-        boolean input (exact), else a float.
-    u, v : ndarray, shapes (n_rows,) and (n_cols,)
-        Dual variables in the caller's orientation, in the solve's dtype
-        (int64, float32 or float64).  Minimising: ``u[i] + v[j] <= c[i, j]``
-        for every allowed pair, with equality on assigned pairs; maximising:
-        ``u[i] + v[j] >= c[i, j]``, with equality on assigned pairs.  On the
-        longer side (columns when n_rows <= n_cols, else rows) the duals are
-        <= 0 (>= 0 when maximising) and exactly 0 on unassigned vertices, so
-        ``u.sum() + v.sum() == cost`` certifies optimality.
-    method, device : str
-        The algorithm and the device that ran it ("cpu" or "cuda:N").
-    stats : AssignmentStats
-    """
-
-    row_ind: np.ndarray
-    col_ind: np.ndarray
-    cost: int | float
-    u: np.ndarray
-    v: np.ndarray
-    method: str
-    device: str
-    stats: AssignmentStats = field(default_factory=AssignmentStats)
 
 
 # ---- input conversion (SciPy's semantics) -----------------------------------------
@@ -273,15 +201,10 @@ def _few_ties(c: np.ndarray) -> bool:
     return int(sample.max()) - int(sample.min()) > FEW_TIES_SPREAD * max(c.shape)
 
 
-def _auction_fits(shape) -> bool:
-    """gpu-auction's problems: square (its phases need them) and within its column cap."""
-    return shape[0] == shape[1] <= AUCTION_MAX_COLUMNS
-
-
 def _resolve(shape, method: str, device, few_ties: bool = False) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
-    auction = few_ties and _auction_fits(shape)
+    auction = few_ties and auction_fits(shape)
     threshold = GPU_MIN_FLOAT_ELEMENTS if few_ties and not auction else GPU_MIN_ELEMENTS
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS,
@@ -332,17 +255,6 @@ def _float_sum(values) -> float:
         return total
 
 
-def _assignment_pairs(col4row: np.ndarray, u: np.ndarray, v: np.ndarray,
-                      transposed: bool):
-    """(row_ind, col_ind, u, v) in the caller's orientation from a solve of
-    the (possibly transposed) problem: sorted by row, as SciPy returns them,
-    with the row and column duals swapped back after a transpose."""
-    if not transposed:
-        return np.arange(col4row.shape[0], dtype=np.int64), col4row, u, v
-    order = np.argsort(col4row, kind="stable")
-    return col4row[order], np.arange(col4row.shape[0], dtype=np.int64)[order], v, u
-
-
 def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, ordinal: int,
                     device, n_threads: int):
     """Negate, check forbidden entries, transpose and run; (row_ind, col_ind,
@@ -355,15 +267,12 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
     if transposed:
         work = work.T
     work = np.ascontiguousarray(work)
-    try:
-        col4row, u, v, stats = _run(work, method, ordinal, n_threads)
-    except (MemoryError, RuntimeError) as exc:
-        if device != "auto" or backend != "cuda":
-            raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=4)
-        method, backend, ordinal = "omp-tree", "cpu", 0
-        col4row, u, v, stats = _run(work, method, 0, n_threads)
-    row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
+    method, backend, ordinal, (col4row, u, v, stats) = _device.with_cpu_fallback(
+        device, backend,
+        lambda: (method, backend, ordinal, _run(work, method, ordinal, n_threads)),
+        lambda: ("omp-tree", "cpu", 0, _run(work, "omp-tree", 0, n_threads)),
+        stacklevel=4)
+    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
     if maximize:
         u, v = -u, -v
     return row_ind, col_ind, u, v, stats, method, backend, ordinal
@@ -373,9 +282,8 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
            exact_ints: bool) -> AssignmentResult:
     if _darr.is_device_array(cost_matrix):  # solved where it is (_lsap_device.py)
         from ._lsap_device import solve_on_device
-        return solve_on_device(cost_matrix, maximize, method, device, threads, METHODS,
-                               GPU_METHODS, _METHOD_CODES, (AssignmentResult, AssignmentStats),
-                               _auction_fits, exact_ints=exact_ints)
+        return solve_on_device(cost_matrix, maximize, method, device, threads,
+                               exact_ints=exact_ints)
     start = time.perf_counter()
     n_threads = check_threads(threads)
     c = _as_cost_array(cost_matrix)
@@ -392,11 +300,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         if c.dtype != np.int64:
             raise
         if exact_ints:
-            bound = max(abs(int(c.min())), abs(int(c.max())))
-            raise OverflowError(
-                "integer costs too large to solve exactly in int64: need "
-                f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = {bound} for shape "
-                f"{c.shape}; convert the matrix to float64 to solve it with rounding") from None
+            raise int64_overflow(max(abs(int(c.min())), abs(int(c.max()))), c.shape) from None
         c = c.astype(np.float64)  # what SciPy does with every input
         solved = _solve_oriented(c, maximize, method, backend, ordinal, device, n_threads)
     row_ind, col_ind, u, v, stats, method, backend, ordinal = solved

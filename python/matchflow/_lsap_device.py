@@ -21,6 +21,8 @@ import numpy as np
 
 from . import _core, _device
 from . import _device_arrays as darr
+from ._lsap_common import (_METHOD_CODES, GPU_METHODS, METHODS, AssignmentResult,
+                           AssignmentStats, assignment_pairs, auction_fits, int64_overflow)
 from ._validation import check_choice, check_threads
 
 _INT32 = np.iinfo(np.int32)
@@ -105,8 +107,7 @@ def _fits_int64(max_abs: int, shape) -> bool:
     return max_abs <= (1 << 62) // max(shape[0], shape[1], 8)
 
 
-def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu_methods,
-                    method_codes, result_types, auction_fits, *, exact_ints: bool):
+def solve_on_device(cost_matrix, maximize, method, device, threads, *, exact_ints: bool):
     """`_lsap._solve` for a cost matrix in GPU memory; returns an
     AssignmentResult whose arrays are of the caller's kind on its device.
     Integer costs too large for an exact int64 solve raise OverflowError
@@ -115,70 +116,90 @@ def solve_on_device(cost_matrix, maximize, method, device, threads, methods, gpu
     start = time.perf_counter()
     check_threads(threads)
     a = darr.describe(cost_matrix, "cost_matrix")
-    if len(a.shape) != 2:
-        raise ValueError(f"expected a matrix (2-D array), got a {len(a.shape)} array")
-    check_choice(method, "method", methods)
-    darr.check_device_choice(device, a.device, "cost_matrix")
-    if method != "auto" and method not in gpu_methods:
-        raise ValueError(f"method {method!r} runs on the CPU, and the cost matrix lives on "
-                         f"cuda:{a.device}; use a GPU method ({', '.join(gpu_methods)}) or "
-                         f"'auto'")
-    _device.resolve(f"cuda:{a.device}", large_enough=True)  # RuntimeError without CUDA
-    if method == "auto":  # as _lsap._resolve: floats have few ties
-        method = "gpu-auction" if a.dtype.kind == "f" and auction_fits(a.shape) else "gpu-tree"
-    result, stats_type = result_types
-    dtype = _work_dtype(a)
-    x = a.obj if a.dtype.name == dtype else _as_dtype(a.obj, a.kind, dtype)
-    name = f"cuda:{a.device}"
-    n_rows, n_cols = a.shape
+    method = _checked_method(a, method, device)
     maximize = bool(maximize)
-    out = np.int64 if dtype.startswith("int") else np.dtype(dtype)
-    if n_rows == 0 or n_cols == 0:
-        empty = _to_device(np.empty(0, dtype=np.int64), a.kind, a.device)
-        return result(row_ind=empty, col_ind=_to_device(np.empty(0, np.int64), a.kind, a.device),
-                      cost=0 if dtype.startswith("int") else 0.0,
-                      u=_to_device(np.zeros(n_rows, out), a.kind, a.device),
-                      v=_to_device(np.zeros(n_cols, out), a.kind, a.device),
-                      method=method, device=name,
-                      stats=stats_type(seconds_total=time.perf_counter() - start, device=name))
-    original = x
-    max_abs = 0
-    if dtype.startswith("int"):
-        max_abs = _int_bound(x)
-        if not _fits_int64(max_abs, a.shape):
-            if exact_ints:
-                raise OverflowError(
-                    "integer costs too large to solve exactly in int64: need "
-                    f"max(n_rows, n_cols, 8) * max|c| <= 2**62, got max|c| = {max_abs} for "
-                    f"shape {a.shape}; convert the matrix to float64 to solve it with rounding")
-            dtype = "float64"
-            x = original = _as_dtype(x, a.kind, "float64")
-    if dtype.startswith("int"):
-        if max_abs <= _INT32.max:
-            dtype, x = "int32", (x if dtype == "int32" else _as_dtype(x, a.kind, "int32"))
-        elif dtype == "int32":  # -2**31: its negation needs int64
-            dtype, x = "int64", _as_dtype(x, a.kind, "int64")
-    elif _check_entries(x, a.kind, maximize):
-        _check_feasible(x, a.kind)
+    if 0 in a.shape:
+        return _empty_result(a, method, start)
+    original, x, dtype, max_abs = _work_matrix(a, maximize, exact_ints)
     work = -x if maximize else x
-    transposed = n_rows > n_cols
+    transposed = a.shape[0] > a.shape[1]
     work = _contiguous(work.T if transposed else work, a.kind)
     col4row, u, v, stats = _core.lsap_dense_device(
-        darr.pointer(work), dtype, work.shape[0], work.shape[1], method_codes[method],
+        darr.pointer(work), dtype, work.shape[0], work.shape[1], _METHOD_CODES[method],
         a.device, a.stream, max_abs)
-    row_ind, col_ind = np.arange(col4row.shape[0], dtype=np.int64), col4row
-    if transposed:
-        order = np.argsort(col4row, kind="stable")
-        row_ind, col_ind, u, v = col4row[order], row_ind[order], v, u
+    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
     if maximize:
         u, v = -u, -v
     rows, cols = _to_device(row_ind, a.kind, a.device), _to_device(col_ind, a.kind, a.device)
+    stats["seconds_total"] = time.perf_counter() - start
+    name = f"cuda:{a.device}"
+    return AssignmentResult(row_ind=rows, col_ind=cols, cost=_picked_cost(original, rows, cols, dtype, a.kind),
+                            u=_to_device(u, a.kind, a.device), v=_to_device(v, a.kind, a.device),
+                            method=method, device=name,
+                            stats=AssignmentStats(device=name, **stats))
+
+
+def _checked_method(a: darr.DeviceArray, method: str, device) -> str:
+    """The GPU method for a matrix on cuda:`a.device` (SciPy's errors first;
+    RuntimeError without CUDA); "auto" as `_lsap._resolve` picks it for
+    floats, which have few ties."""
+    if len(a.shape) != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {len(a.shape)} array")
+    check_choice(method, "method", METHODS)
+    darr.check_device_choice(device, a.device, "cost_matrix")
+    if method != "auto" and method not in GPU_METHODS:
+        raise ValueError(f"method {method!r} runs on the CPU, and the cost matrix lives on "
+                         f"cuda:{a.device}; use a GPU method ({', '.join(GPU_METHODS)}) or "
+                         f"'auto'")
+    _device.resolve(f"cuda:{a.device}", large_enough=True)
+    if method != "auto":
+        return method
+    return "gpu-auction" if a.dtype.kind == "f" and auction_fits(a.shape) else "gpu-tree"
+
+
+def _empty_result(a: darr.DeviceArray, method: str, start: float) -> AssignmentResult:
+    """An empty dimension: nothing to assign (nothing is run)."""
+    dtype = _work_dtype(a)
+    dual = np.int64 if dtype.startswith("int") else np.dtype(dtype)
+    name = f"cuda:{a.device}"
+    n_rows, n_cols = a.shape
+    return AssignmentResult(
+        row_ind=_to_device(np.empty(0, np.int64), a.kind, a.device),
+        col_ind=_to_device(np.empty(0, np.int64), a.kind, a.device),
+        cost=0 if dtype.startswith("int") else 0.0,
+        u=_to_device(np.zeros(n_rows, dual), a.kind, a.device),
+        v=_to_device(np.zeros(n_cols, dual), a.kind, a.device),
+        method=method, device=name,
+        stats=AssignmentStats(seconds_total=time.perf_counter() - start, device=name))
+
+
+def _work_matrix(a: darr.DeviceArray, maximize: bool, exact_ints: bool):
+    """(original, x, dtype, max_abs): the matrix the cost is summed over, the
+    one the core solves (checked floats; integers narrowed to int32 where
+    they fit, or float64 where int64 would overflow) and its dtype name,
+    and max |cost| for integer input (0 for floats)."""
+    dtype = _work_dtype(a)
+    x = a.obj if a.dtype.name == dtype else _as_dtype(a.obj, a.kind, dtype)
+    if not dtype.startswith("int"):
+        if _check_entries(x, a.kind, maximize):
+            _check_feasible(x, a.kind)
+        return x, x, dtype, 0
+    max_abs = _int_bound(x)
+    if not _fits_int64(max_abs, a.shape):
+        if exact_ints:
+            raise int64_overflow(max_abs, a.shape)
+        x = _as_dtype(x, a.kind, "float64")
+        return x, x, "float64", max_abs
+    if max_abs <= _INT32.max:
+        return x, (x if dtype == "int32" else _as_dtype(x, a.kind, "int32")), "int32", max_abs
+    if dtype == "int32":  # -2**31: its negation needs int64
+        return x, _as_dtype(x, a.kind, "int64"), "int64", max_abs
+    return x, x, dtype, max_abs
+
+
+def _picked_cost(original, rows, cols, dtype: str, kind: str) -> int | float:
+    """The assignment's cost, summed on the device: exact for integer solves."""
     picked = original[rows, cols]
     if dtype.startswith("int"):
-        total = int(picked.sum())
-    else:
-        total = float(picked.sum(dtype="float64") if a.kind == "cupy" else picked.double().sum())
-    stats["seconds_total"] = time.perf_counter() - start
-    return result(row_ind=rows, col_ind=cols, cost=total,
-                  u=_to_device(u, a.kind, a.device), v=_to_device(v, a.kind, a.device),
-                  method=method, device=name, stats=stats_type(device=name, **stats))
+        return int(picked.sum())
+    return float(picked.sum(dtype="float64") if kind == "cupy" else picked.double().sum())

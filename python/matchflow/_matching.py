@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,13 +12,11 @@ from . import _device_arrays as _darr
 from ._validation import (Bipartite, _least_matching_bytes, as_bipartite, check_allocation,
                           check_choice, check_threads, check_vertex_ids, team_size)
 
-# Method name -> the C++ enum value (cpp/include/matchflow/matching.hpp).
-_METHOD_CODES = {"pr": 0, "pdbfs": 1, "gpu-pr": 2, "gpu-apfb": 3, "gpu-apsb": 4,
-                 "msbfs-graft": 5}
+_METHOD_CODES = _core.MATCHING_METHODS
 CPU_METHODS = ("pr", "pdbfs", "msbfs-graft")
 GPU_METHODS = ("gpu-pr", "gpu-apfb", "gpu-apsb")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
-_INIT_CODES = {"none": 0, "cheap": 1, "karp-sipser": 2}
+_INIT_CODES = _core.MATCHING_INITS
 _BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
 _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
@@ -304,18 +301,12 @@ def _match_host(graph, start: float, method: str, device, tuning: _Tuning,
     if raw is not None:
         method_, backend, ordinal = _resolve(raw, method, device, tuning.threads)
         if backend == "cuda":
-            try:
-                col4row, row4col, stats = _solve_raw(raw, method_, ordinal, tuning)
-            except MemoryError as exc:
-                if device != "auto":
-                    raise
-                warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
-                return _match(as_bipartite(graph), start, "auto", "cpu", tuning)
-            cardinality = _cardinality(stats, col4row)
-            stats["seconds_total"] = time.perf_counter() - start
-            return MatchingResult(
-                col4row=col4row, row4col=row4col, cardinality=cardinality, method=method_,
-                device=_device.device_name(backend, ordinal), stats=MatchingStats(**stats))
+            return _device.with_cpu_fallback(
+                device, backend,
+                lambda: _result(_solve_raw(raw, method_, ordinal, tuning), method_, backend,
+                                ordinal, start),
+                lambda: _match(as_bipartite(graph), start, "auto", "cpu", tuning),
+                stacklevel=3)
     return _match(as_bipartite(graph, sparse_message=sparse_message), start, method, device,
                   tuning)
 
@@ -366,18 +357,20 @@ def _cardinality(stats: dict, col4row) -> int:
 
 def _match(g: Bipartite, start: float, method: str, device, tuning: _Tuning) -> MatchingResult:
     method, backend, ordinal = _resolve(g, method, device, tuning.threads)
-    try:
-        col4row, row4col, stats = _solve(g, method, ordinal, tuning)
-    except MemoryError as exc:
-        if device != "auto" or backend != "cuda":
-            raise
-        warnings.warn(f"{exc}; falling back to the CPU", RuntimeWarning, stacklevel=3)
-        method, backend = _auto_method(g, "cpu", tuning.threads), "cpu"
-        col4row, row4col, stats = _solve(g, method, 0, tuning)
-    cardinality = _cardinality(stats, col4row)
+    cpu_method = _auto_method(g, "cpu", tuning.threads)
+    return _device.with_cpu_fallback(
+        device, backend,
+        lambda: _result(_solve(g, method, ordinal, tuning), method, backend, ordinal, start),
+        lambda: _result(_solve(g, cpu_method, 0, tuning), cpu_method, "cpu", 0, start),
+        stacklevel=3)
+
+
+def _result(solved, method: str, backend: str, ordinal: int, start: float) -> MatchingResult:
+    """A MatchingResult from a solve's (col4row, row4col, stats)."""
+    col4row, row4col, stats = solved
     stats["seconds_total"] = time.perf_counter() - start
     return MatchingResult(
-        col4row=col4row, row4col=row4col, cardinality=cardinality,
+        col4row=col4row, row4col=row4col, cardinality=_cardinality(stats, col4row),
         method=method, device=_device.device_name(backend, ordinal),
         stats=MatchingStats(**stats))
 

@@ -11,12 +11,11 @@ Sparse Linear Systems*, SIAM 2006, section 7.4, pp. 122-127; MATLAB's
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
+from . import _core, _device
 from ._matching import MatchingResult, _match, _Tuning
 from ._validation import Bipartite, as_bipartite
 
@@ -158,16 +157,15 @@ def _dmperm(g: Bipartite, res: MatchingResult, device):
     a GPU out of memory for the components' step leaves them to Tarjan alone
     (a RuntimeWarning says so), as the matching falls back to the CPU."""
     scc_device = _scc_device(res.device)
-    try:
+
+    def dmperm(scc_device: int):
         return _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row, res.row4col, 0,
                             scc_device, GPU_SCC_MIN_VERTICES)
-    except MemoryError as exc:
-        if device != "auto" or scc_device < 0:
-            raise
-        warnings.warn(f"{exc}; the strongly connected components run on the CPU",
-                      RuntimeWarning, stacklevel=4)
-        return _core.dmperm(g.row_ptr, g.row_adj, g.n_cols, res.col4row, res.row4col, 0, -1,
-                            GPU_SCC_MIN_VERTICES)
+
+    return _device.with_cpu_fallback(
+        device, "cuda" if scc_device >= 0 else "cpu", lambda: dmperm(scc_device),
+        lambda: dmperm(-1), stacklevel=4,
+        fallback="the strongly connected components run on the CPU")
 
 
 def _decompose(g: Bipartite, start: float, method: str, device) -> DMResult:

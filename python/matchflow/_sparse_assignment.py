@@ -17,7 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _core, _device
-from ._lsap import AssignmentResult, AssignmentStats, _assignment_pairs, _float_sum
+from ._lsap import _float_sum
+from ._lsap_common import AssignmentResult, AssignmentStats, assignment_pairs
 from ._validation import (_INT64_MAX, _check_structure, _checked_compressed,
                           _least_matching_bytes, check_allocation, check_choice, check_threads,
                           check_vertex_ids)
@@ -143,7 +144,7 @@ def _solve(biadjacency, maximize, method, device, threads):
     cost = int(picked.sum()) if data.dtype == np.int64 else _float_sum(picked)
     if maximize:
         cost, u, v = -cost, -u, -v
-    row_ind, col_ind, u, v = _assignment_pairs(col4row, u, v, transposed)
+    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
     name = _device.device_name(backend, ordinal)
     searches = stats["augmenting_paths"]
     return AssignmentResult(

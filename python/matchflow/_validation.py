@@ -1,6 +1,14 @@
 """Input checks and conversion, done once at the Python boundary.
 
-Everything below this layer (bindings, C++, CUDA) assumes valid input.
+Below this layer the bindings and the CUDA code check nothing, and the C++
+core checks only what is cheaper where the data is read, with SciPy's
+messages: the structure of compressed index arrays (`validate.cpp`, one
+parallel pass that `_checked_compressed` calls from here) and, in its first
+pass over the costs, the small-matrix assignment solver's NaN, infinities,
+inexact integers and infeasibility (`shortest_augmenting_path.cpp`, whose
+refusal sends the call down the full path that checks here).  Everything
+else the core assumes, and states as debug assertions (MATCHFLOW_ASSERT,
+`cpp/include/matchflow/detail/assert.hpp`).
 """
 from __future__ import annotations
 

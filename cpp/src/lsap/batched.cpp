@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "matchflow/batched_lsap.hpp"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/assert.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "openmp.hpp"
 #include "matchflow/timing.hpp"
 
@@ -104,6 +105,7 @@ status solve_batched_lsap(const T* cost, std::int64_t batch, std::int64_t n_rows
                           std::int64_t n_cols, bool maximize, batched_lsap_method method,
                           const batched_lsap_options& options, std::int64_t* row_ind,
                           std::int64_t* col_ind, batched_lsap_stats* stats) noexcept {
+  MATCHFLOW_ASSERT(batch >= 0 && n_rows >= 0 && n_cols >= 0 && options.threads >= 0);
   return guarded([&] {
     return solve(cost, batch, n_rows, n_cols, maximize, method, options, row_ind, col_ind,
                  stats);

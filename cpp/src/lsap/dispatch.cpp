@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "lsap_cpu.hpp"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/assert.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/lsap.hpp"
 
 namespace matchflow {
@@ -59,13 +60,13 @@ template <class T, class U>
 status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_method method,
              const lsap_options& options, std::int64_t* col4row, U* u, U* v,
              lsap_stats* stats) noexcept {
+  // The Python layer transposes tall matrices and passes empty ones by.
+  MATCHFLOW_ASSERT(0 < n_rows && n_rows <= n_cols && cost != nullptr && col4row != nullptr);
+  MATCHFLOW_ASSERT(options.threads >= 0);
   return guarded([&] {
     std::int64_t* const record = stats->paths_per_iteration;  // the caller's buffer survives
     *stats = lsap_stats{};
     stats->paths_per_iteration = record;
-    if (n_rows > n_cols) {
-      return fail(status::invalid_input, "solve_lsap_dense needs n_rows <= n_cols");
-    }
     const auto start = clock_type::now();
     const status st = run_method(cost, n_rows, n_cols, method, options, col4row, u, v, stats);
     if (st == status::ok && stats->seconds_solve == 0) {
@@ -81,11 +82,9 @@ template <class T>
 status solve_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
                     std::int64_t n_rows, std::int64_t n_cols, const lsap_options& options,
                     std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats) noexcept {
+  MATCHFLOW_ASSERT(0 <= n_rows && n_rows <= n_cols && row_ptr != nullptr);
   return guarded([&] {
     *stats = sparse_lsap_stats{};
-    if (n_rows > n_cols) {
-      return fail(status::invalid_input, "solve_lsap_sparse needs n_rows <= n_cols");
-    }
     if (!options.sparse_auction_on_gpu) {
       return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols,
                                           options.threads, col4row, u, v, stats);

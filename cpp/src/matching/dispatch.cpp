@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/assert.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/matching.hpp"
 #include "matching_cpu.hpp"
 #include "matchflow/timing.hpp"
@@ -107,6 +108,10 @@ bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& sto
 status solve_matching(const bipartite_view& g, matching_method method,
                       const matching_options& options, vertex_t* col4row,
                       vertex_t* row4col, matching_stats* stats) noexcept {
+  // The Python layer's checks (_validation.as_bipartite): a structurally
+  // valid CSR over the rows; the columns' orientation is the core's to build.
+  MATCHFLOW_ASSERT(g.rows.n >= 0 && g.cols.n >= 0 && g.rows.ptr != nullptr);
+  MATCHFLOW_ASSERT(g.rows.ptr[0] == 0 && options.threads >= 0);
   return guarded([&] {
     *stats = matching_stats{};
     if (is_gpu(method) && options.init != matching_init::karp_sipser) {

@@ -1,6 +1,7 @@
 // solve_maxflow: route to the CPU algorithms or the GPU.  The only max-flow
 // code that calls into cuda/.
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/assert.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/maxflow.hpp"
 #include "maxflow_cpu.hpp"
 
@@ -8,6 +9,11 @@ namespace matchflow {
 
 status solve_maxflow(const flow_network& net, flow_method method, const flow_options& options,
                      flow_result* result, flow_stats* stats) noexcept {
+  // The Python layer's checks (_flow._checked): a CSR of n vertices, two
+  // distinct terminals among them, nonnegative capacities.
+  MATCHFLOW_ASSERT(net.source >= 0 && net.source < net.n && net.sink >= 0 && net.sink < net.n);
+  MATCHFLOW_ASSERT(net.source != net.sink && net.ptr != nullptr && net.ptr[0] == 0);
+  MATCHFLOW_ASSERT(options.threads >= 0);
   return guarded([&] {
     *stats = flow_stats{};
     switch (method) {

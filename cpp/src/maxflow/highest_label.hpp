@@ -66,14 +66,14 @@ class highest_label {
   /// (returns true), or none is left (false).
   bool discharge_until_update(double share = 1.0) {
     const double threshold = share * update_threshold_;
-    while (a_max_ >= a_min_) {
+    while (highest_active_ >= lowest_active_) {
       if (double(work_) > threshold) return true;
-      const vertex_t v = active_first_[std::size_t(a_max_)];
+      const vertex_t v = active_first_[std::size_t(highest_active_)];
       if (v == no_vertex) {
-        --a_max_;
+        --highest_active_;
         continue;
       }
-      active_first_[std::size_t(a_max_)] = next_[std::size_t(v)];
+      active_first_[std::size_t(highest_active_)] = next_[std::size_t(v)];
       discharge(v);
     }
     return false;
@@ -90,9 +90,9 @@ class highest_label {
     const vertex_t n = n_, count = levels.levels();
     const std::int64_t reached = levels.reached();
     const std::int64_t* start = levels.level_start.data();
-    vertex_t a_max = 0, a_min = n;
+    vertex_t highest_active = 0, lowest_active = n;
 #pragma omp parallel num_threads(team) if (team > 1 && reached > adopt_parallel_min) \
-    reduction(max : a_max) reduction(min : a_min)
+    reduction(max : highest_active) reduction(min : lowest_active)
     {
 #ifdef _OPENMP
       const int tid = omp_get_thread_num(), threads = omp_get_num_threads();
@@ -107,14 +107,14 @@ class highest_label {
       // Level 0 is the target alone: it is never bucketed.
       for (vertex_t d = std::max<vertex_t>(1, first_level(tid)); d < first_level(tid + 1); ++d) {
         if (fill_bucket(d, levels.queue.data() + start[d], start[d + 1] - start[d])) {
-          a_max = std::max(a_max, d);
-          a_min = std::min(a_min, d);
+          highest_active = std::max(highest_active, d);
+          lowest_active = std::min(lowest_active, d);
         }
       }
     }
-    a_max_ = a_max;
-    a_min_ = a_min;
-    d_max_ = std::max<vertex_t>(0, count - 1);
+    highest_active_ = highest_active;
+    lowest_active_ = lowest_active;
+    highest_used_label_ = std::max<vertex_t>(0, count - 1);
   }
 
  private:
@@ -145,8 +145,8 @@ class highest_label {
   void add_active(vertex_t v, vertex_t d) {
     next_[std::size_t(v)] = active_first_[std::size_t(d)];
     active_first_[std::size_t(d)] = v;
-    a_max_ = std::max(a_max_, d);
-    a_min_ = std::min(a_min_, d);
+    highest_active_ = std::max(highest_active_, d);
+    lowest_active_ = std::min(lowest_active_, d);
   }
   void add_inactive(vertex_t v, vertex_t d) {
     const vertex_t h = inactive_first_[std::size_t(d)];
@@ -167,10 +167,10 @@ class highest_label {
 
   void reset_buckets() {
     work_ = 0;
-    std::fill_n(active_first_.get(), std::size_t(d_max_) + 1, no_vertex);
-    std::fill_n(inactive_first_.get(), std::size_t(d_max_) + 1, no_vertex);
-    a_max_ = d_max_ = 0;
-    a_min_ = n_;
+    std::fill_n(active_first_.get(), std::size_t(highest_used_label_) + 1, no_vertex);
+    std::fill_n(inactive_first_.get(), std::size_t(highest_used_label_) + 1, no_vertex);
+    highest_active_ = highest_used_label_ = 0;
+    lowest_active_ = n_;
   }
 
   void timed_global_update() {
@@ -208,7 +208,7 @@ class highest_label {
         } else {
           add_inactive(y, dy);
         }
-        d_max_ = dy;  // BFS order: labels never decrease
+        highest_used_label_ = dy;  // BFS order: labels never decrease
       }
     }
   }
@@ -252,15 +252,15 @@ class highest_label {
   /// cut off from the target.  Only inactive vertices live above d.
   void gap(vertex_t d) {
     ++stats_->gaps;
-    for (vertex_t l = d + 1; l <= d_max_; ++l) {
+    for (vertex_t l = d + 1; l <= highest_used_label_; ++l) {
       for (vertex_t u = inactive_first_[std::size_t(l)]; u != no_vertex;
            u = next_[std::size_t(u)]) {
         label_[std::size_t(u)] = n_;
       }
       inactive_first_[std::size_t(l)] = no_vertex;
     }
-    d_max_ = d - 1;
-    a_max_ = d - 1;
+    highest_used_label_ = d - 1;
+    highest_active_ = d - 1;
   }
 
   /// Pushes and relabels v until its excess is gone or its label reaches n.
@@ -291,8 +291,8 @@ class highest_label {
       relabel(v);
       const vertex_t nd = label_[std::size_t(v)];
       if (nd >= n_) return;
-      d_max_ = std::max(d_max_, nd);
-      a_max_ = std::max(a_max_, nd);
+      highest_used_label_ = std::max(highest_used_label_, nd);
+      highest_active_ = std::max(highest_active_, nd);
     }
   }
 
@@ -309,7 +309,9 @@ class highest_label {
   big_array<vertex_t> active_first_, inactive_first_;  // per label, no_vertex when empty
   big_array<vertex_t> next_, prev_;                    // list links per vertex
   std::vector<vertex_t> queue_;                        // BFS scratch
-  vertex_t a_max_ = 0, a_min_ = 0, d_max_ = 0;
+  // Bounds of the labels in the buckets (hi_pr's aMax, aMin, dMax): the
+  // highest and lowest label of an active vertex, the highest of any vertex.
+  vertex_t highest_active_ = 0, lowest_active_ = 0, highest_used_label_ = 0;
   std::int64_t work_ = 0;
   double update_threshold_ = 0;
 };

@@ -20,29 +20,22 @@
 //
 // Order.  Each thread discharges the vertices it owns highest label first
 // (a heap: hi_pr's order, per thread) and steals another thread's highest
-// when it owns none.  With a stack per thread instead (the newly activated
-// on top) the pushes grew 7x on GENRMF long a32 and 65x on Washington long
-// r512 against ppr's sequential epochs; with heaps, 1.1x and 5x; with
-// hi_pr's gap for the vertex being relabelled as well, 1.1x and 1.2x
-// (1024^2 road-like graph 2x, 1024^2 grid 1x; dev host, 2 threads, pushes
-// of one run each).  Pushes follow hi_pr's rule (current arc, admissible
-// when d(v) = d(w) + 1 by the labels read); a relabel scans all arcs.  The
-// epoch ends when the summed relabel work passes the caller's threshold
-// (hi_pr's measure) or when every thread is idle with an empty heap.
-// At 16 threads it halves ppr's call on GENRMF long and Washington long
-// against the sequential epochs (results/h200/ppr-lock-free.txt).
+// when it owns none; a stack per thread pushed several times as much
+// (benchmarks/NOTES.md, "ppr's constants").  Pushes follow hi_pr's rule
+// (current arc, admissible when d(v) = d(w) + 1 by the labels read); a
+// relabel scans all arcs.  The epoch ends when the summed relabel work
+// passes the caller's threshold (hi_pr's measure) or when every thread is
+// idle with an empty heap.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "../openmp.hpp"
 #include "highest_label.hpp"
-#include "matchflow/timing.hpp"
 #include "matchflow/maxflow.hpp"
 #include "residual_graph.hpp"
 
@@ -109,16 +102,13 @@ class lock_free_discharge {
         heaps_(std::size_t(team)) {}
 
   /// Discharges from `active` (vertices with excess and label < n, in
-  /// ascending label order) until the relabel work passes `threshold`, once
-  /// at least `min_seconds` have passed, or no vertex is left to discharge;
+  /// ascending label order) until the relabel work passes `threshold` or no
+  /// vertex is left to discharge;
   /// counts pushes and relabels into `stats`.
   /// `reached` (`count` of them) are the vertices with label < n, whose
   /// current arcs are reset: only they can receive a push.
   void run(const std::vector<vertex_t>& active, const vertex_t* reached, std::int64_t count,
-           double threshold, double min_seconds, flow_stats* stats) {
-    const clock_type::time_point not_before =
-        clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
-                                std::chrono::duration<double>(min_seconds));
+           double threshold, flow_stats* stats) {
     std::atomic<std::int64_t> work{0};
     std::atomic<int> idle{0};
     std::atomic<bool> stop{false};
@@ -144,7 +134,7 @@ class lock_free_discharge {
         __atomic_add_fetch(&count_[std::size_t(label_[std::size_t(reached[i])])], 1,
                            __ATOMIC_RELAXED);
       }
-      worker(tid, work, idle, stop, std::int64_t(threshold), not_before);
+      worker(tid, work, idle, stop, std::int64_t(threshold));
     }
     for (int c = 0; c < threads_; ++c) {
       owned_heap& own = heaps_[std::size_t(c)];
@@ -171,8 +161,7 @@ class lock_free_discharge {
   }
 
   void worker(int tid, std::atomic<std::int64_t>& work, std::atomic<int>& idle,
-              std::atomic<bool>& stop, std::int64_t threshold,
-              clock_type::time_point not_before) {
+              std::atomic<bool>& stop, std::int64_t threshold) {
     owned_heap& own = heaps_[std::size_t(tid)];
     std::int64_t local_work = 0;
     vertex_t v;
@@ -181,8 +170,7 @@ class lock_free_discharge {
         discharge(v, own, local_work);
         // Flush the relabel work now and then: one shared counter.
         if (local_work >= flush_work) {
-          if (work.fetch_add(local_work, std::memory_order_relaxed) + local_work > threshold &&
-              clock_type::now() >= not_before) {
+          if (work.fetch_add(local_work, std::memory_order_relaxed) + local_work > threshold) {
             stop.store(true, std::memory_order_relaxed);
           }
           local_work = 0;

@@ -18,17 +18,14 @@
 #include <vector>
 
 #include "../openmp.hpp"
-#include "matchflow/detail/env_number.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "residual_graph.hpp"
 
 namespace matchflow::detail {
 
-/// Levels narrower than this are expanded on one thread.  H200 host, 16
-/// threads, one process (results/h200/ppr-bfs.txt): one barrier a level
-/// and 32 against two barriers and 256, global relabel seconds GENRMF long
-/// a32 0.32 -> 0.25, wide a64 0.54 -> 0.43, Washington long 0.13 -> 0.10,
-/// 1024^2 grid 0.022-0.026 -> 0.019.  MATCHFLOW_PPR_BFS_NARROW overrides it
-/// for A/B runs.
+/// Levels narrower than this are expanded on one thread: the team's barrier
+/// costs more than their work (benchmarks/NOTES.md, "ppr's constants";
+/// MATCHFLOW_PPR_BFS_NARROW moves it).
 constexpr std::int64_t bfs_narrow = 32;
 
 /// Graphs of at most this many vertices are searched by the calling thread
@@ -42,12 +39,8 @@ inline std::int64_t bfs_narrow_width() {
 /// Starts the loads of x's first arc records, for a BFS: a level's
 /// vertices lie far apart (a grid's frontier is a diagonal, a Delaunay
 /// graph's numbering is random), so each costs its own trips to memory;
-/// issued a few vertices ahead, they overlap.  H200 host, 16 threads, ppr's
-/// global relabel seconds without -> with (results/h200/ppr-bfs.txt, run C):
-/// Delaunay 0.078 -> 0.042 and 0.106 -> 0.084, grids 0.019 -> 0.017 and
-/// 0.020 -> 0.018, Washington long 0.113 -> 0.102, GENRMF alike.
-/// Prefetching each arc's reverse record and head label as well gained
-/// nothing more.  (A hint: no fault even past the last record.)
+/// issued a few vertices ahead, they overlap (NOTES.md, "ppr's constants").
+/// A hint: no fault even past the last record.
 template <class Arc>
 inline void prefetch_arcs(const residual_graph<Arc>& g, vertex_t x) {
   const residual_arc<Arc>* first = g.arcs.get() + g.first[std::size_t(x)];

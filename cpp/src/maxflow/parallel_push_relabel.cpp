@@ -10,52 +10,37 @@
 // - a push to w adds to added_excess[w] (atomic fetch-add) and puts w on the
 //   next active set the first time (test-and-set on `discovered`);
 // - when both ends of an admissible arc are active, the paper's rule lets
-//   exactly one of them push
-//   along the pair: v "wins" against w iff d(v) = d(w) + 1, d(v) < d(w) - 1,
-//   or d(v) = d(w) and v < w; a loser stops for this round ("skipped") and
-//   keeps its excess.  So each residual capacity pair has at most one
-//   writer per round; the other end may read it concurrently (relaxed
-//   atomics, below).
+//   exactly one of them push along the pair: v "wins" against w iff
+//   d(v) = d(w) + 1, d(v) < d(w) - 1, or d(v) = d(w) and v < w; a loser
+//   stops for this round ("skipped") and keeps its excess.  So each residual
+//   capacity pair has at most one writer per round; the other end may read
+//   it concurrently (relaxed atomics, below);
 // - after the round, labels and excesses are committed and the next active
 //   set is the compaction of the per-thread discovered lists.
 // The vertex's scan has no current arc: a relabel rescans (as in the paper).
 //
-// Epochs.  Between two global relabels the run is either parallel rounds
-// or, when the relabel finds few active vertices (below
-// parallel_min_active()), the lock-free asynchronous discharge on the team
-// (lock_free_discharge.hpp, after Hong's lock-free push-relabel), started
-// from the relabel's exact labels and run until its relabel work calls for
-// the next global relabel (factor default_lock_free_update_freq) or no
-// vertex is left; a global relabel always follows it.  A parallel epoch also
-// ends when a round leaves fewer than an eighth of parallel_min_active().
-// Below lock_free_min_active() active vertices the epoch is hi_pr's
-// sequential highest-label discharge (highest_label.hpp, its buckets filled
-// by the team from the BFS levels, highest_label::adopt_levels) until it has
-// used up a share of its relabel work; then the run hands over to the
-// lock-free epochs for good (handover_share()).  MATCHFLOW_PPR_LOCK_FREE=0
-// makes every such epoch sequential: that was the default until the H200
-// host's 16 threads timed both (results/h200/ppr-lock-free.txt, sequential
-// -> lock-free from 64 active vertices): GENRMF long a32 1.32 -> 0.63 s,
-// wide a64 1.66 -> 1.18, Washington long r512 0.76 -> 0.42, wide 1.20 ->
-// 0.81 (pr: 1.64, 2.50, 1.07, 1.37 s).  NOTES.md, "ppr: lock-free epochs",
-// has the rest.  The global relabels were a third to a half of pr's phase 1 on
-// these long-tail families (dev host, one thread: 1024^2 grid 0.07 of
-// 0.21 s, Delaunay 2^20 0.23 of 0.38 s, GENRMF long a32 0.46 of 0.90 s), so
-// they run on the team: parallel_bfs.hpp keeps one team for the whole search
-// and expands narrow levels on one thread (a team per level made ppr slower
-// than pr there: H100 host, 16 threads, 1.10 s against 0.97 s on GENRMF long
-// a32, 0.47 against 0.37 s on a 1024 x 1024 grid).  With
-// one thread the run is pr's.  Short loops run on the calling thread.
+// Epochs.  Between two global relabels the run is one of:
+// - parallel rounds, while the relabel finds at least parallel_min_active
+//   active vertices (the epoch also ends when a round leaves fewer than an
+//   eighth of that);
+// - the lock-free asynchronous discharge on the team (lock_free_discharge.hpp,
+//   after Hong's lock-free push-relabel) from lock_free_min_active of them,
+//   until its relabel work calls for the next global relabel;
+// - below that, hi_pr's sequential highest-label discharge
+//   (highest_label.hpp, its buckets filled by the team from the BFS levels),
+//   until it has used handover_share of its relabel work: then the run hands
+//   over to the lock-free epochs for good.
+// A few active vertices make a team's barriers dearer than a round's work,
+// and highest-label order pushes less than the synchronous rule; a long run
+// of few vertices still needs the team (benchmarks/NOTES.md, "ppr: lock-free
+// epochs" and "ppr's constants").  With one thread the run is pr's.
 //
 // Global relabeling: level-synchronous parallel BFS from the sink over
-// reverse residual arcs (parallel_bfs.hpp); a label is claimed by
-// compare-and-swap; the active set is read off its queue, not a sweep over
-// all n.  Run at the start and, in a parallel epoch, whenever the relabel
-// work (BETA + degree per relabel, summed over threads) exceeds
-// (ALPHA * n + m) / freq, hi_pr's measure, with a default freq of 2 (four
-// times hi_pr's): every round costs a barrier, and on a 300 x 300 grid and
-// a 10^6-arc layered graph this halves the rounds and cuts the pushes by a
-// third to a half against freq 0.5.
+// reverse residual arcs (parallel_bfs.hpp; windowed_bfs.hpp after a search of
+// narrow levels); a label is claimed by compare-and-swap; the active set is
+// read off its queue, not a sweep over all n.  Run at the start and, in a
+// parallel epoch, whenever the relabel work (BETA + degree per relabel,
+// summed over threads) exceeds (ALPHA * n + m) / freq, hi_pr's measure.
 //
 // Termination.  A reader of a residual capacity that its owner is writing
 // may see the old value, so a relabel can overshoot and the labels be
@@ -69,12 +54,15 @@
 // does not reach to label n).
 //
 // Phase 2 (excess back to the source) starts as pr's sequential flow
-// decomposition (flow_decomposition.hpp), with a smaller budget of
-// cancelled cycle arcs (phase2_cycle_arcs); where the preflow's cycles
-// exceed it (grids, R-MAT: ppr's preflow made the search give up after
-// 0.085 s on a 1024 x 1024 grid, dev host), these same rounds run with the
-// ends swapped (the source the target, the sink held at n) instead of pr's
-// sequential pass.
+// decomposition (flow_decomposition.hpp) with a smaller budget of cancelled
+// cycle arcs (phase2_cycle_arcs); where the preflow's cycles exceed it
+// (grids, R-MAT), these same rounds run with the ends swapped (the source
+// the target, the sink held at n) instead of pr's sequential pass.
+//
+// The constants below are measured choices (benchmarks/NOTES.md, "ppr's
+// constants"); those that decide which code path runs can be moved by an
+// environment variable, so that tests reach every path on small graphs
+// (README, "Environment variables").
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -82,7 +70,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "matchflow/detail/env_number.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"
@@ -104,113 +92,39 @@ void store_cap(capacity_t* p, capacity_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 // Loops shorter than this run on the calling thread: a team's start and
 // barrier cost more than they save.
 constexpr std::int64_t parallel_cutoff = 4096;
-// A global relabel that finds fewer than parallel_min_active active
-// vertices starts a sequential epoch (hi_pr's discharge); a round that
-// leaves fewer than an eighth of it ends the parallel epoch.  Long-path
-// instances (grids, roads, GENRMF) spend most of their time with a few
-// hundred active vertices, where a team's barriers may cost more than the
-// round's work and the synchronous rule does more pushes than
-// highest-label order.  4096 was measured against 1024 and 16384 (slower on
-// R-MAT and GENRMF) when every BFS level started a team; not since.
-// MATCHFLOW_PPR_MIN_ACTIVE overrides it for A/B runs (dev host, GENRMF long
-// a32: 500-650 vertices active at each global relabel, over 300-4000 BFS
-// levels).
-constexpr std::int64_t default_parallel_min_active = 4096;
 
-/// Whether the epochs with few active vertices run the lock-free
-/// asynchronous discharge on the team (the default) rather than hi_pr's
-/// sequential one (MATCHFLOW_PPR_LOCK_FREE=0, an A/B override).
-bool lock_free_epochs() {
-  return env_number("MATCHFLOW_PPR_LOCK_FREE", 1, 0) != 0;
+/// Active vertices a global relabel must find for a parallel epoch
+/// (MATCHFLOW_PPR_MIN_ACTIVE).
+std::int64_t parallel_min_active() {
+  return std::int64_t(env_number("MATCHFLOW_PPR_MIN_ACTIVE", 4096, 1));
 }
 
-/// The least active vertices a lock-free epoch starts from; with fewer, a
-/// sequential epoch runs, which hands over to the lock-free epochs once it
-/// has used up handover_share() of its relabel work.  From one vertex
-/// (the default from 3e3c732 to d8bee4a), the team's order made the flow
-/// suite's second 1024^2 grid pair 1.69M pushes against pr's 0.12M, 0.77 s
-/// against 0.17 (one thread of the same discharge: pr's pushes).  H200 host,
-/// 16 threads, one process, 1 -> 64 with the handover: 1.16x in geometric
-/// mean over 13 instances, that grid 0.77 -> 0.135 s, Delaunay 0.44 -> 0.38,
-/// the rest within 10% (results/h200/ppr-handover.txt, run D).
-constexpr std::int64_t default_lock_free_min_active = 64;
-
+/// Active vertices a lock-free epoch starts from; fewer get a sequential
+/// epoch until the handover (MATCHFLOW_PPR_LOCK_FREE_MIN).
 std::int64_t lock_free_min_active() {
-  return std::int64_t(env_number("MATCHFLOW_PPR_LOCK_FREE_MIN",
-                                 double(default_lock_free_min_active), 1));
+  return std::int64_t(env_number("MATCHFLOW_PPR_LOCK_FREE_MIN", 64, 1));
 }
 
 /// The share of its relabel-work threshold after which a sequential epoch
-/// (begun with fewer than lock_free_min_active() active vertices) hands
-/// over: every later epoch is lock-free, whatever the active vertices.  A
-/// run that few vertices start and that ends within it is hi_pr's; a longer
-/// one gets the team (the 1024^2 grids' pushes were 0.12M and 1.55M).
-/// 0.25 against never: 1.14x over 7 instances, Delaunay 0.40 -> 0.29 s;
-/// against 0.1: the same within 2% (ppr-handover.txt, run E).
-/// MATCHFLOW_PPR_HANDOVER overrides it for A/B runs.
-constexpr double default_handover_share = 0.25;
+/// hands the run over to the lock-free epochs (MATCHFLOW_PPR_HANDOVER).
+double handover_share() { return env_number("MATCHFLOW_PPR_HANDOVER", 0.25, 1e-6); }
 
-double handover_share() {
-  return env_number("MATCHFLOW_PPR_HANDOVER", default_handover_share, 1e-6);
-}
-
-std::int64_t parallel_min_active() {
-  return std::int64_t(env_number("MATCHFLOW_PPR_MIN_ACTIVE",
-                                 double(default_parallel_min_active), 1));
-}
-
-// Global relabeling frequency factor (see the header comment).
+// Global relabeling frequency factors: of the rounds (four times hi_pr's,
+// as every round costs a barrier), of the sequential and of the lock-free
+// epochs (twice hi_pr's: their BFS runs on the team).
 constexpr double default_round_update_freq = 2.0;
-// hi_pr's frequency factor (0.5) balances its sequential BFS against the
-// discharge work; ppr's BFS runs on the team, so its sequential epochs
-// relabel twice as often.  Dev host, pr on one thread, factor 0.5 -> 1:
-// pushes 10.2M -> 9.4M (GENRMF long a32), 18.0M -> 13.8M (GENRMF wide a64),
-// 9.5M -> 7.4M (Washington long r512), 2.17M -> 1.55M (1024^2 grid), for
-// 1.1-3x the global relabels.  Not yet timed at 16 threads.
 constexpr double default_epoch_update_freq = 1.0;
-// The lock-free epochs' frequency factor: the sequential epochs'.  0.25
-// halved GENRMF's relabel time for more pushes but lengthened Washington
-// wide's call (results/h200/ppr-lock-free-knobs.txt, run 1): untuned.
 constexpr double default_lock_free_update_freq = 1.0;
 
-double lock_free_update_freq() {
-  return env_number("MATCHFLOW_PPR_LOCK_FREE_FREQ", default_lock_free_update_freq, 1e-6);
-}
-
-// An A/B override (MATCHFLOW_PPR_LOCK_FREE_BALANCE, off by default): a
-// lock-free epoch also runs for at least this many times the last global
-// relabel's seconds before its relabel work may end it, spacing the BFSs
-// where they are dear against the discharge.  H200 host, 16 threads, one
-// process (results/h200/ppr-relabel-balance.txt), 0 -> 1: GENRMF long a32
-// 0.54 -> 0.43 s, wide a64 1.11 -> 0.75, Washington long 0.45 -> 0.38, road
-// 0.15 -> 0.12, but 1024^2 grid 0.13 -> 0.17 (pushes 1.6M -> 2.9M) and
-// Delaunay 0.34 -> 0.47: 1.02x in geometric mean over 10, so off.
-constexpr double default_lock_free_balance = 0.0;
-
-double lock_free_balance() {
-  return env_number("MATCHFLOW_PPR_LOCK_FREE_BALANCE", default_lock_free_balance, 0);
-}
-
 /// Levels a barrier in the global relabels' BFS (windowed_bfs.hpp) after a
-/// BFS whose levels averaged fewer than windowed_bfs_max_arcs residual arcs
-/// (its vertices a level times the graph's arcs a vertex); else, and at the
-/// first relabel, the level-synchronous search (parallel_bfs.hpp).  H200
-/// host, 16 threads, one process (results/h200/ppr-bfs-window.txt), relabel
-/// seconds with windows of 1 / 4 / 16 / 64 levels: GENRMF long a32 (about
-/// 1,300 arcs a level) 0.30 / 0.28 / 0.39 / 0.61, wide a64 (1,600) 0.49 /
-/// 0.40 / 0.50 / 0.98, Washington long (3,300) 0.109 / 0.091 / 0.113 /
-/// 0.151, 1024^2 grids (5,400) 0.018 / 0.016-0.017 / 0.013-0.014 / 0.013,
-/// but Delaunay 2^20 (40,000-48,000) 0.039 / 0.048 / 0.074 / 0.19: a wide
-/// level gives the team work enough, and a window's corrections and final
-/// sort cost more than its barriers.  (A complete DAG's levels hold about
-/// 10^6 arcs.)  MATCHFLOW_PPR_BFS_WINDOW overrides the window for A/B runs
-/// (1: never windowed; at most 2^20).
-constexpr vertex_t default_bfs_window = 4;
+/// BFS whose levels averaged fewer than windowed_bfs_max_arcs residual arcs;
+/// else, and at the first relabel, the level-synchronous search.  A wide
+/// level gives the team work enough, and a window's corrections cost more
+/// than its barriers (MATCHFLOW_PPR_BFS_WINDOW; 1: never windowed).
 constexpr double windowed_bfs_max_arcs = 16384;
 
 vertex_t bfs_window() {
-  return vertex_t(std::min(env_number("MATCHFLOW_PPR_BFS_WINDOW", double(default_bfs_window), 1),
-                           double(1 << 20)));
+  return vertex_t(std::min(env_number("MATCHFLOW_PPR_BFS_WINDOW", 4, 1), double(1 << 20)));
 }
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
@@ -238,7 +152,7 @@ class synchronous_push_relabel {
     const double f = freq > 0 ? freq : default_round_update_freq;
     sequential_freq_ = freq;
     epoch_freq_ = freq > 0 ? freq : default_epoch_update_freq;
-    lock_free_freq_ = freq > 0 ? freq : lock_free_update_freq();
+    lock_free_freq_ = freq > 0 ? freq : default_lock_free_update_freq;
     update_threshold_ = (global_update_alpha * double(n_) + double(g.n_arcs)) / f;
     active_.reserve(std::size_t(n_));
   }
@@ -261,8 +175,7 @@ class synchronous_push_relabel {
         work = 0;
         if (active_.empty()) return true;
         if (std::int64_t(active_.size()) < min_active_) {
-          if (lock_free_ && (handed_over_ ||
-                             std::int64_t(active_.size()) >= lock_free_min_active_)) {
+          if (handed_over_ || std::int64_t(active_.size()) >= lock_free_min_active_) {
             lock_free_epoch();
           } else if (!sequential_epoch()) {
             return false;  // no active vertex left: a maximum preflow
@@ -298,7 +211,6 @@ class synchronous_push_relabel {
                                                          stats_);
     }
     sequential_->adopt_levels(label_, levels_, team_);
-    if (!lock_free_) return sequential_->discharge_until_update();
     handed_over_ = sequential_->discharge_until_update(handover_share_);
     return handed_over_;
   }
@@ -315,7 +227,7 @@ class synchronous_push_relabel {
     const double threshold =
         (global_update_alpha * double(n_) + double(g_.n_arcs)) / lock_free_freq_;
     lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
-                              threshold, lock_free_balance_ * last_relabel_seconds_, stats_);
+                              threshold, stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -492,8 +404,7 @@ class synchronous_push_relabel {
     const double arcs_a_vertex = double(g_.n_arcs) / double(n_);
     narrow_levels_ = arcs_a_vertex * double(levels_.reached()) <
                      windowed_bfs_max_arcs * double(levels_.levels());
-    last_relabel_seconds_ = seconds_since(start);
-    stats_->seconds_global_relabel += last_relabel_seconds_;
+    stats_->seconds_global_relabel += seconds_since(start);
     stats_->bfs_levels += levels_.levels();
   }
 
@@ -531,15 +442,12 @@ class synchronous_push_relabel {
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
-  double lock_free_freq_ = 0;    // the user's, else lock_free_update_freq()
-  const bool lock_free_ = lock_free_epochs();
+  double lock_free_freq_ = 0;    // the user's, else default_lock_free_update_freq
   const std::int64_t lock_free_min_active_ = lock_free_min_active();
   const double handover_share_ = handover_share();
   bool handed_over_ = false;  // a sequential epoch ran out of its share: lock-free from now
-  const double lock_free_balance_ = lock_free_balance();
   const vertex_t bfs_window_ = bfs_window();
   bool narrow_levels_ = false;  // the last global relabel's BFS levels were narrow
-  double last_relabel_seconds_ = 0;  // the last global relabel's
   std::unique_ptr<lock_free_discharge<Arc>> lock_free_discharge_;  // made at the first such epoch
 };
 
@@ -547,12 +455,8 @@ class synchronous_push_relabel {
 
 /// Cancelled-cycle arcs per vertex after which ppr's phase 2 stops the flow
 /// decomposition and runs the synchronous rounds back to the source instead
-/// (MATCHFLOW_PPR_CYCLE_ARCS overrides it for A/B runs; 0 skips the
-/// decomposition).  Lower than pr's 3: the rounds use the team, the search
-/// does not.  Dev host, ppr on 2 threads: on the 1024 x 1024 grid the
-/// search gave up after 0.085 s (pr's preflow: it finishes at 2.0 a vertex),
-/// on R-MAT 18 after 0.015 s; it finished on segmentation (0.05 s).
-/// Untuned at 16 threads.
+/// (MATCHFLOW_PPR_CYCLE_ARCS; 0 skips the decomposition).  Lower than pr's
+/// 3: the rounds use the team, the search does not.
 double phase2_cycle_arcs() {
   return env_number("MATCHFLOW_PPR_CYCLE_ARCS", 1.0, 0);
 }

@@ -33,7 +33,8 @@
 #include "../openmp.hpp"
 #include "matchflow/timing.hpp"
 #include "../transpose.hpp"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/assert.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/preprocess.hpp"
 #include "preprocess_cpu.hpp"
 
@@ -334,6 +335,9 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
 status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
                           const vertex_t* row4col, int threads, int scc_device,
                           std::int64_t scc_device_min, dm_result* out, dm_stats* stats) noexcept {
+  // A maximum matching of g, both ways (the Python layer computed it).
+  MATCHFLOW_ASSERT(g.rows.ptr != nullptr && out != nullptr && threads >= 0);
+  MATCHFLOW_ASSERT((g.rows.n == 0 || col4row != nullptr) && (g.cols.n == 0 || row4col != nullptr));
   return guarded([&] {
     return decompose(g, col4row, row4col, threads, scc_device, scc_device_min, out, stats);
   });

@@ -74,6 +74,14 @@ class pinned_value {
   pinned_value& operator=(const pinned_value&) = delete;
   T* get() const { return ptr_; }
 
+  /// Copies *d_value here and waits for it: a solver's read of its control block.
+  const T& read_back(const T* d_value, cudaStream_t stream) {
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(ptr_, d_value, sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(stream));
+    return *ptr_;
+  }
+
  private:
   T* ptr_ = nullptr;
 };

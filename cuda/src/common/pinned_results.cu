@@ -35,7 +35,7 @@
 #include <mutex>
 #include <vector>
 
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/detail/per_process.hpp"
 

@@ -28,7 +28,8 @@
 #include "common/host_copy.cuh"
 #include "lsap/auction_kernels.cuh"
 #include "lsap/cost_upload.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
@@ -65,7 +66,7 @@ schedule default_schedule() {
   // row (13-40 per row over all phases), so 1024 per row only stops a
   // runaway price war, and eps = 0 rounds only help while they make progress.
   schedule s{3.0, 1.0, 1024, 64, 16};
-  if (const char* env = std::getenv("MATCHFLOW_GPU_AUCTION")) {
+  if (const char* env = matchflow::detail::env_text("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;
     const int got = std::sscanf(env, "%lf,%lf,%d,%d,%d", &t.theta, &t.final_divisor,
                                 &t.phase_bids, &t.arr_rounds, &t.phase_free);

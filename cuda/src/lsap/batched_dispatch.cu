@@ -24,8 +24,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,7 +35,8 @@
 #include "common/pinned.cuh"
 #include "lsap/batched_kernels.cuh"
 #include "lsap/batched_launch.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
@@ -74,19 +73,6 @@ int columns_per_thread(int n_cols, int block) {
 dim3 transpose_grid(std::int64_t batch, int n_rows, int n_cols) {
   return dim3(static_cast<unsigned>((n_cols + 31) / 32), static_cast<unsigned>((n_rows + 31) / 32),
               static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
-}
-
-/// The variant that environment variable `name` names (see sap_plan): its
-/// index in `choices`, 0 when unset; false for a value not among them.
-bool env_choice(const char* name, std::initializer_list<const char*> choices, int* index) {
-  *index = 0;
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return true;
-  for (const char* c : choices) {
-    if (std::strcmp(value, c) == 0) return true;
-    ++*index;
-  }
-  return false;
 }
 
 template <class T, int K>
@@ -180,8 +166,8 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
                                                : pick_block_threads(p.n_cols),
                      needed);
   p.columns_per_thread = columns_per_thread(p.n_cols, p.block);
-  int carveout = 0;
-  if (!env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"}, &carveout)) {
+  const int carveout = matchflow::detail::env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"});
+  if (carveout < 0) {
     return fail(status::invalid_input, "gpu-sap: MATCHFLOW_GPU_SAP_CARVEOUT must be l1 or driver");
   }
   p.l1_carveout = carveout == 0;

@@ -50,7 +50,7 @@
 #include "common/host_copy.cuh"
 #include "lsap/cost_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/timing.hpp"
 
 namespace matchflow::cuda {
@@ -375,50 +375,36 @@ bool copy_device_costs(buffers<T>& b, state<T>& s, const T* cost, std::size_t n_
   return true;
 }
 
-/// T: the solve's (and the duals') type; In: the caller's cost type (T, or
-/// int32 for T = int64).
-template <class T, class In>
-status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
-             const lsap_options& options, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
-  lsap_stats st{};
-  std::int64_t* const record = stats ? stats->paths_per_iteration : nullptr;
-  st.paths_per_iteration = record;
-  if (n_rows == 0) {
-    for (std::int64_t j = 0; j < n_cols; ++j) v[j] = 0;
-    if (stats) *stats = st;
-    return status::ok;
-  }
-  if (n_cols > std::numeric_limits<int>::max() - 1)
-    return fail(status::invalid_input, "gpu_hungarian: more than 2^31 - 2 columns");
-  MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
+/// The persistent tree solve's grid: blocks (all resident at once) and the
+/// most columns a step's chunk holds, k_max.
+struct tree_shape {
   int blocks = 0;
   std::int64_t k_max = 1;
-  if (tree) {
-    int sms = 0, occupancy = 0, coop = 0;
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, options.device));
-    MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &occupancy, tree_solve_kernel<T>, solve_threads, 0));
-    if (!coop || occupancy < 1)
-      return fail(status::cuda_error, "gpu-tree needs a device with cooperative launch");
-    blocks = sms * occupancy;
-    k_max = std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks) * solve_threads / n_cols);
-  }
-  const std::int64_t chunks = max_item_columns * k_max;  // tree_partial_step's K at most
-  use_device_with_memory(options.device, buffers<T>::bytes(n_rows, n_cols, chunks, tree) +
-                                             (tree ? 0 : static_cast<std::size_t>(n_rows) * 64));
-  // The caller's stream for costs in its GPU memory (ordered after its work
-  // on them, and its later work after ours), else one of our own.
-  stream strm(reinterpret_cast<cudaStream_t>(options.stream), options.cost_on_device);
-  // Every buffer of the solve from the stream-ordered pool, freed on strm:
-  // a cudaMalloc and a cudaFree (a device-wide synchronisation) of the cost
-  // matrix's 400-800 MB per call otherwise.
-  pooled_allocations pool(strm, options.device);
-  buffers<T> b(n_rows, n_cols, chunks, tree);
-  state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(k_max));
+};
 
-  auto t0 = wall_clock::now();
-  const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
+template <class T>
+status query_tree_shape(int device, std::int64_t n_cols, tree_shape* shape) {
+  int sms = 0, occupancy = 0, coop = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &occupancy, tree_solve_kernel<T>, solve_threads, 0));
+  if (!coop || occupancy < 1)
+    return fail(status::cuda_error, "gpu-tree needs a device with cooperative launch");
+  shape->blocks = sms * occupancy;
+  shape->k_max =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(shape->blocks) * solve_threads / n_cols);
+  return status::ok;
+}
+
+/// The cost matrix into b.cost, in one of four ways: int32 as it is (read
+/// through the narrow view), from the caller's GPU memory, int64 narrowed
+/// on the way up where it fits, or as it is.  T: the solve's type; In: the
+/// caller's (T, or int32 for T = int64).
+template <class T, class In>
+status upload_cost_matrix(buffers<T>& b, state<T>& s, const In* cost, const lsap_options& options,
+                          cudaStream_t strm, lsap_stats& st) {
+  const auto n_items = static_cast<std::size_t>(s.n_rows) * static_cast<std::size_t>(s.n_cols);
   if constexpr (std::is_same_v<In, std::int32_t>) {
     // Uploaded as they are and read as int32: no pass on the host.  |c| <=
     // 2^31 with fewer than 2^31 columns always meets the exact-int64 bound.
@@ -442,46 +428,52 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
     if (width == sizeof(std::int32_t))
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
     if (width < static_cast<int>(sizeof(T))) st.narrow_costs = width;
-    if (!matchflow::detail::int_costs_fit(max_abs, n_rows, n_cols))
+    if (!matchflow::detail::int_costs_fit(max_abs, s.n_rows, s.n_cols))
       return fail(status::overflow, matchflow::detail::int_overflow_message);
   } else {
     upload_costs(b.cost.data(), cost, n_items, strm);
   }
-  st.seconds_transfer = seconds_since(t0);
+  return status::ok;
+}
 
-  t0 = wall_clock::now();
-  initial_reduction(b, s, strm, st);
-  strm.synchronize();
-  st.seconds_init = seconds_since(t0);
-
-  t0 = wall_clock::now();
+/// The phases after the initial reduction: the persistent tree solve, or
+/// the classical loop (whose paths per iteration go to `record` here; the
+/// tree's are read back with the answer).
+template <class T>
+status run_phases(buffers<T>& b, state<T>& s, bool tree, int blocks, int device,
+                  cudaStream_t strm, lsap_stats& st, std::int64_t* record) {
   if (tree) {
     solve_tree(b, s, blocks, strm, st);
   } else {
     key_t max_abs_key = 0;
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&max_abs_key, &s.ctl->max_abs_key, sizeof(key_t),
                                        cudaMemcpyDeviceToHost, strm));
-    strm.synchronize();
-    classic_solver<T> solver(b, s, options.device, strm, st);
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
+    classic_solver<T> solver(b, s, device, strm, st);
     solver.tol_ = host_tolerance<T>(max_abs_key);
     if (!solver.run()) return fail(status::infeasible, "cost matrix is infeasible");
     if (record) {
-      const std::size_t k = std::min<std::size_t>(solver.paths_per_iteration.size(), n_rows);
+      const std::size_t k = std::min<std::size_t>(solver.paths_per_iteration.size(), s.n_rows);
       std::copy_n(solver.paths_per_iteration.begin(), k, record);
     }
   }
   control c{};
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&c, s.ctl, sizeof(c), cudaMemcpyDeviceToHost, strm));
-  strm.synchronize();
-  st.seconds_solve = seconds_since(t0);
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
   if (c.error) return fail(status::infeasible, "cost matrix is infeasible");
   if (tree) {
     st.iterations = c.iterations;
     st.augmenting_paths = c.augmenting_paths;
     st.dual_updates = c.dual_updates;
   }
+  return status::ok;
+}
 
-  t0 = wall_clock::now();
+/// The assignment, the duals and (tree) the paths per iteration, to the host.
+template <class T>
+void read_back(buffers<T>& b, std::int64_t n_rows, std::int64_t n_cols, bool tree,
+               cudaStream_t strm, const lsap_stats& st, std::int64_t* col4row, T* u, T* v,
+               std::int64_t* record) {
   std::vector<int> ar(static_cast<std::size_t>(n_rows));
   b.ar.copy_to_host(ar.data(), ar.size(), strm);
   b.u.copy_to_host(u, static_cast<std::size_t>(n_rows), strm);
@@ -491,17 +483,77 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
     static_assert(sizeof(long long) == sizeof(std::int64_t));
     b.paths.copy_to_host(reinterpret_cast<long long*>(record), k, strm);
   }
-  strm.synchronize();
-  st.seconds_transfer += seconds_since(t0);
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
   for (std::int64_t i = 0; i < n_rows; ++i) col4row[i] = ar[static_cast<std::size_t>(i)];
-  if (n_rows == n_cols) {  // every column assigned: shift so that max v = 0
-    T m = v[0];
-    for (std::int64_t j = 1; j < n_cols; ++j) m = v[j] > m ? v[j] : m;
-    if (m > 0) {
-      for (std::int64_t j = 0; j < n_cols; ++j) v[j] -= m;
-      for (std::int64_t i = 0; i < n_rows; ++i) u[i] += m;
-    }
+}
+
+/// A square problem assigns every column: shift the duals so that max v = 0
+/// (the certificate's form, AssignmentResult).
+template <class T>
+void shift_duals(std::int64_t n_rows, std::int64_t n_cols, T* u, T* v) {
+  if (n_rows != n_cols) return;
+  T m = v[0];
+  for (std::int64_t j = 1; j < n_cols; ++j) m = v[j] > m ? v[j] : m;
+  if (m > 0) {
+    for (std::int64_t j = 0; j < n_cols; ++j) v[j] -= m;
+    for (std::int64_t i = 0; i < n_rows; ++i) u[i] += m;
   }
+}
+
+/// T: the solve's (and the duals') type; In: the caller's cost type (T, or
+/// int32 for T = int64).
+template <class T, class In>
+status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
+             const lsap_options& options, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
+  lsap_stats st{};
+  std::int64_t* const record = stats ? stats->paths_per_iteration : nullptr;
+  st.paths_per_iteration = record;
+  if (n_rows == 0) {
+    for (std::int64_t j = 0; j < n_cols; ++j) v[j] = 0;
+    if (stats) *stats = st;
+    return status::ok;
+  }
+  if (n_cols > std::numeric_limits<int>::max() - 1)
+    return fail(status::invalid_input, "gpu_hungarian: more than 2^31 - 2 columns");
+  MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
+  tree_shape shape;
+  if (tree) {
+    if (const status q = query_tree_shape<T>(options.device, n_cols, &shape); q != status::ok)
+      return q;
+  }
+  const std::int64_t chunks = max_item_columns * shape.k_max;  // tree_partial_step's K at most
+  use_device_with_memory(options.device, buffers<T>::bytes(n_rows, n_cols, chunks, tree) +
+                                             (tree ? 0 : static_cast<std::size_t>(n_rows) * 64));
+  // The caller's stream for costs in its GPU memory (ordered after its work
+  // on them, and its later work after ours), else one of our own.
+  stream strm(reinterpret_cast<cudaStream_t>(options.stream), options.cost_on_device);
+  // Every buffer of the solve from the stream-ordered pool, freed on strm:
+  // a cudaMalloc and a cudaFree (a device-wide synchronisation) of the cost
+  // matrix's 400-800 MB per call otherwise.
+  pooled_allocations pool(strm, options.device);
+  buffers<T> b(n_rows, n_cols, chunks, tree);
+  state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols),
+                      static_cast<int>(shape.k_max));
+
+  auto t0 = wall_clock::now();
+  if (const status up = upload_cost_matrix(b, s, cost, options, strm, st); up != status::ok)
+    return up;
+  st.seconds_transfer = seconds_since(t0);
+
+  t0 = wall_clock::now();
+  initial_reduction(b, s, strm, st);
+  strm.synchronize();
+  st.seconds_init = seconds_since(t0);
+
+  t0 = wall_clock::now();
+  const status solved = run_phases(b, s, tree, shape.blocks, options.device, strm, st, record);
+  st.seconds_solve = seconds_since(t0);
+  if (solved != status::ok) return solved;
+
+  t0 = wall_clock::now();
+  read_back(b, n_rows, n_cols, tree, strm, st, col4row, u, v, record);
+  st.seconds_transfer += seconds_since(t0);
+  shift_duals(n_rows, n_cols, u, v);
   if (stats) *stats = st;
   return status::ok;
 }

@@ -40,7 +40,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "lsap/auction_kernels.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda::auction {
 

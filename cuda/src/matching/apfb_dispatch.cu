@@ -44,7 +44,7 @@
 #include "common/buffer.cuh"
 #include "common/error.cuh"
 #include "common/launch.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matching/apfb_kernels.cuh"
 #include "matching/graph_upload.cuh"
 
@@ -146,6 +146,73 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   owner.instantiate();
 }
 
+/// The launch layout over the device's resident threads.
+layout resident_layout(int device, bool mt) {
+  int sms = 0, threads_per_sm = 0;
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  layout lay;
+  lay.mt = mt;
+  lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
+  return lay;
+}
+
+/// The search's device arrays: per column bfs_array, mate0, two queues (and
+/// root with the WR kernel), per row predecessor and the end-row list, in
+/// one allocation (every cudaFree synchronizes the device), and the control
+/// block.
+struct ap_buffers {
+  static std::size_t bytes(std::size_t n_rows, std::size_t n_cols, bool wr) {
+    return ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) + sizeof(ap::ap_control);
+  }
+  ap_buffers(std::size_t n_rows, std::size_t n_cols, bool wr)
+      : pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0)), ctl(1) {}
+  device_buffer<vertex_t> pool;
+  device_buffer<ap::ap_control> ctl;
+};
+
+/// The kernels' arguments over `d`'s graph and mates and `buf`, which this
+/// clears on `s` (predecessors to -1).
+ap::ap_args make_args(const device_graph& d, vertex_t nr, vertex_t nc, ap_buffers& buf, bool wr,
+                      bool apfb, cudaStream_t s) {
+  const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
+  vertex_t* carve = buf.pool.data();
+  auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
+  ap::ap_args args{};
+  args.n_rows = nr;
+  args.n_cols = nc;
+  args.cxadj = d.col_ptr.data();
+  args.cadj = d.col_adj.data();
+  args.rmatch = d.col4row.data();
+  args.cmatch = d.row4col.data();
+  args.predecessor = take(n_rows);
+  args.ends = take(n_rows);
+  args.bfs_array = take(n_cols);
+  args.mate0 = take(n_cols);
+  args.queue[0] = take(n_cols);
+  args.queue[1] = take(n_cols);
+  args.root = wr ? take(n_cols) : nullptr;
+  args.ctl = buf.ctl.data();
+  args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
+  args.shortest = !apfb;
+  buf.ctl.fill_bytes(0, s);
+  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(args.predecessor, 0xff, n_rows * sizeof(vertex_t), s));
+  return args;
+}
+
+/// The counts of a finished search into `stats`.
+void record_search(const ap::ap_control& ctl, matching_stats* stats) {
+  stats->iterations += ctl.phases;
+  stats->bfs_levels += ctl.bfs_levels;
+  // Kernel executions inside the graph: the first INITBFSARRAY, per phase
+  // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
+  stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
+  // Columns never lose their match, so the matching grew by the number of
+  // free columns that got matched (the last phase re-queues those left).
+  stats->augmentations += ctl.first_free - ctl.next_tail;
+}
+
 /// Both forms of the entry point (host graph, or the caller's raw CSR).
 status run_ap(const matching_input& in, gpu_start start, bool apfb,
               const matching_options& options, matching_stats* stats) {
@@ -157,23 +224,11 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   }
   const auto setup_start = clock_type::now();
   const bool wr = options.bfs_kernel != 0;
-  // Graph and mates (graph_upload.cu), then per column bfs_array, mate0,
-  // two queues (+ root), per row predecessor, end-row list.
   const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
-  const std::size_t bytes = graph_bytes(in, start, false) +
-                            ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) +
-                            sizeof(ap::ap_control);
-  use_device_with_memory(options.device, bytes);
+  use_device_with_memory(options.device, graph_bytes(in, start, false) +
+                                             ap_buffers::bytes(n_rows, n_cols, wr));
   stats->seconds_per_launch = launch_seconds(options.device);
-
-  int sms = 0, threads_per_sm = 0;
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options.device));
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&threads_per_sm,
-                                            cudaDevAttrMaxThreadsPerMultiProcessor,
-                                            options.device));
-  layout lay;
-  lay.mt = options.thread_layout != 0;
-  lay.resident_threads = static_cast<std::int64_t>(sms) * threads_per_sm;
+  const layout lay = resident_layout(options.device, options.thread_layout != 0);
 
   stream s = solve_stream(in);
   pooled_allocations pool(s, options.device);  // every buffer of the solve, freed on s
@@ -185,41 +240,8 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   }
 
   phase_clock clock(s);
-  // One allocation for the 32-bit arrays rather than one per array:
-  // every cudaFree synchronizes the device.
-  device_buffer<vertex_t> d_pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0));
-  device_buffer<ap::ap_control> d_ctl(1);
-  vertex_t* carve = d_pool.data();
-  auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
-  vertex_t* const d_pred = take(n_rows);
-  vertex_t* const d_ends = take(n_rows);
-  vertex_t* const d_bfs = take(n_cols);
-  vertex_t* const d_mate0 = take(n_cols);
-  vertex_t* const d_queue0 = take(n_cols);
-  vertex_t* const d_queue1 = take(n_cols);
-  vertex_t* const d_root = wr ? take(n_cols) : nullptr;
-
-  d_ctl.fill_bytes(0, s);
-  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(d_pred, 0xff, n_rows * sizeof(vertex_t), s));  // -1
-
-  ap::ap_args args{};
-  args.n_rows = nr;
-  args.n_cols = nc;
-  args.cxadj = d.col_ptr.data();
-  args.cadj = d.col_adj.data();
-  args.rmatch = d.col4row.data();
-  args.cmatch = d.row4col.data();
-  args.predecessor = d_pred;
-  args.bfs_array = d_bfs;
-  args.root = d_root;
-  args.mate0 = d_mate0;
-  args.queue[0] = d_queue0;
-  args.queue[1] = d_queue1;
-  args.ends = d_ends;
-  args.ctl = d_ctl.data();
-  args.max_phases = static_cast<long long>(std::min(nr, nc)) + 2;
-  args.shortest = !apfb;
-
+  ap_buffers buf(n_rows, n_cols, wr);
+  ap::ap_args args = make_args(d, nr, nc, buf, wr, apfb, s);
   graph_owner graph;
   if (wr) {
     build_graph<true>(graph, args, lay);
@@ -229,18 +251,10 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   stats->seconds_setup += clock.mark();
   graph.launch(s);
   ap::ap_control ctl{};
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, d_ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, buf.ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
   stats->seconds_solve += clock.mark();
   download_matching(d, in, s, stats);
-
-  stats->iterations += ctl.phases;
-  stats->bfs_levels += ctl.bfs_levels;
-  // Kernel executions inside the graph: the first INITBFSARRAY, per phase
-  // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
-  stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
-  // Columns never lose their match, so the matching grew by the number of
-  // free columns that got matched (the last phase re-queues those left).
-  stats->augmentations += ctl.first_free - ctl.next_tail;
+  record_search(ctl, stats);
   if (ctl.error != 0) {
     return fail(status::cuda_error,
                 std::string("gpu-ap") + (apfb ? "fb" : "sb") +

@@ -73,7 +73,7 @@
 #include "common/launch.cuh"
 #include "matching/gpr_kernels.cuh"
 #include "matching/graph_upload.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 namespace {
@@ -90,8 +90,6 @@ constexpr int level_batch_min = 4;         // BFS levels enqueued per flag read 
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
-
-using pinned_control = pinned_value<control>;
 
 /// Everything one solve owns on the device besides the graph and mates
 /// (device_graph, graph_upload.cuh).
@@ -135,7 +133,7 @@ class gpr_solver {
   matching_stats* stats_;
 
   stream stream_;
-  pinned_control host_ctl_;
+  pinned_value<control> host_ctl_;
   device_graph d_;
   gpr_state s_{};
   vertex_t* a_c_ = nullptr;  // current list (A_c)
@@ -220,11 +218,7 @@ bool gpr_solver::allocate_and_upload() {
   return true;
 }
 
-void gpr_solver::read_control() {
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(host_ctl_.get(), s_.ctl.data(), sizeof(control),
-                                     cudaMemcpyDeviceToHost, stream_));
-  stream_.synchronize();
-}
+void gpr_solver::read_control() { host_ctl_.read_back(s_.ctl.data(), stream_); }
 
 /// One BFS level (G-GR-KRNL) of either form.
 void gpr_solver::launch_bfs_level(int level) {

@@ -335,6 +335,71 @@ std::vector<copy_part> result_parts(const device_graph& d, const matching_input&
 }
 }  // namespace
 
+namespace {
+/// Step 1 of prepare_graph: the CSR (and the host's mates) up, or the
+/// caller's raw CSR converted.
+void load_rows(const matching_input& in, gpu_start start, bool rows, device_graph& d,
+               cudaStream_t s, matching_stats* stats) {
+  if (in.raw != nullptr) {
+    load_raw_csr(*in.raw, d, s, stats);
+    return;
+  }
+  const bipartite_view& g = *in.host;
+  std::vector<copy_part> parts;
+  if (rows) {
+    parts.push_back({d.row_ptr.data(), g.rows.ptr, d.row_ptr.bytes()});
+    parts.push_back({d.row_adj.data(), g.rows.adj, d.row_adj.bytes()});
+  }
+  if (start == gpu_start::host_mates) {
+    parts.push_back({d.col4row.data(), in.col4row, d.col4row.bytes()});
+    parts.push_back({d.row4col.data(), in.row4col, d.row4col.bytes()});
+  }
+  upload_parts(parts, s);
+}
+
+/// Step 2: the initial matching (its scratch `greedy` freed after use).
+void start_matching(const matching_input& in, gpu_start start, device_graph& d,
+                    greedy_scratch& greedy, cudaStream_t s, phase_clock& clock,
+                    matching_stats* stats) {
+  if (start == gpu_start::greedy) {
+    d.init_cardinality = greedy_start(d, greedy, s, stats);
+    stats->init_cardinality = d.init_cardinality;
+    stats->seconds_init += clock.mark();
+    greedy = greedy_scratch();
+    stats->seconds_setup += clock.mark();
+  } else if (start == gpu_start::empty) {
+    d.col4row.fill_bytes(0xff, s);
+    d.row4col.fill_bytes(0xff, s);
+    d.init_cardinality = 0;
+    stats->seconds_init += clock.mark();
+  } else {
+    std::int64_t matched = 0;
+    for (vertex_t v = 0; v < d.n; ++v) matched += in.row4col[v] >= 0;
+    d.init_cardinality = matched;
+  }
+}
+
+/// Step 3: the CSC, the caller's or built here.
+void load_columns(const matching_input& in, bool build, device_graph& d, cudaStream_t s,
+                  phase_clock& clock, matching_stats* stats) {
+  d.col_ptr = device_buffer<offset_t>(std::size_t(d.n) + 1);
+  d.col_adj = device_buffer<vertex_t>(std::size_t(d.nnz));
+  if (build) {
+    transpose_scratch scratch(d.n, d.nnz);
+    stats->seconds_setup += clock.mark();
+    build_columns(d, scratch, s, stats);
+    stats->seconds_transpose += clock.mark();
+  }  // the scratch is freed here (setup, below)
+  stats->seconds_setup += clock.mark();
+  if (!build) {
+    upload_parts({copy_part{d.col_ptr.data(), in.host->cols.ptr, d.col_ptr.bytes()},
+                  copy_part{d.col_adj.data(), in.host->cols.adj, d.col_adj.bytes()}},
+                 s);
+    stats->seconds_transfer += clock.mark();
+  }
+}
+}  // namespace
+
 bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
                    cudaStream_t s, matching_stats* stats) {
   d.m = in.m;
@@ -358,59 +423,11 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
   stats->seconds_setup += clock.mark();
 
-  // 1. CSR (and the host's mates) up, or the caller's raw CSR converted.
-  if (in.raw != nullptr) {
-    load_raw_csr(*in.raw, d, s, stats);
-  } else {
-    const bipartite_view& g = *in.host;
-    std::vector<copy_part> parts;
-    if (rows) {
-      parts.push_back({d.row_ptr.data(), g.rows.ptr, d.row_ptr.bytes()});
-      parts.push_back({d.row_adj.data(), g.rows.adj, d.row_adj.bytes()});
-    }
-    if (start == gpu_start::host_mates) {
-      parts.push_back({d.col4row.data(), in.col4row, d.col4row.bytes()});
-      parts.push_back({d.row4col.data(), in.row4col, d.row4col.bytes()});
-    }
-    upload_parts(parts, s);
-  }
+  load_rows(in, start, rows, d, s, stats);
   stats->seconds_transfer += clock.mark();
-
-  // 2. Initial matching.
-  if (start == gpu_start::greedy) {
-    d.init_cardinality = greedy_start(d, greedy, s, stats);
-    stats->init_cardinality = d.init_cardinality;
-    stats->seconds_init += clock.mark();
-    greedy = greedy_scratch();
-    stats->seconds_setup += clock.mark();
-  } else if (start == gpu_start::empty) {
-    d.col4row.fill_bytes(0xff, s);
-    d.row4col.fill_bytes(0xff, s);
-    d.init_cardinality = 0;
-    stats->seconds_init += clock.mark();
-  } else {
-    std::int64_t matched = 0;
-    for (vertex_t v = 0; v < d.n; ++v) matched += in.row4col[v] >= 0;
-    d.init_cardinality = matched;
-  }
+  start_matching(in, start, d, greedy, s, clock, stats);
   if (d.init_cardinality == std::min<std::int64_t>(d.m, d.n)) return false;
-
-  // 3. CSC: the caller's, or built here.
-  d.col_ptr = device_buffer<offset_t>(std::size_t(d.n) + 1);
-  d.col_adj = device_buffer<vertex_t>(std::size_t(d.nnz));
-  if (build) {
-    transpose_scratch scratch(d.n, d.nnz);
-    stats->seconds_setup += clock.mark();
-    build_columns(d, scratch, s, stats);
-    stats->seconds_transpose += clock.mark();
-  }  // the scratch is freed here (setup, below)
-  stats->seconds_setup += clock.mark();
-  if (!build) {
-    upload_parts({copy_part{d.col_ptr.data(), in.host->cols.ptr, d.col_ptr.bytes()},
-                  copy_part{d.col_adj.data(), in.host->cols.adj, d.col_adj.bytes()}},
-                 s);
-    stats->seconds_transfer += clock.mark();
-  }
+  load_columns(in, build, d, s, clock, stats);
   if (!keep_rows) {
     d.row_ptr = device_buffer<offset_t>();
     d.row_adj = device_buffer<vertex_t>();

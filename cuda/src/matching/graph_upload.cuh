@@ -4,13 +4,13 @@
 
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "common/buffer.cuh"
 #include "common/host_copy.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "common/phase_clock.cuh"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 
@@ -87,23 +87,5 @@ void empty_matching(const matching_input& in);
 /// Seconds one kernel launch costs on `device` (a loop of empty launches,
 /// measured on the first call per device and remembered).
 double launch_seconds(int device);
-
-/// Wall-clock phases of a solve: each mark synchronizes the stream first.
-class phase_clock {
- public:
-  explicit phase_clock(cudaStream_t s) : s_(s), last_(std::chrono::steady_clock::now()) {}
-  /// Seconds since the previous mark (or construction), after the stream drains.
-  double mark() {
-    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s_));
-    const auto now = std::chrono::steady_clock::now();
-    const double dt = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return dt;
-  }
-
- private:
-  cudaStream_t s_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 }  // namespace matchflow::cuda

@@ -179,7 +179,6 @@ struct discharge_rules {
   offset_t hub_arcs;    ///< from this many arcs, the whole block (discharge_hub)
   offset_t short_arcs;  ///< up to this many (<= short_span_arcs), scan_short and push_short;
                         ///< 0: every other vertex by discharge_once (the paper's form)
-  bool lift_then_push;  ///< push_short pushes in the cycle of a lift
 };
 
 /// One lane's arc of a short span as the scan read it, and its head's label
@@ -215,19 +214,11 @@ struct short_scan {
 ///    other vertices in this cycle visible to that read;
 ///  * v's excess is lowered without reading it back: whoever added to it
 ///    since the read also put v on the next list (push_along);
-///  * with rules.lift_then_push, a lift is followed in the same cycle by
-///    the push it enables (Hong's loop: relabel, then push).
-/// Measured against discharge_once in one process (results/h200/
-/// gpu-pr-short-spans.txt, two calls): 1.06-1.105x over 13 suite instances
-/// with lift_then_push (Delaunay 1.3-1.5x, Washington and segmentation
-/// 1.13-1.2x), 0.96-0.99x without it; GENRMF wide a64 0.77x, where the
-/// lift-then-push step takes 39,000-45,000 cycles against 25,000-27,000.
-/// Without the barrier the second read raced the neighbours' lifts (GENRMF
-/// wide: 60,000 cycles without lift_then_push).
-__device__ inline short_scan scan_short(const graph_view& g, const list_view& l, vertex_t v,
-                                        const arc_span& span, label_t infinity, int stamp,
-                                        int lane, bool lift_then_push,
-                                        unsigned long long& lifts) {
+///  * a lift is followed in the same cycle by the push it enables (Hong's
+///    loop: relabel, then push), which is what makes this form faster than
+///    discharge_once (benchmarks/NOTES.md, "gpu-pr's constants").
+__device__ inline short_scan scan_short(const graph_view& g, vertex_t v, const arc_span& span,
+                                        label_t infinity, int lane, unsigned long long& lifts) {
   short_scan sc;
   sc.e = 0;
   label_t hv = 0;
@@ -261,9 +252,8 @@ __device__ inline short_scan scan_short(const graph_view& g, const list_view& l,
     if (lane == 0) {
       atomic_write(&g.h[v], lifted);
       ++lifts;
-      if (lifted < infinity && !lift_then_push) append_once(g, l, v, stamp);
     }
-    sc.push = lifted < infinity && lift_then_push;
+    sc.push = lifted < infinity;
   }
   return sc;
 }
@@ -414,7 +404,7 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
     short_scan sc;
     sc.push = false;
     if (short_span) {
-      sc = scan_short(g, l, v, span, infinity, stamp, lane, rules.lift_then_push, lifts);
+      sc = scan_short(g, v, span, infinity, lane, lifts);
     }
     // The barrier also shows this cycle's lifts in the block to push_short.
     const int long_ones = __syncthreads_count(lane == 0 && span.total >= rules.hub_arcs);

@@ -86,9 +86,9 @@
 #include "common/reverse_csr.cuh"
 #include "common/launch.cuh"
 #include "common/host_copy.cuh"
-#include "matching/graph_upload.cuh"  // phase_clock
-#include "matchflow/cuda/entry.hpp"
-#include "matchflow/detail/env_number.hpp"
+#include "common/phase_clock.cuh"
+#include "matchflow/detail/cuda_backend.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "matchflow/timing.hpp"
 #include "maxflow/flow_matrix.cuh"
 #include "maxflow/push_relabel_kernels.cuh"
@@ -109,19 +109,17 @@ constexpr int cycle_limit = 1 << 30;                // stamps stay positive int3
 constexpr int lift_share = 8;                       // tuned: see relabel_due()
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
-using pinned_control = pinned_value<control>;
-
-/// The tuned cycles' discharge_rules (discharge.cuh), each movable for an
-/// A/B: MATCHFLOW_GPU_PR_HUB_ARCS, MATCHFLOW_GPU_PR_SHORT_ARCS (0: none, at
-/// most short_span_arcs), MATCHFLOW_GPU_PR_LIFT_PUSH (0: off).
+/// The tuned cycles' discharge_rules (discharge.cuh); the spans that take
+/// each form can be moved so that tests reach every form on small graphs:
+/// MATCHFLOW_GPU_PR_HUB_ARCS, MATCHFLOW_GPU_PR_SHORT_ARCS (0: none, at most
+/// short_span_arcs).
 ecl::discharge_rules tuned_rules() {
   using matchflow::detail::env_number;
   const double hubs = env_number("MATCHFLOW_GPU_PR_HUB_ARCS", ecl::default_hub_arcs, 1);
   const double short_arcs = env_number("MATCHFLOW_GPU_PR_SHORT_ARCS", ecl::short_span_arcs, 0);
   return ecl::discharge_rules{
       offset_t(std::min(hubs, double(ecl::no_hubs))),
-      offset_t(std::min(short_arcs, double(ecl::short_span_arcs))),
-      env_number("MATCHFLOW_GPU_PR_LIFT_PUSH", 1, 0) != 0};
+      offset_t(std::min(short_arcs, double(ecl::short_span_arcs)))};
 }
 
 class ecl_solver {
@@ -163,7 +161,7 @@ class ecl_solver {
   const bool paper_;
 
   stream stream_;
-  pinned_control host_ctl_;
+  pinned_value<control> host_ctl_;
   device_buffer<offset_t> ptr_, rptr_, rarc_;
   device_buffer<vertex_t> heads_, rtail_;
   device_buffer<flow_t> caps_, flow_, excess_;
@@ -183,7 +181,7 @@ class ecl_solver {
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   unsigned fixed_blocks_ = 1;
-  ecl::discharge_rules rules_{ecl::no_hubs, 0, false};  // the paper's warp per vertex (discharge.cuh)
+  ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
@@ -282,11 +280,7 @@ void ecl_solver::build_reverse() {
   ctl_.fill_bytes(0, stream_);
 }
 
-void ecl_solver::read_control() {
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(host_ctl_.get(), ctl_.data(), sizeof(control),
-                                     cudaMemcpyDeviceToHost, stream_));
-  stream_.synchronize();
-}
+void ecl_solver::read_control() { host_ctl_.read_back(ctl_.data(), stream_); }
 
 /// All three counters to 0; the current list is list0 / count[0].
 void ecl_solver::reset_lists() {
@@ -296,10 +290,7 @@ void ecl_solver::reset_lists() {
 }
 
 ecl::list_view ecl_solver::lists() {
-  int* c = ctl_.data()->count;
-  vertex_t* cur = parity_ ? list1_.data() : list0_.data();
-  vertex_t* next = parity_ ? list0_.data() : list1_.data();
-  return ecl::list_view{cur, next, &c[ring_], &c[(ring_ + 1) % 3], &c[(ring_ + 2) % 3]};
+  return ecl::ring_view(list0_.data(), list1_.data(), ctl_.data()->count, parity_, ring_);
 }
 
 void ecl_solver::advance(int k) {

@@ -228,14 +228,6 @@ __device__ inline std::int64_t global_warps() {
   return std::int64_t(gridDim.x) * blockDim.x / warp_size;
 }
 
-/// Cycle or level `k` after a ring reset (list0 / count[0] current) sees
-/// these lists.
-__device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts, int k) {
-  const bool odd = (k & 1) != 0;
-  return list_view{odd ? list1 : list0, odd ? list0 : list1, &counts[k % 3],
-                   &counts[(k + 1) % 3], &counts[(k + 2) % 3]};
-}
-
 /// One BFS level per launch (the paper's form; also the fallback loop).
 /// Thread 0 clears the counter nobody reads in this launch.
 __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level,
@@ -249,13 +241,13 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
 /// cooperative launch: the level loop runs on the device, grid.sync() is the
 /// kernel boundary.  Every thread reads the same size after the barrier, so
 /// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
-/// left the root at list0 / count[0]).
+/// left the root at list0 / count[0]: a ring reset).
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
     int first, int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = first;; ++level) {
-    const list_view l = ring_view(list0, list1, counts, level - 1);
+    const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
     const int size = block_read(l.count_in);
     if (size == 0) {
       if (grid.thread_rank() == 0) *levels = level - 1;
@@ -311,9 +303,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
-    const bool odd = ((parity + c) & 1) != 0;
-    const list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
-                      &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
+    const list_view l = ring_view(list0, list1, counts, parity + c, ring + c);
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;

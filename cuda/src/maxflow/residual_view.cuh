@@ -51,6 +51,15 @@ struct list_view {
   int* count_clear;
 };
 
+/// The worklists and counters at a ring position: the lists swap with
+/// `parity` (odd: list1 is read), the three counters rotate with `ring`.
+__host__ __device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1, int* counts,
+                                               int parity, int ring) {
+  const bool odd = (parity & 1) != 0;
+  return list_view{odd ? list1 : list0, odd ? list0 : list1, &counts[ring % 3],
+                   &counts[(ring + 1) % 3], &counts[(ring + 2) % 3]};
+}
+
 __device__ inline flow_t atomic_add(flow_t* addr, flow_t v) {
   return static_cast<flow_t>(atomicAdd(reinterpret_cast<unsigned long long*>(addr),
                                        static_cast<unsigned long long>(v)));

@@ -26,7 +26,7 @@
 #include "common/launch.cuh"
 #include "common/pinned.cuh"
 #include "common/reverse_csr.cuh"
-#include "matchflow/cuda/entry.hpp"
+#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 namespace {

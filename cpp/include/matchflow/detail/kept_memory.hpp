@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "matchflow/detail/env_number.hpp"
+#include "matchflow/detail/environment.hpp"
 
 namespace matchflow::detail {
 

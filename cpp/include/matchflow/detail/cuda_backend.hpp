@@ -1,6 +1,8 @@
-// Host-only declarations of the CUDA entry points.  The dispatch files of
-// cpp/ (lsap/dispatch.cpp, lsap/batched.cpp, ...) include this; when CUDA is not compiled, cpp/src/cuda_stub.cpp
-// defines every function here to return status::cuda_unavailable.
+// The GPU backend's entry points, as the core calls them: host-only
+// declarations owned by the core (style.md, 2.3).  cuda/ implements them;
+// where CUDA is not compiled, cpp/src/cuda_stub.cpp defines each to return
+// status::cuda_unavailable.  The core's dispatch files (lsap/dispatch.cpp,
+// lsap/batched.cpp, ...) include this; no cpp/ file includes from cuda/.
 #pragma once
 
 #include "matchflow/backend.hpp"
