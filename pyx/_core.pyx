@@ -290,8 +290,8 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     opt.paper_variant = paper_variant
     # Every code that returns arc flows writes all of them; where the flow
     # matrix is built instead they stay unwritten (never paged in) and are
-    # not returned (benchmarks/NOTES.md, "gpu-pr's whole call": zeroing them
-    # cost milliseconds).
+    # not returned (zeroing them cost milliseconds: benchmarks/NOTES.md,
+    # "gpu-pr's flow matrix").
     arc_flow = np.empty(heads.shape[0], dtype=np.int64) if return_flow else None
     source_side = np.zeros(net.n, dtype=np.bool_)
     cdef flow_result result

@@ -29,11 +29,9 @@ GPU_METHODS = ("gpu-sap",)
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 
 # "auto" takes the GPU from this many entries in the whole stack (and when
-# every problem fits gpu-sap).  benchmarks/results/h100/batched.md: a gpu-sap
-# call from NumPy costs about 2 ms however small (2.1 ms for 10000 x 16 x 16),
-# while omp-sap on 16 threads did 2.6M entries of 16 x 16 in 4.5 ms and 4.2M
-# of 64 x 64 in 13.9 ms: they cross near 1M and 0.6M entries.  Nothing
-# smaller was measured.
+# every problem fits gpu-sap): a gpu-sap call from NumPy costs about 2 ms
+# however small, and omp-sap on 16 threads catches up near 0.6-1M entries
+# (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_ELEMENTS = 1 << 20
 # gpu-sap keeps its per-column state (about 25 bytes per column) in shared
 # memory; this bound keeps it well inside the 227 KiB of a Hopper block.

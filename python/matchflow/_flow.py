@@ -28,10 +28,9 @@ GPU_METHODS = ("gpu-pr",)
 SCIPY_METHODS = ("dinic", "edmonds_karp")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 
-# At or above this many arcs "auto" runs on a GPU when one is usable.  On the
-# H100 host (benchmarks/results/h100/flow-suite.md) gpu-pr's whole call beat
-# pr's on all 18 instances, the smallest a complete DAG of 0.5M arcs (n =
-# 1000: 12 vs 24 ms); nothing smaller was measured there.
+# At or above this many arcs "auto" runs on a GPU when one is usable:
+# gpu-pr's whole call beat pr's on every instance of the flow suite, the
+# smallest of 0.5M arcs (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_ARCS = 400_000
 # CPU "auto" is "ppr" from this many arcs on a team of at least
 # PPR_MIN_THREADS, else "pr".  Same suite, 16 threads: ppr's whole call beat

@@ -31,23 +31,14 @@ _AUTO = "auto"
 _shortest_path = _core.lsap_shortest_path
 
 
-# Below this many cost entries "auto" stays on the CPU.  Measured on an H100
-# host (benchmarks/results/h100/lsap-lapx.md): at n = 500 (250k entries, costs in
-# [0, n]) gpu-tree took 3.5 ms end to end against 7.3 ms for omp-tree on 16
-# threads and 11.1 ms for SciPy; smaller sizes were not measured on the GPU,
-# so the CPU keeps them.
+# Below this many cost entries "auto" stays on the CPU: the smallest size
+# where the GPU was measured faster (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_ELEMENTS = 250_000
 # Floating costs have few ties, so gpu-tree augments about one path per
-# iteration; omp-tree on 16 threads was faster up to n = 5000 (0.30 s vs
-# 0.45 s; n = 1000: 24.5 ms vs 49.5 ms) and slower at n = 10000 (1.61 s vs
-# 1.30 s) on the H100 host (benchmarks/results/h100/lsap-lapx.md).
+# iteration: omp-tree on 16 threads was faster up to n = 5000 (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # Integer costs spread wider than this many values per row or column have
-# few ties too and take the floating threshold.  On the H100 host
-# (benchmarks/results/h100/lsap-tiny-ties.md, costs in [0, kn]):
-# k <= 10 gpu-tree beat omp-tree on 16 threads at every n from 500 (8.8 vs
-# 11.5 ms at k = 10); with k >= 100 it lost up to n = 2000 (n = 500: 17-21
-# ms against SciPy's 10-16 and omp-tree's 5-10) and broke even at n = 5000.
+# few ties too and take the floating threshold (benchmarks/NOTES.md, "The `auto` thresholds").
 FEW_TIES_SPREAD = 10
 
 # Integer costs are solved exactly in int64.  The duals stay within
@@ -59,18 +50,10 @@ FEW_TIES_SPREAD = 10
 # Small problems in `linear_sum_assignment(..., method="auto")` go to the
 # shortest augmenting path solver (cpp/src/lsap/shortest_augmenting_path.cpp):
 # SciPy's algorithm, giving SciPy's arrays, behind a binding cheap enough
-# that at n = 1 the whole call costs no more than SciPy's (~0.4 us).  It
-# took 0.75-0.93x SciPy's time on every shape and cost range measured, while
-# omp-tree's ratio swings with the ties (benchmarks/NOTES.md, "Assignment").
-#   - Floats: up to the GPU threshold.  omp-tree on one thread (what it uses
-#     below ~512 columns) was faster on square matrices on the H100 host
-#     (100 x 100: 271 vs 413 us; 200 x 200: 954 vs 1164 us) but not on 1:2
-#     rectangles, and answers ties otherwise than SciPy.
-#   - Integers (and booleans): up to 50k entries.  With costs in [0, n]
-#     (many ties: omp-tree augments many paths per phase) omp-tree wins from
-#     ~140 x 140 (0.5-0.7x SciPy); with [0, 10n] or [0, 10^6] it took
-#     1.0-2.0x SciPy's time from 75 x 75 to 180 x 180 and 1.05x at
-#     150 x 300, 0.8-0.9x above (2-core dev host).
+# that at n = 1 the whole call costs no more than SciPy's, and below SciPy's
+# time on every shape and cost range measured, while omp-tree's ratio swings
+# with the ties (benchmarks/NOTES.md, "Tiny sizes"): floats up to the GPU
+# threshold, integers (and booleans) up to 50k entries.
 # The solver works in float64 and declines (returns None) what float64
 # would not solve exactly, NaN, infeasible input and dtypes it does not
 # read; the full path takes those, with SciPy's errors.
@@ -211,8 +194,7 @@ def _resolve(shape, method: str, device, few_ties: bool = False) -> tuple[str, s
         large_enough=shape[0] * shape[1] >= threshold)
     if method == "auto" and backend == "cuda":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
-        # instances of paper 001's Tables 1 and 3 measured (the other: 0.091 s
-        # vs 0.089 s; benchmarks/results/h100/lsap-lapx.md).
+        # instances of paper 001's Tables 1 and 3 (benchmarks/NOTES.md, "The `auto` thresholds").
         method = "gpu-auction" if auction else "gpu-tree"
     elif method == "auto":
         method = "omp-tree"

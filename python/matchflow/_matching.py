@@ -20,15 +20,8 @@ _INIT_CODES = _core.MATCHING_INITS
 _BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
 _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
-# Below this many edges "auto" keeps a graph on the CPU.  H100 host, 16
-# threads, whole call, 2^13-2^18 rows (benchmarks/results/h100/
-# matching-small-graphs.md): the GPU method that "auto" picks overtakes the
-# CPU's "auto" method at about 100k edges on uniform random graphs (98k:
-# 4.2 vs 4.8 ms; 197k: 4.4 vs 11.5), 130k on RGG (2.5 vs 4.2 ms), 300k on
-# R-MAT (228k: 2.5 vs 2.3 ms; 468k: 3.1 vs 4.5) and 500k on Delaunay (459k:
-# 1.37 vs 1.43 ms).  With the line at 200k the measured losses are under
-# 0.3 ms, except on the CPU side just below it: uniform random at 197k (7 ms)
-# and RGG at 130k (1.7 ms).
+# Below this many edges "auto" keeps a graph on the CPU: the GPU overtakes
+# the CPU between 100k and 500k edges by family (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_EDGES = 200_000
 
 
@@ -79,28 +72,17 @@ class MatchingResult:
 
 # CPU "auto": MS-BFS-Graft (greedy init) when there are threads to use and
 # the graph is not small, else sequential push-relabel (Karp-Sipser init).
-# 16-core H100 host (benchmarks/results/h100/cpu-matching-2e18-2e20.md and
-# cpu-matching-2e22.md):
-# MS-BFS-Graft beat SciPy on every graph (uniform, R-MAT, Delaunay, RGG,
-# grid at 2^18-2^22, +RCP).  P-DBFS was faster on uniform/R-MAT 2^22
-# (0.38-0.50 s vs 0.72-1.06 s) but slower than SciPy on the naturally
-# ordered meshes (Delaunay 2^20: 0.42 s vs SciPy 0.10 s, MS-BFS-Graft
-# 0.026 s; RGG 2^20: 0.86 s vs 0.36 s), so it is not the default.  The
-# thresholds themselves are not tuned: below ~200k edges every method
-# takes milliseconds.
+# MS-BFS-Graft beat SciPy on every graph; P-DBFS was faster on uniform and
+# R-MAT but slower than SciPy on naturally ordered meshes, so it is not the
+# default (benchmarks/NOTES.md, "Matching on the CPU").  The thresholds are
+# not tuned: below ~200k edges every method takes milliseconds.
 AUTO_PARALLEL_EDGES = 200_000
 AUTO_PARALLEL_THREADS = 4
 
 
-# GPU "auto": G-PR on graphs under 4 edges per vertex, APFB above.  H100,
-# whole call, G-PR vs APFB in ms (benchmarks/results/h100/
-# matching-2e20.md, its run at 89d2f8a; 2^22: matching-uniform-2e22.md):
-# G-PR was faster on uniform random (3 per row: 24.5 vs 31.2, RCP 21.4 vs
-# 29.6; 2^22 43.9 vs 64.0) and on the natural grid (3.6 per row: 75 vs 95);
-# APFB on R-MAT (16 per row: 18.2 vs 16.6, RCP 22.3 vs 19.4), Delaunay (7:
-# 11.0 vs 8.4, RCP 56.5 vs 34.9) and RGG (8: 33.9 vs 27.5, RCP 92.8 vs 55.6).
-# Misses, in the current run of matching-2e20.md (ae773f9): the grid
-# with RCP (57.1 vs 43.7) and R-MAT (22.9 vs 32.4; it varies ~20% run to run).
+# GPU "auto": G-PR on graphs under 4 edges per vertex, APFB above: G-PR was
+# faster on uniform random and the natural grid, APFB on R-MAT, Delaunay and
+# RGG (benchmarks/NOTES.md, "The `auto` thresholds", with the misses).
 GPU_AUTO_APFB_DEGREE = 4.0
 
 
@@ -115,18 +97,11 @@ def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
 
 
 def _default_init(method: str) -> str:
-    """Initial matching by measurement (16-core H100 host;
-    benchmarks/results/h100/cpu-matching-init-2e2*.md).
-    Karp-Sipser (sequential) for "pr" and "pdbfs": R-MAT scale 22, PR 1.27 s
-    vs 2.11 s with the greedy one, P-DBFS 1.23 s vs 1.87 s (uniform 2^22:
-    4.18 vs 4.59 s and 3.29 vs 3.25 s).  Greedy (run in parallel) for
-    "msbfs-graft": 0.81 s vs 2.37 s (uniform 2^22) and 0.21 s vs 1.21 s
-    (R-MAT 22), as the sequential Karp-Sipser pass (1-2 s there) outweighs
-    its whole solve (its greedy runs sequentially: see init_threads in
-    cpp/src/matching/dispatch.cpp).  GPU methods keep the papers' cheap one.
-    P-DBFS now runs Karp-Sipser over the rows in parallel (no transpose):
-    R-MAT 22 on 16 threads, init 0.31 s + solve 0.15 s, vs 2.2 s with the
-    parallel greedy start (13 phases)."""
+    """Initial matching by measurement (benchmarks/NOTES.md, "Matching on
+    the CPU"): Karp-Sipser for "pr" and "pdbfs" (over the rows in parallel
+    for P-DBFS: no transpose); the greedy one for "msbfs-graft", whose whole
+    solve the sequential Karp-Sipser pass outweighs.  GPU methods keep the
+    papers' cheap one."""
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 

@@ -29,9 +29,7 @@ CPU_METHODS = ("sparse-sap",)
 GPU_METHODS = ("gpu-sparse-sap",)
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS
 # device="auto" takes the GPU for square problems from this many stored
-# entries.  H100 host against sparse-sap on 16 threads, random rows
-# (results/h100/sparse-lap-1e6.md and benchmarks/NOTES.md): 10^5 x 5 entries
-# 0.41 vs 0.46 s, 10^5 x 10 0.40 vs 0.87 s, 10^6 x 5 3.1 vs 7.3 s.
+# entries, where it beat sparse-sap on 16 threads (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_ENTRIES = 1 << 19
 # n times the largest |weight| stays below 2**this in the core (see _solve_float).
 _FLOAT_PATH_LOG2 = 1000

@@ -439,101 +439,142 @@ class tree_hungarian {
     {
       const int t = thread_id();
       thread_block& b = blocks_[t];
-      b.n_tree_rows = b.n_tree_cols = b.n_reverse = b.n_zero = 0;
-      std::fill(key_.begin() + b.lo, key_.begin() + b.hi, infinity<T>());
-#pragma omp for schedule(static)
-      for (index_t k = 0; k < n_roots; ++k) {
-        root_[roots[k]] = roots[k];
-        theta_row_[roots[k]] = T(0);
-      }  // implicit barrier: roots are set before any scan
-      // The next step's frontier: rows [seen[s], upto[s]) of every block s,
-      // or the single row of the column a dual update brought to zero.
-      index_t* seen = cursors_.data() + 2 * t * threads_;
-      index_t* upto = seen + threads_;
-      std::fill(seen, seen + 2 * threads_, index_t{0});
-      T theta = T(0);  // Theta: every dual update of this phase so far
-      joined_row joined;
-      int parity = 0;
-      for (index_t k = 0; k < n_roots; ++k) {
-        scan_row(roots[k], theta, k + 1 == n_roots, b, least_[t]);
-      }
-      while (true) {
-        expand_zeros(b, theta, joined);
-        joined = joined_row{};
-        step_report<T>& mine = reports_[parity * threads_ + t];
-        mine.tree_rows = b.n_tree_rows;
-        mine.reverse = b.n_reverse;
-        mine.min_key = least_[t].key;
-        mine.min_col = least_[t].col;
-#pragma omp barrier
-        // Every thread reads the same reports and takes the same decision.
-        index_t new_rows = 0, reverse = 0;
-        least_key least;
-        for (int s = 0; s < threads_; ++s) {
-          const step_report<T>& r = reports_[parity * threads_ + s];
-          seen[s] = upto[s];
-          upto[s] = r.tree_rows;
-          new_rows += upto[s] - seen[s];
-          reverse += r.reverse;
-          if (r.min_key < least.key) {  // blocks in column order: ties keep the least column
-            least.key = r.min_key;
-            least.col = r.min_col;
-          }
-        }
-        parity ^= 1;
-        least_[t] = least_key{};
-        if (new_rows == 0 && reverse > 0) break;
-        if (new_rows == 0) {
-          // Dual update (Algorithm 9): theta grows to the least key, whose
-          // column now has zero slack (ties are caught by the next scan).
-          if (least.key == infinity<T>()) {
-            if (t == 0) feasible = false;
-            break;
-          }
-          theta = least.key;
-          if (t == 0) ++*dual_updates;
-          const index_t new_col = least.col;
-          const index_t new_row = row4col_[new_col];
-          if (new_row < 0) {
-            // An unassigned column: the phase will augment.  Columns tied
-            // with it (other trees' paths) join the search first.
-            collect_zeros(theta, b, least_[t]);
-            continue;
-          }
-          const int owner = owner_of(new_col);
-          joined.row = new_row;
-          joined.root = root_[pc_[new_col]];  // pc_[new_col] joined in an earlier step
-          if (t == owner) {
-            key_[new_col] = off_key<T>();
-            cover(new_col, new_row, theta, joined_row{}, b);
-          }
-          ++upto[owner];  // new_row is this step's frontier, not the next one's
-          scan_row(new_row, theta, true, b, least_[t]);
-          continue;
-        }
-        // Forward-pass step: expand the rows that joined the trees.
-        index_t remaining = new_rows;
-        for (int s = 0; s < threads_; ++s) {
-          const index_t* rows = blocks_[s].tree_rows;
-          for (index_t k = seen[s]; k < upto[s]; ++k) {
-            scan_row(rows[k], theta, --remaining == 0, b, least_[t]);
-          }
-        }
-      }
-      // Lazy dual update: rows gained, covered columns lost, every theta
-      // since they joined.
-      for (index_t k = 0; k < b.n_tree_rows; ++k) {
-        const index_t i = b.tree_rows[k];
-        u_[i] += theta - theta_row_[i];
-      }
-      for (index_t k = 0; k < b.n_tree_cols; ++k) {
-        const index_t j = b.tree_cols[k];
-        v_[j] -= theta - theta_col_[j];
-      }
-#pragma omp for schedule(static)
-      for (index_t k = 0; k < n_roots; ++k) u_[roots[k]] += theta;
+      start_search(roots, n_roots, b);
+      const T theta = search(t, roots, n_roots, b, dual_updates, &feasible);
+      apply_lazy_duals(theta, roots, n_roots, b);
     }
     return feasible;
+  }
+
+  /// What every thread reads off the step's reports (step_report).
+  struct step_totals {
+    index_t new_rows = 0, reverse = 0;
+    least_key least;
+  };
+
+  /// The trees emptied, the keys of thread block `b` reset, the roots set
+  /// (the team's barrier ends it: roots are set before any scan).
+  void start_search(const index_t* roots, index_t n_roots, thread_block& b) {
+    b.n_tree_rows = b.n_tree_cols = b.n_reverse = b.n_zero = 0;
+    std::fill(key_.begin() + b.lo, key_.begin() + b.hi, infinity<T>());
+#pragma omp for schedule(static)
+    for (index_t k = 0; k < n_roots; ++k) {
+      root_[roots[k]] = roots[k];
+      theta_row_[roots[k]] = T(0);
+    }
+  }
+
+  /// Thread t's part of the search; returns Theta, every dual update of the
+  /// phase.  Every thread takes the same decisions from the same reports.
+  T search(int t, const index_t* roots, index_t n_roots, thread_block& b,
+           index_t* dual_updates, bool* feasible) {
+    // The next step's frontier: rows [seen[s], upto[s]) of every block s,
+    // or the single row of the column a dual update brought to zero.
+    index_t* seen = cursors_.data() + 2 * t * threads_;
+    index_t* upto = seen + threads_;
+    std::fill(seen, seen + 2 * threads_, index_t{0});
+    T theta = T(0);
+    joined_row joined;
+    int parity = 0;
+    for (index_t k = 0; k < n_roots; ++k) {
+      scan_row(roots[k], theta, k + 1 == n_roots, b, least_[t]);
+    }
+    while (true) {
+      expand_zeros(b, theta, joined);
+      joined = joined_row{};
+      report(t, parity, b);
+#pragma omp barrier
+      const step_totals step = merge_reports(parity, seen, upto);
+      parity ^= 1;
+      least_[t] = least_key{};
+      if (step.new_rows == 0 && step.reverse > 0) return theta;
+      if (step.new_rows == 0) {
+        // Dual update (Algorithm 9): theta grows to the least key, whose
+        // column now has zero slack (ties are caught by the next scan).
+        if (step.least.key == infinity<T>()) {
+          if (t == 0) *feasible = false;
+          return theta;
+        }
+        theta = step.least.key;
+        if (t == 0) ++*dual_updates;
+        joined = join_zero_column(t, step.least.col, theta, upto, b);
+        continue;
+      }
+      // Forward-pass step: expand the rows that joined the trees.
+      index_t remaining = step.new_rows;
+      for (int s = 0; s < threads_; ++s) {
+        const index_t* rows = blocks_[s].tree_rows;
+        for (index_t k = seen[s]; k < upto[s]; ++k) {
+          scan_row(rows[k], theta, --remaining == 0, b, least_[t]);
+        }
+      }
+    }
+  }
+
+  /// Thread t's step report, in the `parity` half (the other half is read
+  /// by threads still merging the last step).
+  void report(int t, int parity, const thread_block& b) {
+    step_report<T>& mine = reports_[parity * threads_ + t];
+    mine.tree_rows = b.n_tree_rows;
+    mine.reverse = b.n_reverse;
+    mine.min_key = least_[t].key;
+    mine.min_col = least_[t].col;
+  }
+
+  /// Every thread's report of this step: the rows that joined each block
+  /// (the next frontier, into seen / upto), the reverse columns, the least key.
+  step_totals merge_reports(int parity, index_t* seen, index_t* upto) const {
+    step_totals step;
+    for (int s = 0; s < threads_; ++s) {
+      const step_report<T>& r = reports_[parity * threads_ + s];
+      seen[s] = upto[s];
+      upto[s] = r.tree_rows;
+      step.new_rows += upto[s] - seen[s];
+      step.reverse += r.reverse;
+      if (r.min_key < step.least.key) {  // blocks in column order: ties keep the least column
+        step.least.key = r.min_key;
+        step.least.col = r.min_col;
+      }
+    }
+    return step;
+  }
+
+  /// After a dual update: column `new_col` has zero slack.  Unassigned, the
+  /// phase will augment, and columns tied with it (other trees' paths) join
+  /// the search first; else its row joins the trees (returned, for
+  /// expand_zeros).
+  joined_row join_zero_column(int t, index_t new_col, T theta, index_t* upto, thread_block& b) {
+    const index_t new_row = row4col_[new_col];
+    if (new_row < 0) {
+      collect_zeros(theta, b, least_[t]);
+      return joined_row{};
+    }
+    const int owner = owner_of(new_col);
+    joined_row joined;
+    joined.row = new_row;
+    joined.root = root_[pc_[new_col]];  // pc_[new_col] joined in an earlier step
+    if (t == owner) {
+      key_[new_col] = off_key<T>();
+      cover(new_col, new_row, theta, joined_row{}, b);
+    }
+    ++upto[owner];  // new_row is this step's frontier, not the next one's
+    scan_row(new_row, theta, true, b, least_[t]);
+    return joined;
+  }
+
+  /// Lazy dual update: rows gained, covered columns lost, every theta since
+  /// they joined.
+  void apply_lazy_duals(T theta, const index_t* roots, index_t n_roots, const thread_block& b) {
+    for (index_t k = 0; k < b.n_tree_rows; ++k) {
+      const index_t i = b.tree_rows[k];
+      u_[i] += theta - theta_row_[i];
+    }
+    for (index_t k = 0; k < b.n_tree_cols; ++k) {
+      const index_t j = b.tree_cols[k];
+      v_[j] -= theta - theta_col_[j];
+    }
+#pragma omp for schedule(static)
+    for (index_t k = 0; k < n_roots; ++k) u_[roots[k]] += theta;
   }
 
   // ---- reverse pass (Algorithm 5) and augmentation (Algorithm 6) ---------

@@ -366,8 +366,7 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64
   // Each entry is read about once per row of the search, so past a
   // thousand entries the search runs on a dense float64 matrix: the
   // caller's own when it is one and is minimised, else one copy, as SciPy
-  // makes (float32 at 50 x 50: 7% slower than SciPy without it, on the
-  // 2-core dev host).
+  // makes (float32 at 50 x 50 was slower than SciPy without it).
   constexpr std::int64_t dense_min_entries = 1024;
   if (n_rows * n_cols < dense_min_entries) {
     return assign(c, n_rows, n_cols, transposed, row_ind, col_ind);

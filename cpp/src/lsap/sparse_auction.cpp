@@ -55,10 +55,8 @@
 namespace matchflow::detail {
 namespace {
 
-/// eps shrinks by this factor per phase (Bertsekas and Castanon use 4-10).
-/// 6, 10 and 4 took 2.1, 1.8 and 2.3 s on 3 10^5 random rows with 5 entries
-/// (2-core dev host, the sequential auction), the same within noise on R-MAT
-/// 2^17.
+/// eps shrinks by this factor per phase (Bertsekas and Castanon use 4-10;
+/// NOTES.md, "CPU constants").
 constexpr double eps_ratio = 10.0;
 
 /// The last phase's eps, relative to the weight range over n: the exact
@@ -79,10 +77,8 @@ constexpr std::int64_t bids_per_row = 400;
 constexpr std::int64_t jacobi_min_free = 256;
 
 /// Rounds with fewer free rows than this run on one thread: each bid reads
-/// ~10 entries, and a smaller round costs less than the team's barriers.
-/// With 1024, on the shared 2-core dev host (load ~8), 2 threads took 136 ms
-/// on Pd (8,081 rows; 2.5 ms on 1 thread) and 0.53 s on bayer10 (13,436 rows;
-/// 43 ms): a barrier waits for a thread the kernel has descheduled.
+/// ~10 entries, and a smaller round costs less than the team's barriers, which
+/// wait for any thread the kernel has descheduled (NOTES.md, "CPU constants").
 constexpr std::int64_t parallel_min_free = 8192;
 
 /// Rows per dynamic chunk of a round's bids.

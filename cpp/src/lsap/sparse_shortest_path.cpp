@@ -22,8 +22,8 @@
 //       rectangular ones a row reduction with greedy assignment.  Then
 //       augmenting row reduction, a bounded number of steps.  On random
 //       square matrices with 10 entries per row the auction start leaves
-//       ~1 row in 10^4 free (JV's ~1 in 10^3), and their searches stay short:
-//       10^6 rows took 12.7 s in all, 128 s from JV's start (2-core dev host).
+//       ~1 row in 10^4 free (JV's ~1 in 10^3), and their searches stay short
+//       (benchmarks/NOTES.md, "CPU constants").
 //   (2) Square problems: Hungarian phases (see phase()): one Dijkstra search
 //       from all unassigned rows at once augments one shortest path per
 //       search tree that reached an unassigned column.  Rectangular ones:
@@ -104,16 +104,12 @@ bool int_weights_fit(const std::int64_t* w, std::int64_t nnz, std::int64_t n_row
 /// Augmenting row reduction steps allowed per row before the searches take
 /// over (LAPJVsp bounds the passes, 2, not the steps; within a pass a
 /// displaced row is reprocessed at once, and on random sparse matrices that
-/// price war ran for minutes).  Random square matrices, 10 entries per row,
-/// uniform weights (2-core dev host; 1, 10, 100, 1000 steps per row):
-/// n = 10^5: 14-26 s, 8.7 s, 3.2 s, 7.3 s; n = 3 10^5 (30, 100 steps per
-/// row): 50 s, 30 s.  Past the budget, the rows left free are searched.
+/// price war ran for minutes; NOTES.md, "CPU constants").  Past the budget,
+/// the rows left free are searched.
 constexpr std::int64_t arr_steps_per_row = 100;
 
 /// A phase goes on past its first sink until it has scanned this many times
-/// the columns it took to find it.  n = 10^5, 10 entries per row (2-core dev
-/// host): the searches took 2.2 s when phases stopped at their first sink
-/// (past n/8 columns), 1.2 s at 2, 1.3 s at 4, 2.4 s never stopping early.
+/// the columns it took to find it (NOTES.md, "CPU constants").
 constexpr std::int64_t phase_growth = 2;
 
 /// The solver's arrays: the problem, the assignment, the duals, and the

@@ -14,13 +14,10 @@
 //               over the rows alone, in parallel (row_karp_sipser, for
 //               P-DBFS, which needs no transpose).
 //
-// Measured (16-core device, benchmarks/results/h100/cpu-matching-init-2e22.md):
-// Karp-Sipser is correct (tested against SciPy by cardinality after every
-// method) and on R-MAT scale 22 alone reaches the maximum, but it is
-// sequential and random-access bound: 1.1-2.0 s on 4M-vertex graphs vs
-// 0.12 s for the sequential greedy pass and 0.02 s for the parallel one.
-// It pays for PR and P-DBFS, not for MS-BFS-Graft; the Python layer picks
-// the default per method (_default_init in python/matchflow/_matching.py).
+// Karp-Sipser on R-MAT alone reaches the maximum, but it is sequential and
+// random-access bound, about ten times the greedy pass (NOTES.md, "CPU
+// constants"): it pays for PR and P-DBFS, not for MS-BFS-Graft; the Python
+// layer picks the default per method (_default_init in _matching.py).
 #include <atomic>
 #include <cstdint>
 #include <memory>

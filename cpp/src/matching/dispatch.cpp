@@ -71,11 +71,9 @@ void initial(const bipartite_view& g, matching_init init, int threads, vertex_t*
 }
 
 /// P-DBFS gets the parallel greedy initial matching.  MS-BFS-Graft (what
-/// "auto" runs on many cores) keeps the sequential one: on the H100 host it
-/// cost 0.1 s more on uniform 2^22 (0.12 vs 0.02 s, of a 0.8 s solve), but on
-/// naturally ordered meshes it is often already perfect (Delaunay 2^20: the
-/// whole call 0.036 s, no transpose), where the parallel one left a few
-/// vertices to the full solve (0.164 s, slower than SciPy's 0.112 s).
+/// "auto" runs on many cores) keeps the sequential one: slower on random
+/// graphs, but on naturally ordered meshes often already perfect, where the
+/// parallel one left a few vertices to the full solve (NOTES.md, "CPU constants").
 int init_threads(matching_method method, const matching_options& options) {
   return method == matching_method::pdbfs ? options.threads : 1;
 }

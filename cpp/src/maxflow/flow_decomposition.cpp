@@ -16,8 +16,7 @@ constexpr vertex_t none = -1;
 
 /// Vertices with more arcs skip cancel_two_cycles: on R-MAT 18 the pass over
 /// every hub's arcs cost more than the cycles it saved; caps 16 to 64 were
-/// alike (phase 2 0.27-0.30 s against 0.38 s uncapped, dev host,
-/// benchmarks/NOTES.md).  Grids and Delaunay graphs stay under it.
+/// alike (NOTES.md, "CPU constants").  Grids and Delaunay graphs stay under it.
 constexpr int two_cycle_max_arcs = 32;
 
 /// pr's budget for decompose_excess: the search gives up once the cycles

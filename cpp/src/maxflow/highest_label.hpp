@@ -190,8 +190,7 @@ class highest_label {
     std::size_t tail = 0;
     queue_[tail++] = target_;
     for (std::size_t q = 0; q < tail; ++q) {
-      // parallel_bfs.hpp's prefetch: dev host, one thread, global relabel
-      // seconds 1024^2 grids 0.07 -> 0.055-0.06, Delaunay 2^20 0.21 -> 0.17.
+      // parallel_bfs.hpp's prefetch (NOTES.md, "ppr's constants").
       if (q + bfs_prefetch_ahead < tail) prefetch_arcs(g_, queue_[q + bfs_prefetch_ahead]);
       const vertex_t x = queue_[q];
       const vertex_t dy = label_[std::size_t(x)] + 1;

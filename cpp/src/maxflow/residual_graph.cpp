@@ -10,12 +10,9 @@
 // that thread.  No atomics, and each reverse list is filled in input-arc
 // order whatever the team, so the graph, and every pr run on it, is
 // reproducible (ppr's lock-free epochs race: the same value and cut, not
-// always the same flow).  Each arc is read twice in all, where the build
-// before had every thread read every arc (a thread owned a range of heads):
-// H200 host, 16 threads (results/h200/cpu-flow-build-and-cut.txt), setup
-// 1024^2 grid 0.027 -> 0.014 s, Delaunay 2^20 0.08-0.09 -> 0.04, R-MAT 18
-// 0.055 -> 0.020.  A row is never split between threads: segmentation's
-// source row, 12% of its arcs, holds one thread up (0.036 -> 0.034 s).
+// always the same flow).  Each arc is read twice in all, not once by every
+// thread (NOTES.md, "CPU constants").  A row is never split between threads:
+// segmentation's source row, 12% of its arcs, holds one thread up.
 // The counts take team * n entries: the team shrinks so that they are at
 // most as many as the residual records.  The big arrays are left
 // uninitialised: every record is written once.

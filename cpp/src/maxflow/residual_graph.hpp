@@ -7,12 +7,9 @@
 // CSR, so a vertex's outgoing residual arcs are one contiguous range: first
 // its forward copies in input order, then its reverse copies ordered by input
 // arc (a counting transpose, so the layout is the same for every thread
-// count).  Reverse copies first was measured too (H100 host, 16 threads,
-// benchmarks/NOTES.md): fewer pushes on a 1024 x 1024 grid and GENRMF long,
-// far fewer flow cycles for phase 2 on grids and R-MAT (a scan cancels flow
-// before it adds anti-parallel flow), but 3.6x the pushes on the road-like
-// and Delaunay graphs, slower there than before this layout; forward copies
-// first was faster than the previous interleaved layout on every instance.
+// count).  Forward copies first was faster than an interleaved layout on
+// every instance, and than reverse copies first on road-like and Delaunay
+// graphs (NOTES.md, "CPU constants").
 // Parallel input arcs stay separate pairs, so each keeps its own flow.
 // Self-loops get no residual arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).

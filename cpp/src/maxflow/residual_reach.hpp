@@ -7,10 +7,7 @@
 // about 700 vertices.  Here each thread runs a depth-first search from a
 // stack of its own; a stack grown past two grains hands its top grain to an
 // OpenMP task that an idle thread picks up, so the team stays busy without
-// a barrier until the search is done.  With it (and ppr's round state made
-// at its first round), ppr's phase 1 on the two 1024^2 grid pairs went
-// 0.043 / 0.053 -> 0.031 / 0.040 s at 16 threads, its global relabel the
-// same (0.016-0.020 s; results/h200/cpu-flow-build-and-cut.txt, run 1).
+// a barrier until the search is done (NOTES.md, "CPU constants").
 #pragma once
 
 #include <cstdint>

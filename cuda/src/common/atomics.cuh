@@ -23,7 +23,7 @@ __device__ inline void atomic_write(T* addr, T value) {
 /// *addr as one block reads it: one load per block, not per warp (every
 /// warp of a large grid loading one word after a grid.sync() queues
 /// thousands of loads on one L2 slice: reading gpu-tree's control words
-/// once per block took about 2 us off each of its steps, H100).  Every
+/// once per block took about 2 us off each of its steps).  Every
 /// thread of the block calls it; the caller's next barrier (grid.sync)
 /// keeps the shared copy stable until everyone has read it, so two calls
 /// of one T need a barrier between them.

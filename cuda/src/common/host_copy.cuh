@@ -1,26 +1,21 @@
 // Copies between large pageable host arrays and the device, the one home of
 // making them fast: staging through pinned chunks kept for the process, the
-// host side done by a pool of threads while the DMA of the previous chunk
-// runs.  Users: the graph uploads and result downloads of the GPU matching
-// (upload_parts, download_parts: all of a call's arrays in one pass), the
-// maximum flow's network upload and result downloads (maxflow/), the cost
-// uploads of the dense GPU assignment solvers (staged_copy, staged_upload;
-// lsap/).
+// host side done by a pool of threads (host_threads.cuh) while the DMA of
+// the previous chunk runs.  Users: the graph uploads and result downloads of
+// the GPU matching (upload_parts, download_parts: all of a call's arrays in
+// one pass), the maximum flow's network upload and result downloads
+// (maxflow/), the cost uploads of the dense GPU assignment solvers
+// (staged_copy, staged_upload; lsap/).
 //
-// Why not page-lock the caller's arrays instead (cudaHostRegister)?  On the
-// H100 host (benchmarks/host_link.py) registering and unregistering costs
-// more than the DMA it enables: 1.27 ms for 17 MB, 3.9 ms for 69 MB, against
-// 0.34 ms and 1.36 ms of pinned DMA at 52-55 GB/s; and pageable copies run
-// at 8-11 GB/s (one CPU thread's copy).  Filling kept pinned chunks with
-// several threads costs neither.  Host arrays that are page-locked already
-// (result arrays from pinned_results.cu, kept between calls) skip the
-// staging: one DMA each.
+// Why not page-lock the caller's arrays instead (cudaHostRegister)?
+// Registering and unregistering costs more than the DMA it enables, and
+// filling kept pinned chunks with several threads costs neither
+// (benchmarks/NOTES.md, "Host copies").  Host arrays that are page-locked
+// already (result arrays from pinned_results.cu, kept between calls) skip
+// the staging: one DMA each.
 #pragma once
 
 #include <cuda_runtime.h>
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -38,8 +33,10 @@
 #include <vector>
 
 #include "common/buffer.cuh"
+#include "common/copy_part.cuh"
 #include "common/error.cuh"
-#include "matchflow/detail/per_process.hpp"
+#include "common/host_threads.cuh"
+#include "common/populate_ahead.cuh"
 
 namespace matchflow::cuda {
 
@@ -110,58 +107,6 @@ class staging_lease {
   char* base_ = nullptr;
 };
 
-/// Host threads kept for the process: starting and joining a staged copy's
-/// workers costs about 0.2 ms per copy (8 threads, measured on the 2-core
-/// development VM), a sizeable part of what staging saves on a graph of a
-/// few MB.  start() runs a task at once, on an idle kept thread or a new one
-/// (never queued behind another task: the tasks of a copy wait for each
-/// other, and tasks of two concurrent copies must not starve each other).
-/// Threads are detached and never end; after fork() the child starts a pool
-/// of its own (the parent's threads are not in it).
-class kept_threads {
- public:
-  static void start(std::function<void()> task) {
-    state& st = current();
-    std::lock_guard<std::mutex> lock(st.m);
-    st.tasks.push_back(std::move(task));
-    if (st.idle > 0) {
-      --st.idle;  // that thread takes the task
-      st.cv.notify_one();
-      return;
-    }
-    try {
-      std::thread([&st] { serve(st); }).detach();
-    } catch (...) {
-      st.tasks.pop_back();
-      throw;
-    }
-  }
-
- private:
-  struct state {
-    std::mutex m;
-    std::condition_variable cv;
-    std::deque<std::function<void()>> tasks;
-    unsigned idle = 0;  // threads waiting for a task and not yet given one
-  };
-  static state& current() { return matchflow::detail::per_process<state>(); }
-  static void serve(state& st) {
-    std::unique_lock<std::mutex> lock(st.m);
-    for (;;) {
-      st.cv.wait(lock, [&st] { return !st.tasks.empty(); });
-      std::function<void()> task = std::move(st.tasks.front());
-      st.tasks.pop_front();
-      lock.unlock();
-      task();  // tasks do not throw (chunk_workers' work is memcpy)
-      lock.lock();
-      ++st.idle;
-    }
-  }
-};
-
-/// Host threads of a staged copy unless the caller asks otherwise.
-constexpr unsigned default_copy_workers = 8;
-
 /// Pinned staging of a copy: `slots` chunks of `slot_bytes` each, used
 /// round robin (chunk k in slot k % slots), so that up to `slots` chunks are
 /// in flight at once.
@@ -170,159 +115,6 @@ struct staging {
   std::size_t slot_bytes;
   std::size_t slots;
   char* slot(std::size_t k) const { return base + (k % slots) * slot_bytes; }
-};
-
-/// Host threads (at most `max_workers` and the hardware's, from
-/// kept_threads) and the caller that work through a sequence of chunks in
-/// step, each chunk cut into `pieces` pieces: whoever is free takes the next
-/// piece (one shared counter, pieces taken in order) and runs
-/// `work(k, piece, pieces)` on it once the caller has allowed chunk k (false
-/// abandons the copy).  The caller's wait(k) takes pieces of chunk k itself
-/// until none is left, then waits for the rest: so a chunk is never held up
-/// by a worker that has not woken yet, which with a fixed share per worker
-/// made every chunk as slow as the last thread to wake.  At most `slots`
-/// chunks are allowed beyond the last one waited for (their completion
-/// counts are kept by slot).  Only the caller calls CUDA.  The hand-offs
-/// spin before they sleep: waking sleeping threads through a condition
-/// variable cost about 0.1 ms a chunk on the H100 host
-/// (benchmarks/copy_sweep.cu), as much as a 4 MiB chunk's DMA, while a
-/// chunk's wait is mostly shorter than the spin.
-class chunk_workers {
- public:
-  template <class Work>
-  chunk_workers(std::size_t n_chunks, std::size_t pieces, std::size_t slots, std::size_t allowed,
-                Work work, unsigned max_workers = default_copy_workers)
-      : work_(std::move(work)),
-        pieces_(std::max<std::size_t>(pieces, 1)),
-        slots_(std::max<std::size_t>(slots, 1)),
-        total_(n_chunks * pieces_),
-        allowed_(allowed),
-        done_(new std::atomic<std::size_t>[slots_]) {
-    for (std::size_t i = 0; i < slots_; ++i) done_[i].store(0);
-    const unsigned hw = std::thread::hardware_concurrency();
-    const unsigned workers = std::max(1u, std::min(max_workers, hw ? hw : 1u));
-    try {
-      for (unsigned w = 0; w < workers; ++w) {
-        {
-          std::lock_guard<std::mutex> lock(m_);
-          ++running_;
-        }
-        try {
-          kept_threads::start([this] {
-            run();
-            std::lock_guard<std::mutex> lock(m_);  // notify under the lock: *this may
-            --running_;                            // be gone once stop() sees 0
-            cv_.notify_all();
-          });
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(m_);
-          --running_;
-          throw;
-        }
-      }
-    } catch (...) {
-      stop();
-      throw;
-    }
-  }
-  ~chunk_workers() { stop(); }
-  chunk_workers(const chunk_workers&) = delete;
-  chunk_workers& operator=(const chunk_workers&) = delete;
-
-  /// Chunks below `limit` may be worked on (at most `slots` past the last
-  /// one waited for).
-  void allow(std::size_t limit) {
-    allowed_.store(limit);
-    wake();
-  }
-  /// Works on chunk k (allowed) until every piece of it is done; false when
-  /// one abandoned the copy.
-  bool wait(std::size_t k) {
-    std::size_t g = next_.load();
-    while (g < total_ && g / pieces_ <= k) {
-      if (next_.compare_exchange_weak(g, g + 1)) {
-        do_piece(g);
-        g = next_.load();
-      }
-    }
-    std::atomic<std::size_t>& done = done_[k % slots_];
-    await([&] { return done.load() == pieces_; });
-    done.store(0);
-    return !failed_.load();
-  }
-
- private:
-  /// How long a waiting thread spins before it sleeps.
-  static constexpr auto spin_time = std::chrono::microseconds(200);
-
-  static void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-  }
-  /// Returns once ready() holds: spins for spin_time, then sleeps on cv_
-  /// (counted in sleepers_, so that wake() notifies only when someone
-  /// sleeps; the counter and the state are sequentially consistent
-  /// atomics, so a wake-up cannot fall between a sleeper's test and its
-  /// sleep).
-  template <class Ready>
-  void await(Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + spin_time;
-    for (unsigned i = 1;; ++i) {
-      if (ready()) return;
-      pause();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > until) break;
-    }
-    std::unique_lock<std::mutex> lock(m_);
-    ++sleepers_;
-    cv_.wait(lock, ready);
-    --sleepers_;
-  }
-  void wake() {
-    if (sleepers_.load() == 0) return;
-    std::lock_guard<std::mutex> lock(m_);
-    cv_.notify_all();
-  }
-
-  /// Piece g (of chunk g / pieces_), then its chunk's count; the piece
-  /// that completes a chunk wakes the caller.
-  void do_piece(std::size_t g) {
-    const std::size_t k = g / pieces_;
-    if (!work_(k, g % pieces_, pieces_)) failed_.store(true);
-    if (done_[k % slots_].fetch_add(1) + 1 == pieces_) wake();
-  }
-  /// A worker: takes the next piece, waits until its chunk is allowed,
-  /// does it; leaves when no piece is left or on stop().
-  void run() {
-    for (;;) {
-      const std::size_t g = next_.fetch_add(1);
-      if (g >= total_) return;
-      await([&] { return stop_.load() || allowed_.load() > g / pieces_; });
-      if (stop_.load()) return;
-      do_piece(g);
-    }
-  }
-  /// Stops the workers (those not through their pieces leave at once) and
-  /// waits until none is running.
-  void stop() {
-    std::unique_lock<std::mutex> lock(m_);
-    stop_.store(true);
-    cv_.notify_all();
-    cv_.wait(lock, [&] { return running_ == 0; });
-  }
-
-  std::function<bool(std::size_t, std::size_t, std::size_t)> work_;
-  const std::size_t pieces_, slots_, total_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::atomic<std::size_t> next_{0};  // the next piece to take, over all chunks
-  std::atomic<std::size_t> allowed_;
-  std::unique_ptr<std::atomic<std::size_t>[]> done_;  // pieces done of chunk k, slot k % slots
-  std::atomic<unsigned> sleepers_{0};                 // threads asleep in await
-  unsigned running_ = 0;                              // tasks started and not yet through (m_)
-  std::atomic<bool> failed_{false}, stop_{false};
 };
 
 /// The share [first, end) of piece w of `parts` in a chunk of `count` items.
@@ -403,35 +195,6 @@ inline std::size_t staged_copy(void* d_dst, std::size_t n_items, std::size_t out
       s, max_workers);
 }
 
-/// One array of a copy: `bytes` bytes from `src` to `dst` (one of them in
-/// host memory, the other on the device, as the copying function says).
-struct copy_part {
-  void* dst;
-  const void* src;
-  std::size_t bytes;
-};
-
-/// Calls f(part, at, length, out) for each piece of the parts' concatenation
-/// that lies in [begin, end): bytes [at, at + length) of `part`, at offset
-/// `out` from `begin`.
-template <class F>
-inline void for_each_piece(const std::vector<copy_part>& parts, std::size_t begin,
-                           std::size_t end, F&& f) {
-  std::size_t start = 0;  // offset of the part in the concatenation
-  for (const copy_part& p : parts) {
-    const std::size_t lo = std::max(begin, start), hi = std::min(end, start + p.bytes);
-    if (lo < hi) f(p, lo - start, hi - lo, lo - begin);
-    start += p.bytes;
-    if (start >= end) return;
-  }
-}
-
-inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
-  std::size_t total = 0;
-  for (const copy_part& p : parts) total += p.bytes;
-  return total;
-}
-
 /// Whether host memory at `p` is page-locked (cudaHostRegister,
 /// cudaMallocHost; e.g. the result arrays of pinned_results.cu): a DMA
 /// reaches it with no staging.
@@ -444,9 +207,6 @@ inline bool page_locked(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
-/// Copies of at least this many bytes in all are staged; smaller ones are
-/// plain cudaMemcpyAsync calls (starting the worker threads costs more).
-constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
 /// How a staged copy runs: the pinned chunk, the slots of the ring (chunks
 /// in flight) and the host threads besides the caller.
 struct copy_shape {
@@ -454,76 +214,10 @@ struct copy_shape {
   std::size_t slots;
   unsigned workers;
 };
-/// The matching's and the flow's graph uploads and result downloads, from
-/// benchmarks/copy_sweep.cu (`copy-sweep.txt`, H100 host, medians of 15, two
-/// rounds): uploads of 17 / 34 / 69 MB in 8 MiB chunks and 4 slots took
-/// 0.69-0.87 / 1.13 / 1.93-2.19 ms (the two-slot build before, 8 MiB
-/// chunks: 0.83-1.09 / 1.38-2.18 / 2.28-2.36), other shapes within the
-/// host's noise; the 8 MB download in 2 MiB chunks and 4 slots 0.40 ms
-/// into mapped pages (before: 0.62-0.86 ms at its best chunk).  The DMA
-/// alone takes 0.33 / 0.66 / 1.35 and 0.16 ms: a staged copy reads the
-/// source, writes the pinned chunk and the DMA reads it again, all through
-/// the host's memory.
+/// The matching's and the flow's graph uploads and result downloads
+/// (benchmarks/copy_sweep.cu; NOTES.md, "Host copies").
 constexpr copy_shape upload_copy{std::size_t(8) << 20, 4, default_copy_workers};
 constexpr copy_shape download_copy{std::size_t(2) << 20, 4, default_copy_workers};
-
-/// Maps the pages of host arrays that a later copy writes, on a kept
-/// thread, while the caller goes on (the solve runs); joined when
-/// destroyed.  A call's result arrays are fresh pages, and faulting them in
-/// is most of a download's host side: 8 MB took 0.8-1.2 ms to download into
-/// fresh pages (huge-page-advised as NumPy's, or not) against 0.5 ms into
-/// mapped ones (benchmarks/copy_sweep.cu, H100 host).  MADV_POPULATE_WRITE
-/// (Linux 5.14) maps pages without touching their content, so the task may
-/// overlap anything, the copy included; where the kernel lacks it, nothing
-/// is done.
-class populate_ahead {
- public:
-  populate_ahead() = default;
-  ~populate_ahead() {
-    std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return !running_; });
-  }
-  populate_ahead(const populate_ahead&) = delete;
-  populate_ahead& operator=(const populate_ahead&) = delete;
-
-  /// Starts mapping `parts`' destinations (host memory), if large enough
-  /// to be a staged copy.
-  void start(std::vector<copy_part> parts) {
-    if (total_bytes(parts) < min_staged_copy) return;
-    std::lock_guard<std::mutex> lock(m_);
-    if (running_) return;
-    running_ = true;
-    try {
-      kept_threads::start([this, parts = std::move(parts)] {
-        for (const copy_part& p : parts) populate(p.dst, p.bytes);
-        std::lock_guard<std::mutex> done(m_);  // notify under the lock: *this may
-        running_ = false;                      // be gone once the destructor sees it
-        cv_.notify_all();
-      });
-    } catch (...) {
-      running_ = false;  // no thread: the copy faults the pages in itself
-    }
-  }
-
- private:
-  /// The whole pages inside [p, p + bytes).
-  static void populate(void* p, std::size_t bytes) {
-#ifdef __linux__
-    constexpr int populate_write = 23;  // MADV_POPULATE_WRITE, where <sys/mman.h> predates it
-    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const std::uintptr_t a = (reinterpret_cast<std::uintptr_t>(p) + page - 1) & ~(page - 1);
-    const std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(page - 1);
-    if (a < e) ::madvise(reinterpret_cast<void*>(a), e - a, populate_write);  // best effort
-#else
-    (void)p;
-    (void)bytes;
-#endif
-  }
-
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool running_ = false;
-};
 
 /// Each of `parts` by one cudaMemcpyAsync of `kind` on `s` (small copies).
 inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
@@ -652,16 +346,13 @@ inline void staged_download(void* h_dst, const void* d_src, std::size_t bytes, c
   download_parts({copy_part{h_dst, d_src, bytes}}, s);
 }
 
-/// The dense assignment's cost upload (benchmarks/upload_sweep.cu measures
-/// others).  12 threads: with the spinning hand-offs, 800 MB of int64 costs
-/// went up as int16 in 16.7-17.0 ms with 12 threads and 16 MiB chunks
-/// against 21.5 ms with 8 (`upload-sweep.txt`, H100 host); 16 threads were
-/// slower again.
+/// The dense assignment's cost upload: 12 threads and 16 MiB chunks were the
+/// fastest (benchmarks/upload_sweep.cu; NOTES.md, "Host copies").
 constexpr copy_shape cost_upload_copy{std::size_t(16) << 20, 2, 12};
 
 /// Host -> device copy of the cost matrix.  A plain cudaMemcpy from pageable
-/// memory runs at one CPU thread's copy speed (about 8 GB/s measured on the
-/// H100 host); large matrices are staged instead (staged_copy) through a
+/// memory runs at one CPU thread's copy speed; large matrices are staged
+/// instead (staged_copy) through a
 /// ring of pinned chunks of the kept staging (staging_lease).  Returns
 /// staged_copy's count of items copied.
 template <class Fill>

@@ -2,9 +2,8 @@
 //
 // A download into pageable memory is staged (host_copy.cuh): the DMA writes a
 // kept pinned chunk and host threads copy it out, so every byte crosses host
-// memory twice.  The 8 MB of mates of a 2^20-row matching took 0.40 ms so,
-// against 0.16 ms for the DMA alone (copy-sweep.txt, H100 host): a fifth of
-// the 1 ms a whole call may spend beyond its GPU work and its upload.  Into
+// memory twice: for a 2^20-row matching's mates, a fifth of the 1 ms a whole
+// call may spend beyond its GPU work and its upload (NOTES.md, "Host copies").  Into
 // page-locked memory the DMA is the whole copy (download_parts sends to such
 // a destination directly).  The Python layer asks for result arrays here
 // (matchflow._core.result_array), and an array's block comes back when the

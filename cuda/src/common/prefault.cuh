@@ -2,8 +2,7 @@
 //
 // A staged download into pages the process has never touched runs at a
 // quarter of the speed of one into touched pages: each first write is a
-// page fault (copy_sweep.cu, H100 host, 8 MB through the ring: 1.2-3.2 ms
-// fresh, 0.40-0.42 ms touched).  The flow matrix comes back into fresh
+// page fault (benchmarks/NOTES.md, "Host copies").  The flow matrix comes back into fresh
 // arrays of 12 bytes an entry (flow_matrix.cu), after phases during which
 // the host threads only wait.  A host_prefault writes one byte of every
 // page of the ranges it is given, on kept host threads, front first, until

@@ -10,7 +10,7 @@
 // allocation.
 //
 // Schedule (theta, final eps, caps, phase end): the defaults below, from a
-// sweep on the H100 host.  MATCHFLOW_GPU_AUCTION=
+// sweep (benchmarks/NOTES.md, "gpu-auction").  MATCHFLOW_GPU_AUCTION=
 // "theta,final_divisor,phase_bids,arr_rounds[,phase_free]" overrides them,
 // for benchmarking the schedule only.
 #include <algorithm>
@@ -57,14 +57,11 @@ int_route route_int64(std::uint64_t max_abs, std::int64_t n_rows, std::int64_t n
 }
 
 schedule default_schedule() {
-  // Measured on the H100 host (uniform costs, n = 1000-5000, whole call
-  // from GPU memory; benchmarks/NOTES.md, "gpu-auction"): theta 3 (4 and 5
-  // within 1.3x; 8 and 16 2-7x slower: the searches from coarser prices run
-  // long), final eps C / n^2, phases ending at 16 free rows (0: 3-14x
-  // slower, the last rows bouncing along eviction chains one bid at a time;
-  // 64-256: more and longer searches).  Caps: a phase takes a few bids per
-  // row (13-40 per row over all phases), so 1024 per row only stops a
-  // runaway price war, and eps = 0 rounds only help while they make progress.
+  // theta 3, final eps C / n^2, phases ending at 16 free rows (coarser
+  // prices make the searches long; fewer free rows bounce along eviction
+  // chains one bid at a time).  Caps: 1024 bids a row only stops a runaway
+  // price war, and eps = 0 rounds only help while they make progress
+  // (benchmarks/NOTES.md, "gpu-auction").
   schedule s{3.0, 1.0, 1024, 64, 16};
   if (const char* env = matchflow::detail::env_text("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;

@@ -25,7 +25,7 @@
 //    value it saw, else the row bids again on fresh prices.  The warp then
 //    carries the evicted owner, or takes the next unstarted row, so the
 //    eviction chains that make up most of a phase run without any grid-wide
-//    step (Jacobi rounds cost 12-22 us each, lsap-floats.md at 683a06f).
+//    step (Jacobi rounds cost 12-22 us each: NOTES.md, "gpu-auction").
 //    Integer costs use integer eps (final 1).
 // 3. Exact duals: u_i = min_j x_ij (dual feasible whatever v is); rows whose
 //    assigned column is not exactly at that minimum are freed (so every

@@ -46,11 +46,8 @@ namespace {
 /// Threads per block: about 2.5 columns per thread, from one warp to
 /// sixteen.  A search step costs one block-wide arg-min whatever the width,
 /// so narrow problems take few warps (cheap barriers, none for one warp)
-/// and wide ones enough to keep each thread's share of a row short.
-/// Measured on the H100 host, kernel time (benchmarks/NOTES.md, Batched):
-/// 208 x 300 x 300 f32 at 96 / 128 / 160 threads 3.40 / 3.20 / 3.80 ms
-/// (160: two groups of slots), 4.49 ms at 64 in an earlier build; f64 at
-/// 128 threads 3.60 ms.
+/// and wide ones enough to keep each thread's share of a row short
+/// (benchmarks/NOTES.md, Batched).
 int pick_block_threads(int n_cols) {
   const int warps = std::clamp((n_cols + 79) / 80, 1, max_warps);
   return 32 * warps;

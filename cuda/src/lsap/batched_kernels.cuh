@@ -42,8 +42,8 @@
 // warps' slots read four at a time (a one-warp block skips both).  Loading rows ahead
 // (warming the L1 or L2 cache with each warp's candidate row, before the
 // arg-min or after the step's own loads, or the runner-up's row into
-// registers) made steps no faster or slower on the H100 and H200
-// (benchmarks/NOTES.md, Batched), so a step loads only its own row.
+// registers) made steps no faster or slower (benchmarks/NOTES.md,
+// Batched), so a step loads only its own row.
 //
 // Among columns at the same least distance the arg-min takes a free one
 // first (the search ends there), then the lowest index: every thread
@@ -309,9 +309,8 @@ __device__ void row_minima_shared(const T* cost, int n_rows, int n_cols, double 
 /// rows in slices), so the pass is a chain of one global latency per row of
 /// a warp.  Entries are compared in T (the order of their float64 weights:
 /// least, or greatest when maximising), and only a row's best is converted.
-/// At 208 x 300 x 300 f32 the setup took 113 us (ncu, H100) against 253 us
-/// for a check pass and a row loop that issued two or three waves of loads
-/// a row (benchmarks/NOTES.md, Batched).
+/// Less than half the time of a check pass and a row loop that issued two or
+/// three waves of loads a row (benchmarks/NOTES.md, Batched).
 template <class T>
 __device__ bool row_minima_global(const T* cost, int n_rows, int n_cols, double sign, double* u,
                                   int* col4row) {

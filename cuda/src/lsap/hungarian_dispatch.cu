@@ -5,8 +5,8 @@
 // CU-TREE: initial reduction (Alg. 1, two launches), then ONE cooperative
 // launch runs the whole solve (forward pass, dual updates, reverse and
 // augmentation passes, optimality checks) with grid.sync() between steps.
-// The paper drives every step from the host; on an H100 the launches and the
-// per-level device->host flag copies cost more than the work, hence this.
+// The paper drives every step from the host; on a Hopper GPU the launches and
+// the per-level device->host flag copies cost more than the work, hence this.
 //
 // CU-CLASS: host-driven as in the paper: zero-slack CSR built by count
 // kernel + CUB exclusive scan + scatter kernel, rebuilt only after a dual
@@ -14,8 +14,8 @@
 // device->host copy per level decides the control flow.
 //
 // Cost upload: staged through kept pinned chunks (two of 16 MiB) filled by
-// a pool of host threads and the caller (pageable cudaMemcpy ran at about
-// 8 GB/s on the H100 host).  Integer costs are narrowed to int16 or int32
+// a pool of host threads and the caller (a pageable cudaMemcpy runs at one
+// CPU thread's copy speed: NOTES.md, "Host copies").  Integer costs are narrowed to int16 or int32
 // on the way when they fit (a quarter or half of the bytes to copy and to
 // read on the device; duals stay int64), and their range is found in the
 // same pass for the exact-int64 overflow check (cost_upload.cuh).

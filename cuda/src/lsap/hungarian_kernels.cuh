@@ -504,8 +504,8 @@ __device__ void tree_augment_step(const state<T>& s, int it, int nroots, std::in
 /// the least uncovered slack and whether the step found a reverse column
 /// (slot `slot` of the control words), read as block_read reads (one load
 /// per block, under the same contract), all three behind one barrier.
-/// Read by every warp they cost about 2 us of each step (n = 10000, costs
-/// [0, n], H100: solve 29.7 -> 25.8 ms over some 1900 steps).
+/// Read by every warp they cost about 2 us of each step (NOTES.md, "Host
+/// copies": the control words).
 struct step_outcome {
   int nf;
   key_t theta_key;

@@ -33,10 +33,8 @@ struct int_range {
 /// chunk is only read by the DMA, and plain stores first read each line in
 /// (read-for-ownership: for int32, 2 instead of 1.5 bytes of memory traffic
 /// per byte read), though the chunk then leaves the cache before the DMA
-/// reads it.  One thread of the 2-core dev host (AMD EPYC, shared), 288 MB
-/// of int64 into a 32 MiB ring, two runs: int32 7.9-10.3 GB/s read for the
-/// obvious loop, 11.9-12.4 plain, 14.6-15.7 streaming; int16 streaming 16.4
-/// (benchmarks/upload_sweep.cu --host-only 6000; the GPU host: its sweep).
+/// reads it.  Streaming stores were the fastest (benchmarks/upload_sweep.cu;
+/// NOTES.md, "Host copies").
 template <class Out, bool Streaming = false>
 inline bool narrow_to(const std::int64_t* in, Out* out, std::size_t count, int_range* range) {
   static_assert(std::is_same_v<Out, std::int32_t> || std::is_same_v<Out, std::int16_t>);

@@ -4,8 +4,8 @@
 // (cpp/src/lsap/sparse_shortest_path.cpp, step 1), which takes every row's
 // least column under them and repairs the rest.  The CPU computes the same
 // kind of duals in cpp/src/lsap/sparse_auction.cpp; on 10^6 random rows with
-// 5-10 entries that auction was 95% of the solve on 16 threads
-// (benchmarks/results/h100/sparse-lap-1e6.md).
+// 5-10 entries that auction was most of the solve on 16 threads
+// (benchmarks/NOTES.md, "Sparse LAP on the GPU").
 //
 // The rounds are gpu-auction's (auction_kernels.cuh: Jacobi bidding, one
 // warp per free row, the winner per column by one 64-bit atomicMax, block 0

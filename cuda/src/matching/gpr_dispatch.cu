@@ -35,13 +35,10 @@
 //    and PUSH code, with __syncthreads() for the kernel boundaries).
 //    Towards the end of a solve only a few hundred columns stay active for
 //    hundreds of iterations, and launch latency dominated them.
-//  * Tried and dropped: running the iterations of longer lists in one
-//    cooperative launch (INIT and PUSH separated by grid.sync(), the loop
-//    stopping on the device).  On the H100 (median of 5) it changed the
-//    solve from 23.4 to 22.5 ms on uniform 2^22 and from 12.8 to 11.3-12.2
-//    ms on uniform 2^20, but slowed Delaunay 2^20 from 26-31 to 36 ms (RCP:
-//    34 to 39 ms): the launches overlap with the previous kernel's work,
-//    and the two grid barriers per iteration cost about as much.
+//  * Not done: running the iterations of longer lists in one cooperative
+//    launch (INIT and PUSH separated by grid.sync()): the launches overlap
+//    with the previous kernel's work, and the two grid barriers per
+//    iteration cost about as much (NOTES.md, "The GPU matching's start and loop").
 //  * The paper's structure stays reachable: matching_options::paper_structure
 //    (Python: variant="paper") selects the scan BFS and one INIT + PUSH
 //    launch pair per iteration, for reproducible comparisons.

@@ -33,12 +33,9 @@
 // the suite took 6-16 (a synchronous simulation at 2^16).  After
 // max_greedy_rounds the rows still looking take the first free column by
 // atomicCAS (greedy_kernel, the first-come form): still a maximal matching,
-// but a poor start on such matrices (bcsstk16, 4884 rows, 290k entries:
-// 75 ms for a maximum transversal on the GPU against 0.4 ms on the CPU,
-// results/h200/preprocess-2e20-2e22.md at 8c1b0b9), and a start by
-// first-come atomicCAS alone left thousands of vertices to the solve
-// (Delaunay 2^20: 20-33 ms of solve; benchmarks/results/h100/gpu-start-2e20.md,
-// its run at 5333f3d).
+// but a poor start on such matrices, and a start by first-come atomicCAS
+// alone left thousands of vertices to the solve (benchmarks/NOTES.md, "The
+// GPU matching's start and loop").
 //
 // Terms.  Rows u (CSR: row_ptr/row_adj), columns v (CSC: col_ptr/col_adj);
 // col4row / row4col as everywhere in matchflow; -1 = unmatched.
@@ -184,8 +181,7 @@ __global__ __launch_bounds__(threads_per_block) void count_columns_kernel(
 }
 
 // Tried and dropped for step 3: a scatter by atomicAdd on per-column
-// cursors (rows in arbitrary order).  On R-MAT scale 20 (16M edges) the
-// whole transpose took 1.41-1.47 ms either way on the H100.
+// cursors (rows in arbitrary order): no faster (NOTES.md, ibid.).
 
 // ---- the caller's raw CSR (raw_csr) --------------------------------------------
 //

@@ -3,10 +3,8 @@
 // reduce-by-key (CUB) sum the entries of equal position, which yields
 // exactly the CPU builder's matrix: pattern(A) + pattern(A^T), sorted,
 // parallel arcs and an arc against its reverse summed, explicit zeros kept
-// (a self-loop meets itself: a stored 0).  The CPU builder's cost on the
-// H100 host (flow-matrix.txt: 0.14 s for Delaunay 2^20 at 16 threads, and
-// 35-115 ms over the flow suite's larger graphs) was the largest part of a
-// gpu-pr call beyond the solve.
+// (a self-loop meets itself: a stored 0).  The CPU builder's cost was the
+// largest part of a gpu-pr call beyond the solve (NOTES.md, "gpu-pr's flow matrix").
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 
@@ -30,9 +28,8 @@ using key_t = unsigned long long;
 /// Both entries of every arc, over the reverse CSR (each arc once: a =
 /// rarc[r] enters v = heads[a] from u = rtail[r]): (u, v, +flow) at a, (v,
 /// u, -flow) at m + r.  A grid over arcs, not a warp per vertex: the source
-/// and the sink of a segmentation grid each hold an arc to every pixel, one
-/// warp wrote each of those rows, and the build took 4.6 ms there against
-/// 1.2 ms on the 1024^2 grid's 4.2M arcs (results/h200/gpu-pr-call-overhead.txt).
+/// and the sink of a segmentation grid each hold an arc to every pixel, and
+/// one warp wrote each of those rows (NOTES.md, "gpu-pr's flow matrix").
 __global__ void entries_kernel(device_flow f, int bits, key_t* __restrict__ keys,
                                long long* __restrict__ values) {
   for (offset_t r = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; r < f.m;

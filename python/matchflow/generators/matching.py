@@ -164,7 +164,7 @@ def rmat(scale: int, edge_factor: int = 16, a: float = 0.57, b: float = 0.19,
     -----
     Memory is O(nnz): the edges are generated in chunks of 2^24, with
     float32 random draws; about 25 bytes per generated edge at the peak.
-    Measured on a loaded 2-core VM: scale 21 in 27 s, 0.77 GB; scale 24
+    Measured on two loaded cores: scale 21 in 27 s, 0.77 GB; scale 24
     (268 M edges) then needs about 6-7 GB and a few minutes.
 
     Examples
@@ -236,7 +236,7 @@ def delaunay(n_points: int, seed: int = 0, diagonal: bool = True) -> sp.csr_arra
     Notes
     -----
     Uses `scipy.spatial.Delaunay` (Qhull), which is single-threaded:
-    2^19 points took 29 s (0.46 GB) on a loaded 2-core VM, so expect about
+    2^19 points took 29 s (0.46 GB) on two loaded cores, so expect about
     a minute for 2^20 and several minutes for 2^22.  The benchmark harness
     skips this family above 2^20 points by default
     (``--delaunay-max-log2``).
@@ -286,8 +286,8 @@ def random_geometric(n_points: int, degree: float = 8.0, radius: float | None = 
     Notes
     -----
     Uses `scipy.spatial.cKDTree.query_pairs` with ``output_type="ndarray"``;
-    memory is O(nnz).  2^21 points at degree 8 took 17 s (0.37 GB) on a
-    loaded 2-core VM.
+    memory is O(nnz).  2^21 points at degree 8 took 17 s (0.37 GB) on two
+    loaded cores.
 
     Examples
     --------

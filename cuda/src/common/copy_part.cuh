@@ -1,0 +1,44 @@
+// The arrays of a host <-> device copy, as the copying functions of
+// host_copy.cuh and populate_ahead.cuh take them.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace matchflow::cuda {
+
+/// One array of a copy: `bytes` bytes from `src` to `dst` (one of them in
+/// host memory, the other on the device, as the copying function says).
+struct copy_part {
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+
+/// Calls f(part, at, length, out) for each piece of the parts' concatenation
+/// that lies in [begin, end): bytes [at, at + length) of `part`, at offset
+/// `out` from `begin`.
+template <class F>
+inline void for_each_piece(const std::vector<copy_part>& parts, std::size_t begin,
+                           std::size_t end, F&& f) {
+  std::size_t start = 0;  // offset of the part in the concatenation
+  for (const copy_part& p : parts) {
+    const std::size_t lo = std::max(begin, start), hi = std::min(end, start + p.bytes);
+    if (lo < hi) f(p, lo - start, hi - lo, lo - begin);
+    start += p.bytes;
+    if (start >= end) return;
+  }
+}
+
+inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
+  std::size_t total = 0;
+  for (const copy_part& p : parts) total += p.bytes;
+  return total;
+}
+
+/// Copies of at least this many bytes in all are staged; smaller ones are
+/// plain cudaMemcpyAsync calls (starting the worker threads costs more).
+constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
+
+}  // namespace matchflow::cuda
