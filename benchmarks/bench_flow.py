@@ -70,9 +70,11 @@ from bench_matching import (  # noqa: E402
     device_label,
     doc_parser,
     draw_profile,
-    git_sha,
     machine_info,
+    header_lines,
     over_budget,
+    stop_if_over_budget,
+    timed_build,
     report_end,
     timed_runs,
 )
@@ -474,21 +476,8 @@ def labels_of(results) -> list[str]:
 
 
 def markdown(results, plot_note: str) -> str:
-    mach = results["machine"]
     labels = labels_of(results)
-    lines = [
-        "# Maximum flow benchmark",
-        "",
-        f"- date: {mach['date']}, host: {mach['host']}",
-        f"- CPU: {mach['cpu']} ({mach['cpu_affinity']} usable CPUs; "
-        f"OMP_NUM_THREADS={mach['omp_num_threads']})",
-        f"- GPU: {', '.join(mach['gpus']) or 'none usable'}",
-        "- versions: " + ", ".join(f"{k} {v}" for k, v in mach["versions"].items()),
-        f"- git: {mach['git_sha']}",
-        f"- command: `{mach['command']}`",
-        f"- settings: {json.dumps(results['settings'])}",
-        f"- stopped early: {results['stopped_early']}" if results.get("stopped_early") else "",
-        "",
+    lines = header_lines("Maximum flow benchmark", results) + [
         "Seconds, median of the timed runs.  scipy/ortools/igraph: the solve "
         "(their graph construction not counted; ortools/igraph's in the JSON as `build`); "
         "matchflow: the whole `solve_flow` call.  gpu-pr: [on-GPU seconds = phase 1 + phase 2].  "
@@ -649,14 +638,9 @@ def main(argv=None) -> int:
             print(f"[warm-up] {s['label']}: {type(exc).__name__}: {exc}", flush=True)
     start, timed_out = time.perf_counter(), set()
     for family, size, build in suite(args):
-        if over_budget(args, start):
-            results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
-                                       f"before {family} {size}"
-            print(f"[stop] {results['stopped_early']}", flush=True)
+        if stop_if_over_budget(args, start, results, f"{family} {size}"):
             break
-        t0 = time.perf_counter()
-        built = build()
-        build_seconds = time.perf_counter() - t0
+        built, build_seconds = timed_build(build)
         for inst in (built if isinstance(built, list) else [built])[:args.pairs]:
             if over_budget(args, start):
                 break

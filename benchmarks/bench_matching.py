@@ -565,24 +565,31 @@ def _f(x, spec=".4f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def markdown(results, plot_note: str) -> str:
+def header_lines(title: str, results) -> list[str]:
+    """A results file's title and what it was run on, with, by what command."""
     mach = results["machine"]
-    labels = labels_of(results)
-    lines = [
-        "# Maximum matching benchmark",
+    config = mach.get("matchflow_config", {})
+    return [
+        f"# {title}",
         "",
         f"- date: {mach['date']}, host: {mach['host']}",
-        f"- CPU: {mach['cpu']} ({mach['cpu_affinity']} usable of {mach['cpu_count']} "
+        f"- CPU: {mach['cpu']} ({mach['cpu_affinity']} usable of {mach.get('cpu_count', '?')} "
         f"logical CPUs; OMP_NUM_THREADS={mach['omp_num_threads']})",
         f"- GPU: {', '.join(mach['gpus']) or 'none usable'}",
         "- versions: " + ", ".join(f"{k} {v}" for k, v in mach["versions"].items())
-        + f"; CUDA compiled: {mach['matchflow_config'].get('cuda_compiled')} "
-        f"(arch {mach['matchflow_config'].get('cuda_architectures') or '-'})",
+        + f"; CUDA compiled: {config.get('cuda_compiled')} "
+        f"(arch {config.get('cuda_architectures') or '-'})",
         f"- git: {mach['git_sha']}",
         f"- command: `{mach['command']}`",
         f"- settings: {json.dumps(results['settings'])}",
         f"- stopped early: {results['stopped_early']}" if results.get("stopped_early") else "",
         "",
+    ]
+
+
+def markdown(results, plot_note: str) -> str:
+    labels = labels_of(results)
+    lines = header_lines("Maximum matching benchmark", results) + [
         "Seconds: median of the timed runs (wall time of the public call).  "
         "In parentheses: speedup vs SciPy (t_scipy / t_method; > 1 is faster).  "
         "`!` marks a wrong answer; `timeout`/`skipped`: SciPy not finished/not run.",
@@ -722,6 +729,23 @@ def over_budget(args, start: float) -> bool:
     return args.time_budget is not None and time.perf_counter() - start > args.time_budget
 
 
+def stop_if_over_budget(args, start: float, results: dict, before: str) -> bool:
+    """over_budget, and when it is, the note of where the suite stopped (in
+    results["stopped_early"] and printed)."""
+    if not over_budget(args, start):
+        return False
+    results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached before {before}"
+    print(f"[stop] {results['stopped_early']}", flush=True)
+    return True
+
+
+def timed_build(build):
+    """(what build() returns, its seconds)."""
+    t0 = time.perf_counter()
+    built = build()
+    return built, time.perf_counter() - t0
+
+
 def report_end(results, items: str, stem: Path) -> int:
     """Say what was written (stem.md, stem.json) and how many answers were
     wrong over results[items]; the exit status (1 when any was)."""
@@ -805,22 +829,16 @@ def main(argv=None) -> int:
     warm_up(solvers)
     start = time.perf_counter()
     for name, build in suite(args):
-        if over_budget(args, start):
-            results["stopped_early"] = f"--time-budget {args.time_budget:g} s reached " \
-                                       f"before {name}"
-            print(f"[stop] {results['stopped_early']}", flush=True)
+        if stop_if_over_budget(args, start, results, name):
             break
-        t0 = time.perf_counter()
-        graph = build()
-        gen = time.perf_counter() - t0
+        graph, gen = timed_build(build)
         results["graphs"].append(bench_graph(name, graph, gen, solvers, args))
         write_outputs(results, out)           # partial results survive a kill
         if not args.no_rcp:
             if over_budget(args, start):
                 continue
-            t0 = time.perf_counter()
-            graph = generators.random_permutation(graph, seed=args.seed + 1)
-            gen = time.perf_counter() - t0
+            graph, gen = timed_build(
+                lambda g=graph: generators.random_permutation(g, seed=args.seed + 1))
             results["graphs"].append(bench_graph(name + "-rcp", graph, gen, solvers, args))
             write_outputs(results, out)
         del graph

@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import scipy.io
 import scipy.sparse as sp
 

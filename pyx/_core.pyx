@@ -395,6 +395,12 @@ ctypedef fused lsap_value:
     int32_t
 
 
+ctypedef fused device_lsap_value:
+    double
+    float
+    int64_t
+
+
 def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int device):
     """Dense LSAP, n_rows <= n_cols; returns (col4row, u, v, stats).
 
@@ -408,27 +414,23 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     return _lsap_dense(c, cost.shape[0], cost.shape[1], method, opt)
 
 
-def lsap_dense_device(uintptr_t cost, str dtype, int64_t n_rows, int64_t n_cols, int method,
-                      int device, uintptr_t stream, uint64_t max_abs):
+def lsap_dense_device(const device_lsap_value[::1] dtype_tag, uintptr_t cost, bint cost_int32,
+                      int64_t n_rows, int64_t n_cols, int method, int device, uintptr_t stream,
+                      uint64_t max_abs):
     """Dense LSAP of a C-contiguous cost matrix in GPU memory (its address),
-    n_rows <= n_cols, already checked; dtype "float64", "float32", "int64",
-    or "int32" (solved as int64 read through int32; max_abs = max |cost| for
-    the integer overflow bound).  Work ordered on `stream`; returns
+    n_rows <= n_cols, already checked, of the dtype of the (empty) array
+    `dtype_tag` (float64, float32 or int64: Cython picks the specialization
+    by it); int64 costs given as int32 when `cost_int32`.  max_abs: max |cost|
+    for the integer overflow bound.  Work ordered on `stream`; returns
     (col4row, u, v, stats) on the host."""
     cdef lsap_options opt
     opt.threads = 0
     opt.device = device
     opt.cost_on_device = True
     opt.stream = stream
-    opt.cost_int32 = dtype == "int32"
+    opt.cost_int32 = cost_int32
     opt.cost_max_abs = max_abs
-    if dtype == "float64":
-        return _lsap_dense(<const double*>cost, n_rows, n_cols, method, opt)
-    if dtype == "float32":
-        return _lsap_dense(<const float*>cost, n_rows, n_cols, method, opt)
-    if dtype in ("int64", "int32"):
-        return _lsap_dense(<const int64_t*>cost, n_rows, n_cols, method, opt)
-    raise TypeError(f"no GPU assignment for costs of type {dtype}")
+    return _lsap_dense(<const device_lsap_value*>cost, n_rows, n_cols, method, opt)
 
 
 cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int method,
@@ -483,26 +485,6 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     }
 
 
-ctypedef fused real_cost:
-    double
-    float
-    int64_t
-    uint64_t
-    int32_t
-    uint32_t
-    int16_t
-    uint16_t
-    int8_t
-    uint8_t
-
-
-cdef inline status _shortest_path(const real_cost* first, cnp.npy_intp* dims,
-                                  cnp.npy_intp* strides, bint maximize,
-                                  int64_t* row_ind, int64_t* col_ind) noexcept nogil:
-    return solve_lsap_shortest_path(first, dims[0], dims[1], strides[0], strides[1],
-                                    maximize, row_ind, col_ind)
-
-
 def lsap_shortest_path(cnp.ndarray cost, bint maximize):
     """(row_ind, col_ind) of SciPy's algorithm on a 2-D array of a native
     real or boolean dtype, any strides; None for any other array, and for
@@ -524,36 +506,15 @@ def lsap_shortest_path(cnp.ndarray cost, bint maximize):
     cdef int64_t* rows = <int64_t*>cnp.PyArray_DATA(row_ind)
     cdef int64_t* cols = <int64_t*>cnp.PyArray_DATA(col_ind)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(cost)
-    cdef void* first = cnp.PyArray_DATA(cost)
+    cdef const void* first = cnp.PyArray_DATA(cost)
     # By kind and size, not type number: int64 is NPY_LONG or NPY_LONGLONG
     # depending on the platform and on how the array was made.
-    cdef char kind = cost.descr.kind
-    cdef cnp.npy_intp size = cnp.PyArray_ITEMSIZE(cost)
-    cdef status st = status.invalid_input  # another dtype: not ours to read
+    cdef char kind = b'u' if cost.descr.kind == b'b' else cost.descr.kind
+    cdef int size = <int>cnp.PyArray_ITEMSIZE(cost)
+    cdef status st
     with nogil:
-        if kind == b'f':
-            if size == 8:
-                st = _shortest_path(<const double*>first, dims, strides, maximize, rows, cols)
-            elif size == 4:
-                st = _shortest_path(<const float*>first, dims, strides, maximize, rows, cols)
-        elif kind == b'i':
-            if size == 8:
-                st = _shortest_path(<const int64_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 4:
-                st = _shortest_path(<const int32_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 2:
-                st = _shortest_path(<const int16_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 1:
-                st = _shortest_path(<const int8_t*>first, dims, strides, maximize, rows, cols)
-        elif kind == b'u' or kind == b'b':
-            if size == 8:
-                st = _shortest_path(<const uint64_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 4:
-                st = _shortest_path(<const uint32_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 2:
-                st = _shortest_path(<const uint16_t*>first, dims, strides, maximize, rows, cols)
-            elif size == 1:
-                st = _shortest_path(<const uint8_t*>first, dims, strides, maximize, rows, cols)
+        st = solve_lsap_shortest_path_of(kind, size, first, dims[0], dims[1], strides[0],
+                                         strides[1], maximize, rows, cols)
     return (row_ind, col_ind) if st == status.ok else None
 
 
@@ -602,39 +563,21 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
 
 
 
-def lsap_batched_device(uintptr_t cost, str dtype, int64_t batch, int64_t n_rows,
-                        int64_t n_cols, bint maximize, int device, int block_threads,
-                        uintptr_t stream, uintptr_t row_ind, uintptr_t col_ind):
-    """gpu-sap on a C-contiguous stack in GPU memory (its address), dtype one
-    of float64, float32, int64, int32, uint8; writes the device arrays at
-    row_ind / col_ind (batch x min(n_rows, n_cols) int64), ordered on
+def lsap_batched_device(const batched_cost[::1] dtype_tag, uintptr_t cost, int64_t batch,
+                        int64_t n_rows, int64_t n_cols, bint maximize, int device,
+                        int block_threads, uintptr_t stream, uintptr_t row_ind,
+                        uintptr_t col_ind):
+    """gpu-sap on a C-contiguous stack in GPU memory (its address), of the
+    dtype of the (empty) array `dtype_tag` (float64, float32, int64, int32 or
+    uint8: Cython picks the specialization by it); writes the device arrays
+    at row_ind / col_ind (batch x min(n_rows, n_cols) int64), ordered on
     `stream`.  Returns the stats."""
     cdef batched_lsap_options opt
     opt.device = device
     opt.block_threads = block_threads
     opt.on_device = True
     opt.stream = stream
-    if dtype == "float64":
-        return _batched_device(<const double*>cost, batch, n_rows, n_cols, maximize, opt,
-                               row_ind, col_ind)
-    if dtype == "float32":
-        return _batched_device(<const float*>cost, batch, n_rows, n_cols, maximize, opt,
-                               row_ind, col_ind)
-    if dtype == "int64":
-        return _batched_device(<const int64_t*>cost, batch, n_rows, n_cols, maximize, opt,
-                               row_ind, col_ind)
-    if dtype == "int32":
-        return _batched_device(<const int32_t*>cost, batch, n_rows, n_cols, maximize, opt,
-                               row_ind, col_ind)
-    if dtype == "uint8":
-        return _batched_device(<const uint8_t*>cost, batch, n_rows, n_cols, maximize, opt,
-                               row_ind, col_ind)
-    raise TypeError(f"no GPU batched assignment for costs of type {dtype}")
-
-
-cdef dict _batched_device(const batched_cost* c, int64_t batch, int64_t n_rows, int64_t n_cols,
-                          bint maximize, batched_lsap_options opt, uintptr_t row_ind,
-                          uintptr_t col_ind):
+    cdef const batched_cost* c = <const batched_cost*>cost
     cdef batched_lsap_stats stats
     cdef status st
     with nogil:

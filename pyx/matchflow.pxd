@@ -122,9 +122,10 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
     status solve_lsap_dense(const int32_t* cost, int64_t n_rows, int64_t n_cols,
                             lsap_method method, const lsap_options& options,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
-    status solve_lsap_shortest_path[T](const T* cost, int64_t n_rows, int64_t n_cols,
-                                       int64_t row_stride, int64_t col_stride,
-                                       cbool maximize, int64_t* row_ind, int64_t* col_ind)
+    status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost,
+                                       int64_t n_rows, int64_t n_cols, int64_t row_stride,
+                                       int64_t col_stride, cbool maximize, int64_t* row_ind,
+                                       int64_t* col_ind)
     cdef struct sparse_lsap_stats:
         double seconds_init, seconds_solve
         int64_t initial_matches, augmenting_paths, columns_scanned, edges_relaxed

@@ -64,6 +64,15 @@ def st_pair(rng, n: int) -> tuple[int, int]:
     return int(s), int(t)
 
 
+def random_networks(seed: int, count: int, max_n: int, density: float, high: int):
+    """`count` random (graph, source, sink) of 2 to max_n - 1 vertices."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(2, max_n))
+        g = random_graph(rng, n, density, high)
+        yield (g, *st_pair(rng, n))
+
+
 def scipy_value(graph, s, t) -> int:
     return int(scipy_maximum_flow(sp.csr_array(capacities(graph), dtype=np.int32), s, t)
                .flow_value)
@@ -349,11 +358,7 @@ def test_disconnected(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_return_flow_false(method):
-    rng = np.random.default_rng(3)
-    for _ in range(40):
-        n = int(rng.integers(2, 40))
-        g = random_graph(rng, n, 0.2, 100)
-        s, t = st_pair(rng, n)
+    for g, s, t in random_networks(3, 40, 40, 0.2, 100):
         full = solve(g, s, t, method)
         value_only = solve(g, s, t, method, return_flow=False)
         assert value_only.flow is None
@@ -366,11 +371,7 @@ def test_return_flow_false(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_cut_edges(method):
-    rng = np.random.default_rng(5)
-    for _ in range(40):
-        n = int(rng.integers(2, 30))
-        g = random_graph(rng, n, 0.3, 20)
-        s, t = st_pair(rng, n)
+    for g, s, t in random_networks(5, 40, 30, 0.3, 20):
         for return_flow in (True, False):
             res = solve(g, s, t, method, return_flow=return_flow)
             u, v = res.cut_edges()

@@ -47,15 +47,7 @@ status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_opti
                      std::int64_t*, T*, T*, lsap_stats*) noexcept {
   return unavailable();
 }
-template status gpu_hungarian<double>(const double*, std::int64_t, std::int64_t, bool,
-                                      const lsap_options&, std::int64_t*, double*, double*,
-                                      lsap_stats*) noexcept;
-template status gpu_hungarian<float>(const float*, std::int64_t, std::int64_t, bool,
-                                     const lsap_options&, std::int64_t*, float*, float*,
-                                     lsap_stats*) noexcept;
-template status gpu_hungarian<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t,
-                                            bool, const lsap_options&, std::int64_t*,
-                                            std::int64_t*, std::int64_t*, lsap_stats*) noexcept;
+MATCHFLOW_GPU_HUNGARIAN_TYPES(MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN)
 
 status gpu_hungarian_int32(const std::int32_t*, std::int64_t, std::int64_t, bool,
                            const lsap_options&, std::int64_t*, std::int64_t*, std::int64_t*,

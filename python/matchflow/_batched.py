@@ -138,9 +138,9 @@ def _solve_on_device(costs, maximize, method, device, block_threads: int, start:
     info = {"seconds_solve": 0.0, "seconds_transfer": 0.0, "kernel_launches": 0,
             "shared_costs": False, "block_threads": 0}
     if batch and k:
-        info = _core.lsap_batched_device(_darr.pointer(x), dtype, batch, n_rows, n_cols,
-                                         bool(maximize), a.device, block_threads, a.stream,
-                                         _darr.pointer(rows), _darr.pointer(cols))
+        info = _core.lsap_batched_device(np.empty(0, dtype), _darr.pointer(x), batch, n_rows,
+                                         n_cols, bool(maximize), a.device, block_threads,
+                                         a.stream, _darr.pointer(rows), _darr.pointer(cols))
     info.update(method="gpu-sap", device=f"cuda:{a.device}",
                 seconds_total=time.perf_counter() - start)
     return rows, cols, info

@@ -4,6 +4,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+# Method names -> the core's enumerators.
+MATCHING_METHODS: dict[str, int]
+MATCHING_INITS: dict[str, int]
+LSAP_METHODS: dict[str, int]
+BATCHED_LSAP_METHODS: dict[str, int]
+FLOW_METHODS: dict[str, int]
+
 def build_info() -> dict[str, object]: ...
 def device_count() -> int: ...
 def release_host_cache() -> int: ...
@@ -25,10 +32,10 @@ def lsap_sparse(row_ptr: npt.NDArray[np.int64], col_idx: npt.NDArray[np.int32],
                 weight: npt.NDArray[np.float64] | npt.NDArray[np.int64], n_cols: int,
                 threads: int, device: int,
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...
-def lsap_dense_device(cost: int, dtype: str, n_rows: int, n_cols: int, method: int,
-                      device: int, stream: int, max_abs: int,
+def lsap_dense_device(dtype_tag: np.ndarray, cost: int, cost_int32: bool, n_rows: int,
+                      n_cols: int, method: int, device: int, stream: int, max_abs: int,
                       ) -> tuple[npt.NDArray[np.int64], npt.NDArray, npt.NDArray, dict[str, float]]: ...
-def lsap_batched_device(cost: int, dtype: str, batch: int, n_rows: int, n_cols: int,
+def lsap_batched_device(dtype_tag: np.ndarray, cost: int, batch: int, n_rows: int, n_cols: int,
                         maximize: bool, device: int, block_threads: int, stream: int,
                         row_ind: int, col_ind: int) -> dict[str, object]: ...
 def lsap_dense(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.NDArray[np.int64],

@@ -124,9 +124,11 @@ def solve_on_device(cost_matrix, maximize, method, device, threads, *, exact_int
     work = -x if maximize else x
     transposed = a.shape[0] > a.shape[1]
     work = _contiguous(work.T if transposed else work, a.kind)
+    # int32 costs are solved as int64 read through an int32 view (cost_int32).
     col4row, u, v, stats = _core.lsap_dense_device(
-        darr.pointer(work), dtype, work.shape[0], work.shape[1], _METHOD_CODES[method],
-        a.device, a.stream, max_abs)
+        np.empty(0, "int64" if dtype == "int32" else dtype), darr.pointer(work),
+        dtype == "int32", work.shape[0], work.shape[1], _METHOD_CODES[method], a.device,
+        a.stream, max_abs)
     row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
     if maximize:
         u, v = -u, -v

@@ -116,6 +116,15 @@ status solve_lsap_shortest_path(const T* cost, std::int64_t n_rows, std::int64_t
                                 bool maximize, std::int64_t* row_ind,
                                 std::int64_t* col_ind) noexcept;
 
+/// solve_lsap_shortest_path for an element type known at run time, as NumPy
+/// names it: `kind` 'f' (itemsize 8 or 4), 'i' or 'u' (8, 4, 2 or 1); any
+/// other type is status::invalid_input, with no message (not ours to read).
+status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost,
+                                   std::int64_t n_rows, std::int64_t n_cols,
+                                   std::int64_t row_stride, std::int64_t col_stride,
+                                   bool maximize, std::int64_t* row_ind,
+                                   std::int64_t* col_ind) noexcept;
+
 /// Solves the LSAP.
 /// @param[in]  cost     n_rows x n_cols, row-major, n_rows <= n_cols
 /// @param[out] col4row  length n_rows: column assigned to each row

@@ -402,20 +402,42 @@ status solve_lsap_shortest_path(const T* cost, std::int64_t n_rows, std::int64_t
   });
 }
 
-#define MATCHFLOW_SHORTEST_PATH(T)                                                       \
+// The element types the solver reads: one list for the explicit
+// instantiations and the run-time dispatch.
+#define MATCHFLOW_SHORTEST_PATH_TYPES(X)                                                  \
+  X(double) X(float) X(std::int64_t) X(std::uint64_t) X(std::int32_t) X(std::uint32_t)   \
+  X(std::int16_t) X(std::uint16_t) X(std::int8_t) X(std::uint8_t)
+
+#define MATCHFLOW_INSTANTIATE_SHORTEST_PATH(T)                                           \
   template status solve_lsap_shortest_path<T>(const T*, std::int64_t, std::int64_t,      \
                                               std::int64_t, std::int64_t, bool,          \
                                               std::int64_t*, std::int64_t*) noexcept;
-MATCHFLOW_SHORTEST_PATH(double)
-MATCHFLOW_SHORTEST_PATH(float)
-MATCHFLOW_SHORTEST_PATH(std::int64_t)
-MATCHFLOW_SHORTEST_PATH(std::uint64_t)
-MATCHFLOW_SHORTEST_PATH(std::int32_t)
-MATCHFLOW_SHORTEST_PATH(std::uint32_t)
-MATCHFLOW_SHORTEST_PATH(std::int16_t)
-MATCHFLOW_SHORTEST_PATH(std::uint16_t)
-MATCHFLOW_SHORTEST_PATH(std::int8_t)
-MATCHFLOW_SHORTEST_PATH(std::uint8_t)
-#undef MATCHFLOW_SHORTEST_PATH
+MATCHFLOW_SHORTEST_PATH_TYPES(MATCHFLOW_INSTANTIATE_SHORTEST_PATH)
+#undef MATCHFLOW_INSTANTIATE_SHORTEST_PATH
+
+namespace {
+/// NumPy's kind letter of T.
+template <class T>
+constexpr char numpy_kind() {
+  return std::is_floating_point_v<T> ? 'f' : std::is_signed_v<T> ? 'i' : 'u';
+}
+}  // namespace
+
+status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost,
+                                   std::int64_t n_rows, std::int64_t n_cols,
+                                   std::int64_t row_stride, std::int64_t col_stride,
+                                   bool maximize, std::int64_t* row_ind,
+                                   std::int64_t* col_ind) noexcept {
+#define MATCHFLOW_SOLVE_IF_OF_TYPE(T)                                                     \
+  if (kind == numpy_kind<T>() && itemsize == int(sizeof(T))) {                          \
+    return solve_lsap_shortest_path(static_cast<const T*>(cost), n_rows, n_cols,         \
+                                    row_stride, col_stride, maximize, row_ind, col_ind); \
+  }
+  MATCHFLOW_SHORTEST_PATH_TYPES(MATCHFLOW_SOLVE_IF_OF_TYPE)
+#undef MATCHFLOW_SOLVE_IF_OF_TYPE
+  return status::invalid_input;
+}
+
+#undef MATCHFLOW_SHORTEST_PATH_TYPES
 
 }  // namespace matchflow

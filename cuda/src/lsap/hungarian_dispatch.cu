@@ -573,14 +573,6 @@ status gpu_hungarian_int32(const std::int32_t* cost, std::int64_t n_rows, std::i
   return cuda_guarded([&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
 }
 
-template status gpu_hungarian<double>(const double*, std::int64_t, std::int64_t, bool,
-                                      const lsap_options&, std::int64_t*, double*, double*,
-                                      lsap_stats*) noexcept;
-template status gpu_hungarian<float>(const float*, std::int64_t, std::int64_t, bool,
-                                     const lsap_options&, std::int64_t*, float*, float*,
-                                     lsap_stats*) noexcept;
-template status gpu_hungarian<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t,
-                                            bool, const lsap_options&, std::int64_t*,
-                                            std::int64_t*, std::int64_t*, lsap_stats*) noexcept;
+MATCHFLOW_GPU_HUNGARIAN_TYPES(MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN)
 
 }  // namespace matchflow::cuda

@@ -98,6 +98,11 @@ status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
 /// The types each template above is built for, and its explicit
 /// instantiation: the CUDA sources and cpp/src/cuda_stub.cpp apply the same
 /// lists, so that a CPU-only build links the same symbols.
+#define MATCHFLOW_GPU_HUNGARIAN_TYPES(X) X(double) X(float) X(std::int64_t)
+#define MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN(T)                                           \
+  template status gpu_hungarian<T>(const T*, std::int64_t, std::int64_t, bool,             \
+                                   const lsap_options&, std::int64_t*, T*, T*, lsap_stats*) \
+      noexcept;
 #define MATCHFLOW_GPU_AUCTION_TYPES(X) \
   X(double, double) X(float, float) X(std::int64_t, std::int64_t) X(std::int32_t, std::int64_t)
 #define MATCHFLOW_INSTANTIATE_GPU_AUCTION(In, U)                                         \
