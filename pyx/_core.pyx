@@ -84,6 +84,7 @@ def build_info():
         "cuda_compiled": bool(cuda_compiled()),
         "cuda_architectures": cuda_architectures().decode(),
         "openmp_compiled": bool(openmp_compiled()),
+        "asserts_compiled": bool(asserts_compiled()),
         "openmp_max_threads": openmp_max_threads(),
     }
 

@@ -27,6 +27,7 @@ cdef extern from "matchflow/backend.hpp" namespace "matchflow" nogil:
     status cuda_get_device_info(int device, device_info* info)
     int openmp_max_threads()
     cbool openmp_compiled()
+    cbool asserts_compiled()
     size_t free_host_cache()
     void* take_pinned_result(size_t* nbytes)
     void give_back_pinned_result(void* data, size_t nbytes)

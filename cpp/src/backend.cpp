@@ -53,6 +53,14 @@ void give_back_pinned_result(void* data, std::size_t bytes) noexcept {
   cuda::give_back_pinned_result(data, bytes);
 }
 
+bool asserts_compiled() noexcept {
+#ifdef MATCHFLOW_ENABLE_ASSERTS
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool openmp_compiled() noexcept {
 #ifdef _OPENMP
   return true;

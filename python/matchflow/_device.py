@@ -187,6 +187,7 @@ def show_config() -> None:
           f"scipy {info['scipy']})")
     arch = info["cuda_architectures"] or "-"
     print(f"  CUDA compiled:      {info['cuda_compiled']} (architectures: {arch})")
+    print(f"  Debug assertions:   {info['asserts_compiled']}")
     print(f"  OpenMP compiled:    {info['openmp_compiled']} "
           f"(max threads: {info['openmp_max_threads']})")
     print(f"  CUDA devices:       {len(info['devices'])}")

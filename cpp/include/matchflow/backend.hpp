@@ -25,6 +25,8 @@ status cuda_get_device_info(int device, device_info* info) noexcept;
 /// OpenMP threads a parallel region gets by default (1 without OpenMP).
 int openmp_max_threads() noexcept;
 bool openmp_compiled() noexcept;
+/// Whether the core checks its preconditions (MATCHFLOW_ASSERTS=ON, detail/assert.hpp).
+bool asserts_compiled() noexcept;
 /// Frees the host memory kept between calls: the CPU codes' scratch
 /// (scratch_cache.cpp) and the page-locked blocks kept for result arrays;
 /// returns the bytes freed.
