@@ -630,8 +630,8 @@ def dmperm(const int64_t[::1] row_ptr, const int32_t[::1] row_adj, int n_cols,
     cdef dm_stats stats
     cdef status st
     with nogil:
-        st = dulmage_mendelsohn(g, _data_or_null(col4row), _data_or_null(row4col), threads, scc_device,
-                                scc_device_min, &out, &stats)
+        st = dulmage_mendelsohn(g, _data_or_null(col4row), _data_or_null(row4col), threads,
+                                scc_device, scc_device_min, &out, &stats)
     _check(st)
     rr = np.array([out.rr[k] for k in range(5)], dtype=np.int32)
     cc = np.array([out.cc[k] for k in range(5)], dtype=np.int32)

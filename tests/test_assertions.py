@@ -25,7 +25,7 @@ BROKEN_FLOW_CALL = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not ASSERTS, reason="a release build: the core's preconditions are not checked")
+@pytest.mark.skipif(not ASSERTS, reason="a release build: preconditions are not checked")
 def test_a_broken_precondition_aborts_with_its_place():
     proc = subprocess.run([sys.executable, "-c", BROKEN_FLOW_CALL], capture_output=True,
                           text=True, timeout=120)

@@ -207,10 +207,10 @@ def test_ppr_thread_counts_agree(threads, kind, epochs, monkeypatch):
     # relabel work), unless MATCHFLOW_PPR_MIN_ACTIVE=1 makes every epoch
     # rounds; "sequential": every epoch sequential (lock-free ones from 10^9
     # active vertices, no handover); "lock-free": lock-free from one active
-    # vertex; "handover": a sequential epoch hands over almost at once.  The global relabel's BFS levels are the grid's
-    # columns: 50 vertices or 400, both over bfs_narrow (32), so the team
-    # expands them (one thread: test_ppr_bfs_narrow_width), and "tall"
-    # reaches over adopt_parallel_min
+    # vertex; "handover": a sequential epoch hands over almost at once.  The
+    # global relabel's BFS levels are the grid's columns: 50 vertices or 400,
+    # both over bfs_narrow (32), so the team expands them (one thread:
+    # test_ppr_bfs_narrow_width), and "tall" reaches over adopt_parallel_min
     # vertices, so the team fills the sequential epochs' buckets.  16
     # threads: more than the CI host's cores, so the lock-free epochs'
     # thieves and idle detection run with threads descheduled.

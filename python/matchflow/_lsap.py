@@ -32,13 +32,16 @@ _shortest_path = _core.lsap_shortest_path
 
 
 # Below this many cost entries "auto" stays on the CPU: the smallest size
-# where the GPU was measured faster (benchmarks/NOTES.md, "The `auto` thresholds").
+# where the GPU was measured faster (benchmarks/NOTES.md, "The `auto`
+# thresholds").
 GPU_MIN_ELEMENTS = 250_000
 # Floating costs have few ties, so gpu-tree augments about one path per
-# iteration: omp-tree on 16 threads was faster up to n = 5000 (benchmarks/NOTES.md, "The `auto` thresholds").
+# iteration: omp-tree on 16 threads was faster up to n = 5000
+# (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_FLOAT_ELEMENTS = 50_000_000
 # Integer costs spread wider than this many values per row or column have
-# few ties too and take the floating threshold (benchmarks/NOTES.md, "The `auto` thresholds").
+# few ties too and take the floating threshold (benchmarks/NOTES.md, "The
+# `auto` thresholds").
 FEW_TIES_SPREAD = 10
 
 # Integer costs are solved exactly in int64.  The duals stay within
@@ -194,7 +197,8 @@ def _resolve(shape, method: str, device, few_ties: bool = False) -> tuple[str, s
         large_enough=shape[0] * shape[1] >= threshold)
     if method == "auto" and backend == "cuda":
         # gpu-tree was faster end to end than gpu-classic on 11 of the 12
-        # instances of paper 001's Tables 1 and 3 (benchmarks/NOTES.md, "The `auto` thresholds").
+        # instances of paper 001's Tables 1 and 3 (benchmarks/NOTES.md, "The
+        # `auto` thresholds").
         method = "gpu-auction" if auction else "gpu-tree"
     elif method == "auto":
         method = "omp-tree"

@@ -135,7 +135,8 @@ def solve_on_device(cost_matrix, maximize, method, device, threads, *, exact_int
     rows, cols = _to_device(row_ind, a.kind, a.device), _to_device(col_ind, a.kind, a.device)
     stats["seconds_total"] = time.perf_counter() - start
     name = f"cuda:{a.device}"
-    return AssignmentResult(row_ind=rows, col_ind=cols, cost=_picked_cost(original, rows, cols, dtype, a.kind),
+    return AssignmentResult(row_ind=rows, col_ind=cols,
+                            cost=_picked_cost(original, rows, cols, dtype, a.kind),
                             u=_to_device(u, a.kind, a.device), v=_to_device(v, a.kind, a.device),
                             method=method, device=name,
                             stats=AssignmentStats(device=name, **stats))

@@ -21,7 +21,8 @@ _BFS_CODES = {"gpubfs": 0, "gpubfs-wr": 1}
 _LAYOUT_CODES = {"ct": 0, "mt": 1}
 
 # Below this many edges "auto" keeps a graph on the CPU: the GPU overtakes
-# the CPU between 100k and 500k edges by family (benchmarks/NOTES.md, "The `auto` thresholds").
+# the CPU between 100k and 500k edges by family (benchmarks/NOTES.md, "The
+# `auto` thresholds").
 GPU_MIN_EDGES = 200_000
 
 
