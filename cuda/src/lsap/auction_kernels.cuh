@@ -158,8 +158,7 @@ __device__ inline void insert(top2& t, double x, int j, int offset, int n,
   }
 }
 
-/// Best two over the warp (every lane gets them): each round merges the
-/// partner lane's two (its best first, so its second can only come second).
+/// Best two over the warp (every lane gets them).
 __device__ inline void warp_top2(top2& t, int offset, int n) {
   for (int d = 16; d > 0; d >>= 1) {
     const double b1 = __shfl_xor_sync(batched::full_mask, t.w1, d);
@@ -167,8 +166,21 @@ __device__ inline void warp_top2(top2& t, int offset, int n) {
     const int k1 = __shfl_xor_sync(batched::full_mask, t.j1, d);
     const int k2 = __shfl_xor_sync(batched::full_mask, t.j2, d);
     const unsigned long long s1 = __shfl_xor_sync(batched::full_mask, t.r1, d);
-    insert(t, b1, k1, offset, n, s1);
-    insert(t, b2, k2, offset, n, t.r1);
+    if (before(b1, k1, t.w1, t.j1, offset, n)) {
+      if (!before(t.w1, t.j1, b2, k2, offset, n)) {
+        t.w2 = b2;
+        t.j2 = k2;
+      } else {
+        t.w2 = t.w1;
+        t.j2 = t.j1;
+      }
+      t.w1 = b1;
+      t.j1 = k1;
+      t.r1 = s1;
+    } else if (before(b1, k1, t.w2, t.j2, offset, n)) {
+      t.w2 = b1;
+      t.j2 = k1;
+    }
   }
 }
 
