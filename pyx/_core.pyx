@@ -203,11 +203,9 @@ def find_negative(const int64_t[::1] values):
     return found
 
 
-def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
-             int n_cols, int method, int init, int threads, double relabel_k,
-             int bfs_kernel, int thread_layout, int device, bint paper_structure):
-    """Maximum matching; returns (col4row, row4col, stats)."""
-    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
+cdef matching_options _matching_options(int init, int threads, double relabel_k,
+                                        int bfs_kernel, int thread_layout, int device,
+                                        bint paper_structure):
     cdef matching_options opt
     opt.threads = threads
     opt.init = <matching_init>init
@@ -216,6 +214,16 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
     opt.thread_layout = thread_layout
     opt.device = device
     opt.paper_structure = paper_structure
+    return opt
+
+
+def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
+             int n_cols, int method, int init, int threads, double relabel_k,
+             int bfs_kernel, int thread_layout, int device, bint paper_structure):
+    """Maximum matching; returns (col4row, row4col, stats)."""
+    cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
+    cdef matching_options opt = _matching_options(init, threads, relabel_k, bfs_kernel,
+                                                  thread_layout, device, paper_structure)
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
     cdef int32_t* c4r = _mutable_data_or_null[int32_t](col4row)
@@ -248,14 +256,8 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
     g.offset_bytes = offset_bytes
     g.index_bytes = index_bytes
     g.on_device = on_device
-    cdef matching_options opt
-    opt.threads = 0
-    opt.init = <matching_init>init
-    opt.relabel_k = relabel_k
-    opt.bfs_kernel = bfs_kernel
-    opt.thread_layout = thread_layout
-    opt.device = device
-    opt.paper_structure = paper_structure
+    cdef matching_options opt = _matching_options(init, 0, relabel_k, bfs_kernel, thread_layout,
+                                                  device, paper_structure)
     cdef matching_stats stats
     cdef status st
     with nogil:
