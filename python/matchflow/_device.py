@@ -13,7 +13,7 @@ from typing import Callable, TypeVar
 
 from . import _core
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,8 +101,8 @@ def resolve_method(method: str, device, cpu_methods, gpu_methods, *,
 GPU_FAILURES = (MemoryError, RuntimeError)
 
 
-def with_cpu_fallback(device, backend: str, run: Callable[[], T], run_on_cpu: Callable[[], T],
-                      *, stacklevel: int, fallback: str = "falling back to the CPU") -> T:
+def with_cpu_fallback(device, backend: str, run: Callable[[], _T], run_on_cpu: Callable[[], _T],
+                      *, stacklevel: int, fallback: str = "falling back to the CPU") -> _T:
     """`run()`, on the `backend` resolved from `device`; where "auto" chose
     the GPU and `run` fails with one of GPU_FAILURES, a RuntimeWarning (the
     cause, then `fallback`) and `run_on_cpu()` instead.  An explicit device
