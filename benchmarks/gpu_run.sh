@@ -6,7 +6,7 @@
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
 # Parts: build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess,
-# sparse-lap, batched, overhead, solve-ab, pack
+# sparse-lap, batched, overhead, multi, solve-ab, pack
 # (default: build info test bench).
 # solve-ab builds each driver of AB_DRIVERS (default: tree_solve batched_solve, i.e.
 # benchmarks/tree_solve.cu, gpu-tree's solve alone, and benchmarks/batched_solve.cu,
@@ -27,7 +27,8 @@
 # benchmarks/phases_table.py phases.txt); preprocess and
 # sparse-lap run bench_preprocess.py and bench_sparse_lap.py ($PREPROCESS_ARGS,
 # $SPARSE_LAP_ARGS); batched runs bench_batched.py ($BATCHED_ARGS;
-# torch-linear-assignment is its optional peer when importable);
+# torch-linear-assignment is its optional peer when importable); multi runs
+# bench_multi_gpu.py ($MULTI_ARGS: one GPU against all of them, and sizes beyond one GPU);
 # overhead runs benchmarks/call_overhead.py ($OVERHEAD_ARGS; default: the matching
 # whole-call targets on every graph of the 2^20 suite, from host and GPU memory) into
 # overhead.txt, and with base before it alternately for the installed build and
@@ -77,9 +78,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|solve-ab|pack) parts+=("$1"); shift ;;
+        build|info|test|sanitize|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|multi|solve-ab|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, solve-ab, pack; bench args after --)" >&2
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, multi, solve-ab, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -192,6 +193,7 @@ for part in "${parts[@]}"; do
     preprocess) run_suite preprocess bench_preprocess.py "${PREPROCESS_ARGS:-}" ;;
     sparse-lap) run_suite sparse-lap bench_sparse_lap.py "${SPARSE_LAP_ARGS:-}" ;;
     batched) run_suite batched bench_batched.py "${BATCHED_ARGS:-}" ;;
+    multi) run_suite multi bench_multi_gpu.py "${MULTI_ARGS:-}" ;;
     overhead)
         t=$(( $(left) - 10 ))
         if [ "$t" -le 30 ]; then note "overhead: skipped, no time left"; status=1; continue; fi

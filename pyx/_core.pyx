@@ -13,6 +13,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
                            uint64_t)
 
 cimport numpy as cnp
+from libcpp.vector cimport vector
 import numpy as np
 
 from matchflow cimport *
@@ -471,7 +472,11 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
             st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu, pv,
                                   &stats)
     _check(st)
-    return col4row, u, v, {
+    return col4row, u, v, _lsap_stats_dict(stats, paths)
+
+
+cdef dict _lsap_stats_dict(const lsap_stats& stats, paths):
+    return {
         "paths_per_iteration": paths[:stats.iterations],
         "narrow_costs": bool(stats.narrow_costs),
         "narrow_cost_bytes": stats.narrow_costs,
@@ -486,6 +491,107 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
         "auction_rounds": stats.auction_rounds,
         "auction_bids": stats.auction_bids,
     }
+
+
+# ---- multi-GPU assignment (matchflow/multi_gpu_lsap.hpp) ---------------------------
+
+LSAP_MAX_PARTS = lsap_max_parts
+_COST_KINDS = {np.dtype(np.int32): cost_kind.int32, np.dtype(np.int64): cost_kind.int64,
+               np.dtype(np.float32): cost_kind.float32, np.dtype(np.float64): cost_kind.float64}
+
+
+cdef class LsapPart:
+    """One column block of a multi-GPU assignment solve (lsap_part): made
+    with its block uploaded, then connected, launched and finished."""
+    cdef lsap_part* ptr
+    cdef object keep      # the cost array this part reads
+    cdef int64_t n_rows, width
+    cdef object dtype
+
+    def __cinit__(self, cost, uintptr_t device_cost, dtype, int device, int part, int parts,
+                  int parts_on_device, int64_t n_rows, int64_t n_cols, int64_t col0,
+                  int64_t width, bint complement, double timeout_seconds):
+        """cost: the whole row-major host matrix (an ndarray whose rows are
+        strided, elements contiguous), or None with `device_cost` the address
+        of the part's n_rows x width block in GPU memory."""
+        cdef lsap_part_config c
+        c.device = device
+        c.part = part
+        c.parts = parts
+        c.parts_on_device = parts_on_device
+        c.n_rows = n_rows
+        c.n_cols = n_cols
+        c.col0 = col0
+        c.width = width
+        c.kind = _COST_KINDS[np.dtype(dtype)]
+        c.host_cost = NULL
+        c.host_stride = 0
+        c.device_cost = <const void*>device_cost
+        c.complement = complement
+        c.timeout_seconds = timeout_seconds
+        if cost is not None:
+            c.host_cost = <const void*>cnp.PyArray_DATA(cost)
+            c.host_stride = cost.strides[0] // cost.itemsize
+        self.keep = cost
+        self.n_rows = n_rows
+        self.width = width
+        self.dtype = np.dtype(np.int64) if np.dtype(dtype).kind == "i" else np.dtype(dtype)
+        cdef status st
+        with nogil:
+            st = lsap_part_create(c, &self.ptr)
+        _check(st)
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            lsap_part_destroy(self.ptr)
+
+    def ipc_handle(self) -> bytes:
+        cdef char handle[64]
+        _check(lsap_part_ipc_handle(self.ptr, handle))
+        return handle[:64]
+
+    def connect_ipc(self, bytes handles):
+        """Connects to the other parts from every part's ipc_handle, in part order."""
+        cdef const char* h = handles
+        cdef status st
+        with nogil:
+            st = lsap_part_connect_ipc(self.ptr, h)
+        _check(st)
+
+    def launch(self):
+        _check(lsap_part_launch(self.ptr))
+
+    def finish(self, bint with_rows):
+        """(col4row or None, u or None, v of the part's columns, stats)."""
+        col4row = np.empty(self.n_rows, dtype=np.int64) if with_rows else None
+        u = np.empty(self.n_rows, dtype=self.dtype) if with_rows else None
+        v = np.empty(self.width, dtype=self.dtype)
+        paths = np.zeros(self.n_rows, dtype=np.int64)
+        cdef int64_t* c4r = NULL
+        cdef void* pu = NULL
+        if with_rows:
+            c4r = <int64_t*>cnp.PyArray_DATA(col4row)
+            pu = cnp.PyArray_DATA(u)
+        cdef void* pv = cnp.PyArray_DATA(v)
+        cdef lsap_stats stats
+        stats.paths_per_iteration = <int64_t*>cnp.PyArray_DATA(paths)
+        cdef status st
+        with nogil:
+            st = lsap_part_finish(self.ptr, c4r, pu, pv, &stats)
+        _check(st)
+        return col4row, u, v, _lsap_stats_dict(stats, paths)
+
+
+def connect_lsap_parts(list parts):
+    """Connects every part of a solve held by this process (in part order)."""
+    cdef vector[lsap_part*] ptrs
+    cdef LsapPart p
+    for p in parts:
+        ptrs.push_back(p.ptr)
+    cdef status st
+    with nogil:
+        st = lsap_parts_connect(ptrs.data(), <int>ptrs.size())
+    _check(st)
 
 
 def lsap_shortest_path(cnp.ndarray cost, bint maximize):

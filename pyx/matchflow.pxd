@@ -141,6 +141,34 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
                              int64_t* v, sparse_lsap_stats* stats)
 
 
+cdef extern from "matchflow/multi_gpu_lsap.hpp" namespace "matchflow" nogil:
+    enum class cost_kind(int):
+        int32
+        int64
+        float32
+        float64
+    cdef cppclass lsap_part_config:
+        int device, part, parts, parts_on_device
+        int64_t n_rows, n_cols, col0, width
+        cost_kind kind
+        const void* host_cost
+        int64_t host_stride
+        const void* device_cost
+        cbool complement
+        double timeout_seconds
+    cdef cppclass lsap_part:
+        pass
+    const int lsap_max_parts
+    status lsap_part_create(const lsap_part_config& config, lsap_part** part)
+    status lsap_part_ipc_handle(lsap_part* part, void* handle)
+    status lsap_parts_connect(lsap_part* const* parts, int count)
+    status lsap_part_connect_ipc(lsap_part* part, const void* handles)
+    status lsap_part_launch(lsap_part* part)
+    status lsap_part_finish(lsap_part* part, int64_t* col4row, void* u, void* v,
+                            lsap_stats* stats)
+    void lsap_part_destroy(lsap_part* part)
+
+
 cdef extern from "matchflow/batched_lsap.hpp" namespace "matchflow" nogil:
     enum class batched_lsap_method(int):
         omp_sap

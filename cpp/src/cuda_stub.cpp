@@ -1,12 +1,11 @@
 // Compiled only when CUDA is not: every GPU entry point says so.
 #include "matchflow/detail/cuda_backend.hpp"
+#include "matchflow/multi_gpu_lsap.hpp"
 
 namespace matchflow::cuda {
-namespace {
-status unavailable() noexcept {
+static status unavailable() noexcept {
   return fail(status::cuda_unavailable, "matchflow was built without CUDA support");
 }
-}  // namespace
 
 int device_count() noexcept { return 0; }
 status get_device_info(int, device_info*) noexcept { return unavailable(); }
@@ -78,3 +77,22 @@ status gpu_batched_sap(const T*, std::int64_t, std::int64_t, std::int64_t, bool,
 MATCHFLOW_GPU_BATCHED_TYPES(MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP)
 
 }  // namespace matchflow::cuda
+
+namespace matchflow {
+
+class lsap_part {};
+
+status lsap_part_create(const lsap_part_config&, lsap_part** part) noexcept {
+  *part = nullptr;
+  return cuda::unavailable();
+}
+status lsap_part_ipc_handle(lsap_part*, void*) noexcept { return cuda::unavailable(); }
+status lsap_parts_connect(lsap_part* const*, int) noexcept { return cuda::unavailable(); }
+status lsap_part_connect_ipc(lsap_part*, const void*) noexcept { return cuda::unavailable(); }
+status lsap_part_launch(lsap_part*) noexcept { return cuda::unavailable(); }
+status lsap_part_finish(lsap_part*, std::int64_t*, void*, void*, lsap_stats*) noexcept {
+  return cuda::unavailable();
+}
+void lsap_part_destroy(lsap_part*) noexcept {}
+
+}  // namespace matchflow

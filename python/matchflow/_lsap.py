@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import _core, _device
+from . import _core, _device, _lsap_multi
 from . import _device_arrays as _darr
 from ._lsap_common import (_METHOD_CODES, CPU_METHODS, GPU_METHODS, METHODS, AssignmentResult,
                            AssignmentStats, assignment_pairs, auction_fits, int64_overflow)
@@ -266,6 +267,15 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
 
 def _solve(cost_matrix, maximize, method, device, threads, *,
            exact_ints: bool) -> AssignmentResult:
+    gpus = _lsap_multi.gpu_list(device)
+    if _lsap_multi.is_block_list(cost_matrix):  # column blocks, one per GPU
+        return _lsap_multi.solve_blocks(cost_matrix, bool(maximize), method,
+                                        exact_ints=exact_ints)
+    if gpus is not None and _darr.is_device_array(cost_matrix):
+        raise ValueError("a GPU array is solved on its own GPU; to split it over several, "
+                         "pass its column blocks (a list of arrays, one per GPU)")
+    if gpus is not None and len(gpus) == 1:
+        device = f"cuda:{gpus[0]}"  # one GPU: the single-GPU solvers
     if _darr.is_device_array(cost_matrix):  # solved where it is (_lsap_device.py)
         from ._lsap_device import solve_on_device
         return solve_on_device(cost_matrix, maximize, method, device, threads,
@@ -275,6 +285,11 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     c = _as_cost_array(cost_matrix)
     _check_2d(c)
     maximize = bool(maximize)
+    if gpus is not None and len(gpus) > 1:
+        _lsap_multi.check_method(method)
+        if 0 not in c.shape:
+            return _lsap_multi.solve_host(c, maximize, method, gpus, exact_ints=exact_ints)
+        device = f"cuda:{gpus[0]}"
     method, backend, ordinal = _resolve(c.shape, method, device, _few_ties(c))
     if c.shape[0] == 0 or c.shape[1] == 0:
         return _empty_result(c, method, backend, ordinal, start)
@@ -300,7 +315,8 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
 
 
 def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
-                     device: str = "auto", threads: int | None = None) -> AssignmentResult:
+                     device: str | Sequence[str] = "auto",
+                     threads: int | None = None) -> AssignmentResult:
     """Solve the linear sum assignment problem; return the assignment with
     its cost, dual certificate and statistics.
 
@@ -315,7 +331,11 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         (``-inf`` when maximising); NaN is invalid.  A CuPy array or CUDA
         torch tensor is solved on its device by a GPU method, ordered on the
         caller's current stream, without a host copy; every array of the
-        result is then of its kind, on its device.
+        result is then of its kind, on its device.  A list of such arrays
+        (int32, int64, float32 or float64, C-contiguous) is a matrix split
+        into column blocks, block p on its own GPU: it is solved over those
+        GPUs (multi-GPU gpu-tree) where it lies, and the result comes back
+        as NumPy arrays.
     maximize : bool
         Maximise the total instead of minimising it.
     method : {"auto", "omp-tree", "gpu-tree", "gpu-classic", "gpu-auction"}
@@ -329,16 +349,22 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         to gpu-tree's int64 solve); at most 8192 columns.  "auto" picks by
         device: on a GPU, gpu-auction for square problems with few ties
         (floats, widely spread integers), else gpu-tree.
-    device : {"auto", "cpu", "cuda", "cuda:N"}
+    device : {"auto", "cpu", "cuda", "cuda:N", "cuda:all"} or list of str
         "auto" uses a GPU when one is usable and the matrix is large enough
-        to gain from it.  Asking for a GPU that is not there raises
-        RuntimeError.
+        to gain from it.  "cuda:all" or a list such as ``["cuda:0",
+        "cuda:1"]`` splits the columns over those GPUs (paper 001's
+        multi-GPU gpu-tree; a host matrix, `np.memmap` included, is read
+        by each GPU in pieces, never copied whole), so that problems larger
+        than one GPU's memory are solved; one GPU listed is the single-GPU
+        solve, and a GPU listed twice holds two parts.  Asking for a GPU
+        that is not there raises RuntimeError.
     threads : int, optional
         OpenMP threads for "omp-tree" (default: OMP_NUM_THREADS or all cores).
 
     Returns
     -------
     AssignmentResult
+        Its `device` names every GPU of a multi-GPU solve ("cuda:0,cuda:1").
 
     Raises
     ------
@@ -361,12 +387,15 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     ([1, 0, 2], 5)
     >>> int(r.u.sum() + r.v.sum())  # the dual objective equals the cost
     5
+    >>> # Over every GPU (on a machine without one: RuntimeError):
+    >>> # solve_assignment(big_cost, device="cuda:all")
+    >>> # solve_assignment(np.load("cost.npy", mmap_mode="r"), device=["cuda:0", "cuda:1"])
     """
     return _solve(cost_matrix, maximize, method, device, threads, exact_ints=True)
 
 
 def linear_sum_assignment(cost_matrix, maximize=False, *, method: str = "auto",
-                          device: str = "auto", threads: int | None = None):
+                          device: str | Sequence[str] = "auto", threads: int | None = None):
     """Solve the linear sum assignment problem; a drop-in for
     `scipy.optimize.linear_sum_assignment`.
 

@@ -35,16 +35,20 @@ __device__ inline T block_read(const T* addr) {
   return value;
 }
 
-/// Appends `v` to `list`, whose length is `*counter`: one atomicAdd per warp
-/// for all the threads of the warp calling it now.
-template <class T>
-__device__ inline void push(T* list, int* counter, T v) {
+/// A place in a list whose length is `*counter`, for each thread of the
+/// warp calling it now: one atomicAdd per warp.
+__device__ inline int claim_place(int* counter) {
   namespace cg = cooperative_groups;
   const cg::coalesced_group active = cg::coalesced_threads();
   int base = 0;
   if (active.thread_rank() == 0) base = atomicAdd(counter, static_cast<int>(active.size()));
-  base = active.shfl(base, 0);
-  list[base + static_cast<int>(active.thread_rank())] = v;
+  return active.shfl(base, 0) + static_cast<int>(active.thread_rank());
+}
+
+/// Appends `v` to `list`, whose length is `*counter` (claim_place).
+template <class T>
+__device__ inline void push(T* list, int* counter, T v) {
+  list[claim_place(counter)] = v;
 }
 
 }  // namespace matchflow::cuda

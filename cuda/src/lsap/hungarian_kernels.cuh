@@ -132,17 +132,6 @@ __device__ inline key_t warp_min(key_t x) {
   return x;
 }
 
-/// Appends `value` to queue[*count] with one atomic per warp (active lanes only).
-__device__ inline void append(int* queue, int* count, int value) {
-  const unsigned mask = __activemask();
-  const int lane = threadIdx.x & 31;
-  const int leader = __ffs(mask) - 1;
-  int base = 0;
-  if (lane == leader) base = atomicAdd(count, __popc(mask));
-  base = __shfl_sync(mask, base, leader);
-  queue[base + __popc(mask & ((1u << lane) - 1u))] = value;
-}
-
 // ---------------------------------------------------- initial reduction (Alg. 1)
 
 /// One warp per row: u[i] = min_j c_ij; also the largest finite |c| (floats).
@@ -212,7 +201,8 @@ struct control {
   key_t max_abs_key;        // largest finite |c| (tolerance of floating costs)
   int rev_found;            // stamp: an augmenting path exists in iteration rev_found
   int rev_step[3];          // CU-TREE: stamp `it` when step s found a reverse column, slot s % 3
-  int error;                // 1 = no finite dual step (infeasible input)
+  int error;                // 1 = no finite dual step (infeasible input); multi_gpu_error
+  int revs[2];              // multi-GPU: this part's reverse columns of iterations of each parity
   long long iterations, augmenting_paths, dual_updates;
 };
 
@@ -297,7 +287,7 @@ __device__ inline void tighten(const state<T>& s, int j, int it, int slot, int* 
     atomic_write(&s.ctl->rev_step[slot], it);
   } else {
     s.pr[inew] = j;  // vr[inew] is stamped when the row is expanded (see tree_expand_step)
-    append(out, out_count, inew);
+    push(out, out_count, inew);
   }
 }
 
@@ -320,8 +310,8 @@ __device__ inline void reduce_min_into(key_t local, key_t* key) {
 /// per (chunk, column)).
 constexpr int max_item_columns = 2;
 
-template <int C, class T>
-__device__ void tree_partial_step(const state<T>& s, const int* fr, int nf, int K, int it,
+template <int C, class T, class Frontier>
+__device__ void tree_partial_step(const state<T>& s, const Frontier& fr, int nf, int K, int it,
                                   std::int64_t tid, std::int64_t nthreads) {
   const int groups = (s.n_cols + C - 1) / C;
   const std::int64_t items = static_cast<std::int64_t>(K) * groups;
@@ -391,21 +381,16 @@ __device__ inline void fold_partials(const state<T>& s, int K, int j, T& sl, int
   if (least != none) p = s.part_row[static_cast<std::int64_t>(least) * s.n_cols + j];
 }
 
-/// Algorithm 4 (one thread per column), or its second half after
-/// tree_partial_step (K > 1).  Also folds the minimum uncovered slack into
-/// ctl->theta_key[slot] for a dual update that may follow.
-/// sync: frontier/fcount (atomic append), theta_key (atomicMin), rev_found.
-/// safe: slack, pc, vc (one writer per column), pr (one writer per row: a
-/// row is reached only through its assigned column), vr (frontier rows).
-template <class T>
-__device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K, int it, T tol,
-                                 int slot, std::int64_t tid, std::int64_t nthreads) {
-  // The frontier rows join the tree now, not when tighten() found them: a
-  // row found in a dual step must not get that step's +theta, and the row
-  // loop of tree_dual_step reads vr while its column loop would write it.
-  for (std::int64_t f = tid; f < nf; f += nthreads) s.vr[fr[f]] = it;
-  int* out = s.frontier[slot];
-  int* out_count = &s.ctl->fcount[slot];
+/// Algorithm 4 over this part's columns (one thread per column), or its
+/// second half after tree_partial_step (K > 1): `join(j)` for each column
+/// that becomes tight.  Also folds the minimum uncovered slack into
+/// ctl->theta_key[slot] for a dual update that may follow.  `fr[f]` is the
+/// f-th frontier row (a row list, or the multi-GPU exchange's entries).
+/// sync: theta_key (atomicMin); what `join` writes.  safe: slack, pc (one
+/// writer per column).
+template <class T, class Frontier, class Join>
+__device__ void expand_columns(const state<T>& s, const Frontier& fr, int nf, int K, int it, T tol,
+                               int slot, std::int64_t tid, std::int64_t nthreads, Join&& join) {
   key_t local = ~0ull;
   for (std::int64_t jj = tid; jj < s.n_cols; jj += nthreads) {
     const int j = static_cast<int>(jj);
@@ -427,23 +412,38 @@ __device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K
     }
     s.slack[j] = sl;
     s.pc[j] = p;
-    if (sl <= tol) tighten(s, j, it, slot, out, out_count);
+    if (sl <= tol) join(j);
     else local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
 }
 
-/// Algorithm 9: u += theta on tree rows, v -= theta on tree columns, slack -=
-/// theta elsewhere; columns reaching zero slack are tightened.  Also folds
-/// the new minimum uncovered slack into theta_key[slot].
-/// safe: u (row owner), v, slack (column owner); sync as tree_expand_step.
+/// Algorithm 4 on one GPU: expand_columns joining through tighten().
+/// sync: frontier/fcount (atomic append), theta_key, rev_found.  safe: vc
+/// (one writer per column), pr (one writer per row: a row is reached only
+/// through its assigned column), vr (frontier rows).
 template <class T>
-__device__ void tree_dual_step(const state<T>& s, T theta, int it, T tol, int slot,
-                               std::int64_t tid, std::int64_t nthreads) {
-  for (std::int64_t i = tid; i < s.n_rows; i += nthreads)
-    if (s.vr[i] == it) s.u[i] += theta;
+__device__ void tree_expand_step(const state<T>& s, const int* fr, int nf, int K, int it, T tol,
+                                 int slot, std::int64_t tid, std::int64_t nthreads) {
+  // The frontier rows join the tree now, not when tighten() found them: a
+  // row found in a dual step must not get that step's +theta, and the row
+  // loop of tree_dual_step reads vr while its column loop would write it.
+  for (std::int64_t f = tid; f < nf; f += nthreads) s.vr[fr[f]] = it;
   int* out = s.frontier[slot];
   int* out_count = &s.ctl->fcount[slot];
+  expand_columns(s, fr, nf, K, it, tol, slot, tid, nthreads,
+                 [&](int j) { tighten(s, j, it, slot, out, out_count); });
+}
+
+/// Algorithm 9: u += theta on tree rows, v -= theta on tree columns, slack
+/// -= theta elsewhere; `join(j)` for columns reaching zero slack.  Also
+/// folds the new minimum uncovered slack into theta_key[slot].
+/// safe: u (row owner), v, slack (column owner); sync as expand_columns.
+template <class T, class Join>
+__device__ void dual_step(const state<T>& s, T theta, int it, T tol, int slot, std::int64_t tid,
+                          std::int64_t nthreads, Join&& join) {
+  for (std::int64_t i = tid; i < s.n_rows; i += nthreads)
+    if (s.vr[i] == it) s.u[i] += theta;
   key_t local = ~0ull;
   for (std::int64_t jj = tid; jj < s.n_cols; jj += nthreads) {
     const int j = static_cast<int>(jj);
@@ -453,10 +453,20 @@ __device__ void tree_dual_step(const state<T>& s, T theta, int it, T tol, int sl
     }
     const T sl = s.slack[j] == cost_inf<T>() ? s.slack[j] : s.slack[j] - theta;
     s.slack[j] = sl;
-    if (sl <= tol) tighten(s, j, it, slot, out, out_count);
+    if (sl <= tol) join(j);
     else local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
+}
+
+/// Algorithm 9 on one GPU: dual_step joining through tighten().
+template <class T>
+__device__ void tree_dual_step(const state<T>& s, T theta, int it, T tol, int slot,
+                               std::int64_t tid, std::int64_t nthreads) {
+  int* out = s.frontier[slot];
+  int* out_count = &s.ctl->fcount[slot];
+  dual_step(s, theta, it, tol, slot, tid, nthreads,
+            [&](int j) { tighten(s, j, it, slot, out, out_count); });
 }
 
 /// Roots of iteration `it`: unassigned rows (the optimality check, Alg. 2).
@@ -466,7 +476,7 @@ __device__ void tree_roots_step(const state<T>& s, int it, std::int64_t tid, std
     if (s.ar[i] == none) {
       s.vr[i] = it;
       s.pr[i] = none;
-      append(s.roots[it & 1], &s.ctl->rcount[it & 1], static_cast<int>(i));
+      push(s.roots[it & 1], &s.ctl->rcount[it & 1], static_cast<int>(i));
     }
   for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
 }
@@ -487,7 +497,7 @@ __device__ void tree_augment_step(const state<T>& s, int it, int nroots, std::in
     } else {
       s.vr[r] = it + 1;
       s.pr[r] = none;
-      append(s.roots[(it + 1) & 1], &s.ctl->rcount[(it + 1) & 1], r);
+      push(s.roots[(it + 1) & 1], &s.ctl->rcount[(it + 1) & 1], r);
     }
   }
   if (paths) {
@@ -614,7 +624,7 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
 
 /// Roots of iteration `it` (rows listed in `rows`): stamp them as tree rows.
 /// safe: vr, pr (one writer per row).
-__global__ __launch_bounds__(256) void mark_rows_kernel(const int* __restrict__ rows,
+static __global__ __launch_bounds__(256) void mark_rows_kernel(const int* __restrict__ rows,
                                                         const int* __restrict__ count, int it,
                                                         int* __restrict__ vr,
                                                         int* __restrict__ pr, bool root) {

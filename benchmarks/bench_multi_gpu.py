@@ -1,0 +1,151 @@
+"""Multi-GPU assignment benchmark: one GPU against several (paper 001 §5).
+
+Dense int32 costs uniform in [0, n] and [0, 10n], from host memory, through
+`solve_assignment` (the whole call: upload, solve, answer back) with
+method="gpu-tree" on one GPU and on every GPU (device=[...]), alternating,
+median of --repeat; the answers' costs must agree.  Sizes that do not fit
+one GPU run on the GPUs together only (--big).
+
+    python benchmarks/bench_multi_gpu.py --out DIR [--sizes 20000 40000 80000]
+        [--big 200000] [--repeat 3] [--ranges 1 10]
+
+Writes DIR/multi-gpu.json and DIR/multi-gpu.md (commit, devices, versions,
+command).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+import matchflow
+from matchflow import solve_assignment
+
+
+def random_costs(n: int, high: int, seed: int) -> np.ndarray:
+    """n x n int32 uniform in [0, high], filled by row chunks on every core
+    (NumPy's generators release the GIL for bulk fills)."""
+    c = np.empty((n, n), dtype=np.int32)
+    chunk = max(1, (1 << 26) // n)
+    seeds = np.random.SeedSequence(seed).spawn((n + chunk - 1) // chunk)
+
+    def fill(k):
+        rng = np.random.default_rng(seeds[k])
+        c[k * chunk:(k + 1) * chunk] = rng.integers(0, high + 1, size=(min(chunk, n - k * chunk), n),
+                                                    dtype=np.int32)
+    with ThreadPoolExecutor(os.cpu_count()) as pool:
+        list(pool.map(fill, range(len(seeds))))
+    return c
+
+
+def timed(c, device):
+    t0 = time.perf_counter()
+    r = solve_assignment(c, method="gpu-tree", device=device)
+    return time.perf_counter() - t0, r
+
+
+def commit() -> str:
+    sha = os.environ.get("MATCHFLOW_GIT_SHA")
+    if sha:
+        return sha
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int):
+    high = factor * n
+    t0 = time.perf_counter()
+    c = random_costs(n, high, seed)
+    print(f"n={n} [0, {factor}n]: generated in {time.perf_counter() - t0:.1f} s", flush=True)
+    multi = [f"cuda:{g}" for g in gpus]
+    runs = {"one": [], "multi": []}
+    costs = set()
+    for _ in range(repeat):
+        for label, device in (("one", "cuda:0"), ("multi", multi)):
+            if label == "one" and not single:
+                continue
+            whole, r = timed(c, device)
+            runs[label].append((whole, r.stats.seconds_solve, r.stats.seconds_transfer))
+            costs.add(r.cost)
+            print(f"  {label:5s} whole {whole:7.3f} s  solve {r.stats.seconds_solve:7.3f} s  "
+                  f"upload+back {r.stats.seconds_transfer:6.3f} s  cost {r.cost}", flush=True)
+    if len(costs) != 1:
+        raise SystemExit(f"n={n} [0, {factor}n]: the answers' costs differ: {sorted(costs)}")
+    row = {"n": n, "range": f"[0, {factor}n]", "cost": costs.pop(), "gpus": multi}
+    for label, times in runs.items():
+        if times:
+            row[label] = {"whole_s": statistics.median(t[0] for t in times),
+                          "solve_s": statistics.median(t[1] for t in times),
+                          "transfer_s": statistics.median(t[2] for t in times),
+                          "runs": times}
+    if "one" in row and "multi" in row:
+        row["speedup_whole"] = row["one"]["whole_s"] / row["multi"]["whole_s"]
+        row["speedup_solve"] = row["one"]["solve_s"] / row["multi"]["solve_s"]
+    rows.append(row)
+    del c
+
+
+def write(out: Path, rows: list, meta: dict):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "multi-gpu.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    lines = [f"# Multi-GPU assignment: one GPU against {len(meta['gpus'])}",
+             "", f"commit {meta['commit']}; {meta['device']}; matchflow {meta['version']}, "
+             f"numpy {meta['numpy']}, Python {meta['python']}",
+             f"command: `{meta['command']}`", "",
+             "int32 costs from host memory, `solve_assignment(method='gpu-tree')`; medians of "
+             f"{meta['repeat']} runs (alternating); seconds.", "",
+             "| n | costs | one GPU whole | one GPU solve | GPUs whole | GPUs solve | "
+             "speed-up whole | speed-up solve |",
+             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        one, multi = r.get("one"), r["multi"]
+        f = lambda x: f"{x:.3f}"  # noqa: E731
+        lines.append(f"| {r['n']} | {r['range']} | {f(one['whole_s']) if one else 'does not fit'} | "
+                     f"{f(one['solve_s']) if one else '-'} | {f(multi['whole_s'])} | "
+                     f"{f(multi['solve_s'])} | "
+                     f"{f(r['speedup_whole']) + 'x' if one else '-'} | "
+                     f"{f(r['speedup_solve']) + 'x' if one else '-'} |")
+    (out / "multi-gpu.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[20000, 40000, 80000])
+    ap.add_argument("--big", type=int, nargs="*", default=[],
+                    help="sizes run on the GPUs together only (beyond one GPU)")
+    ap.add_argument("--ranges", type=int, nargs="*", default=[1, 10], help="costs in [0, k n]")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--big-repeat", type=int, default=1)
+    args = ap.parse_args(argv)
+    gpus = list(range(matchflow.device_count()))
+    infos = [matchflow._core.get_device_info(g)["name"] for g in gpus]
+    meta = {"commit": commit(), "device": f"{len(gpus)} x {infos[0] if infos else '-'}",
+            "gpus": gpus, "version": matchflow.__version__, "numpy": np.__version__,
+            "python": platform.python_version(), "repeat": args.repeat,
+            "command": "python " + " ".join(["benchmarks/bench_multi_gpu.py"] + sys.argv[1:])}
+    rows: list = []
+    for n in args.sizes:
+        for k in args.ranges:
+            run_case(n, k, gpus, args.repeat, True, rows, seed=n + k)
+            write(args.out, rows, meta)
+    for n in args.big:
+        for k in args.ranges:
+            run_case(n, k, gpus, args.big_repeat, False, rows, seed=n + k)
+            write(args.out, rows, meta)
+
+
+if __name__ == "__main__":
+    main()

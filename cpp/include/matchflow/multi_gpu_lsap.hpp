@@ -1,0 +1,75 @@
+// Dense linear assignment split over several GPUs: paper 001's multi-GPU
+// CU-TREE (Section 5), the columns split into blocks, one per GPU, the
+// search's per-step exchanges GPU to GPU (cuda/src/lsap/multi_gpu_kernels.cuh).
+//
+// A solve is a set of parts, one per column block, each an `lsap_part`:
+// create every part (its block uploaded, its buffers allocated), connect
+// them (in one process: lsap_parts_connect; one part per process:
+// lsap_part_connect_ipc with every part's lsap_part_ipc_handle, exchanged
+// by the caller's launcher), launch every part, then finish each.  The
+// answer is SciPy's: col4row over all rows, u, and each part's v block.
+// The parts are implemented by the CUDA backend; without CUDA every call
+// returns status::cuda_unavailable.
+#pragma once
+
+#include <cstdint>
+
+#include "matchflow/lsap.hpp"
+#include "matchflow/status.hpp"
+
+namespace matchflow {
+
+/// The element type of a cost matrix.
+enum class cost_kind : int { int32 = 0, int64 = 1, float32 = 2, float64 = 3 };
+
+/// One part: columns [col0, col0 + width) of an n_rows x n_cols problem
+/// (n_rows <= n_cols, every part's width >= 1) on GPU `device`.
+struct lsap_part_config {
+  int device = 0;
+  int part = 0;             ///< this part's index in [0, parts)
+  int parts = 1;            ///< at most lsap_max_parts
+  int parts_on_device = 1;  ///< parts of this process on `device` (they share its SMs)
+  std::int64_t n_rows = 0, n_cols = 0;
+  std::int64_t col0 = 0, width = 0;
+  cost_kind kind = cost_kind::float64;
+  /// The costs, one of: a row-major host matrix (row i at host_cost +
+  /// i * host_stride elements; this part reads its columns, in pieces) ...
+  const void* host_cost = nullptr;
+  std::int64_t host_stride = 0;
+  /// ... or the part's n_rows x width row-major block in `device`'s memory,
+  /// read where it is (kept alive and unchanged by the caller until finish).
+  const void* device_cost = nullptr;
+  /// Host costs: read the complement (~c for integers, -c for floats), so
+  /// that a maximisation needs no negated copy of the matrix.
+  bool complement = false;
+  /// How long a part waits for another's post before it gives up.
+  double timeout_seconds = 60.0;
+};
+
+constexpr int lsap_max_parts = 8;
+
+class lsap_part;
+
+/// Checks the device's memory, allocates the part's buffers, uploads its
+/// block and computes its row minima.
+status lsap_part_create(const lsap_part_config& config, lsap_part** part) noexcept;
+/// The CUDA IPC handle (64 bytes) of the part's exchange buffers.
+status lsap_part_ipc_handle(lsap_part* part, void* handle) noexcept;
+/// Connects every part of a solve held by this process (in part order),
+/// enabling peer access between their GPUs.
+status lsap_parts_connect(lsap_part* const* parts, int count) noexcept;
+/// Connects this process's part to the others from every part's IPC
+/// handle (parts * 64 bytes, in part order).
+status lsap_part_connect_ipc(lsap_part* part, const void* handles) noexcept;
+/// Starts the part's solve; returns at once.
+status lsap_part_launch(lsap_part* part) noexcept;
+/// Waits for the part's solve; col4row and u (n_rows each; either may be
+/// null) and v of the part's columns (width).  u and v are int64 for
+/// integer costs, else of the cost type.  status::infeasible when no
+/// assignment avoids every +inf; cuda_error when a part stopped hearing
+/// from the others (a GPU or process stopped).
+status lsap_part_finish(lsap_part* part, std::int64_t* col4row, void* u, void* v,
+                        lsap_stats* stats) noexcept;
+void lsap_part_destroy(lsap_part* part) noexcept;
+
+}  // namespace matchflow

@@ -1,0 +1,319 @@
+"""Dense assignment split over several GPUs: paper 001's multi-GPU CU-TREE
+(matchflow/multi_gpu_lsap.hpp).  The columns are cut into one block per
+GPU; every GPU keeps its block, and the search's per-step exchanges go GPU
+to GPU.  `device="cuda:all"` or a list of GPUs selects it; a GPU named twice
+holds two parts (logical parts on one GPU run the same code, which is how
+the split is tested on one GPU).
+
+Host matrices (NumPy arrays, `np.memmap`) are read block by block, in
+pieces, by each GPU's upload: no whole copy is made, and a maximisation is
+read as the complement.  A list of GPU arrays (CuPy / torch), one column
+block per GPU, is read where it is.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _core, _device
+from . import _device_arrays as darr
+from ._lsap_common import AssignmentResult, AssignmentStats, assignment_pairs, int64_overflow
+
+#: A part waits this long for another part's post before the solve fails:
+#: far above any step's time, short enough that a lost GPU or process ends
+#: the call.
+DEFAULT_TIMEOUT = 60.0
+
+_ROW_CHUNK_BYTES = 1 << 28  # host passes over huge matrices go by row chunks of this size
+
+
+def gpu_list(device) -> list[int] | None:
+    """The GPUs of a multi-GPU `device=` ("cuda:all", or a list / tuple of
+    "cuda" / "cuda:N"), or None for a single-device argument."""
+    if isinstance(device, str):
+        if device != "cuda:all":
+            return None
+        n = _device.device_count()
+        if n == 0:
+            _device.resolve("cuda", large_enough=True)  # its RuntimeError names why
+        return list(range(n))
+    if not isinstance(device, (list, tuple)):
+        return None
+    if not device:
+        raise ValueError("device list is empty; name at least one GPU ('cuda:N')")
+    if len(device) > _core.LSAP_MAX_PARTS:
+        raise ValueError(f"at most {_core.LSAP_MAX_PARTS} GPUs (parts) per solve; "
+                         f"got {len(device)}")
+    for d in device:
+        if not isinstance(d, str) or not (d == "cuda" or d.startswith("cuda:")) or d == "cuda:all":
+            raise ValueError(f"a device list names GPUs ('cuda' or 'cuda:N'); got {d!r}")
+    return [_device.resolve(d, large_enough=True)[1] for d in device]
+
+
+def is_block_list(cost_matrix) -> bool:
+    """Whether `cost_matrix` is a list / tuple of GPU arrays (column blocks)."""
+    return (isinstance(cost_matrix, (list, tuple)) and len(cost_matrix) > 0
+            and all(darr.is_device_array(b) for b in cost_matrix))
+
+
+def check_method(method: str) -> str:
+    if method not in ("auto", "gpu-tree"):
+        raise ValueError(f"method {method!r} does not run on several GPUs; the multi-GPU "
+                         "solve is 'gpu-tree' (method='auto' picks it)")
+    return "gpu-tree"
+
+
+# ---- host matrices -----------------------------------------------------------------
+
+def _row_view(c: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(work, transposed): a view whose rows are contiguous in memory and
+    no longer than its columns (n_rows <= n_cols), copied only where no
+    such view exists (a tall C-ordered matrix, a strided one)."""
+    def rows_contiguous(x):  # row stride any multiple of the item (0: a broadcast row)
+        return (x.strides[1] == x.itemsize and x.strides[0] >= 0
+                and x.strides[0] % x.itemsize == 0)
+    for work, transposed in ((c, False), (c.T, True)):
+        if work.shape[0] <= work.shape[1] and rows_contiguous(work):
+            return work, transposed
+    transposed = c.shape[0] > c.shape[1]
+    return np.ascontiguousarray(c.T if transposed else c), transposed
+
+
+def _row_chunks(work: np.ndarray):
+    step = max(1, _ROW_CHUNK_BYTES // max(1, work.shape[1] * work.itemsize))
+    for i in range(0, work.shape[0], step):
+        yield work[i:i + step]
+
+
+def _host_bounds(work: np.ndarray, maximize: bool) -> tuple:
+    """(min, max) of the matrix by row chunks; SciPy's ValueError for NaN
+    and the wrong infinity; for +inf (forbidden) entries, the check that
+    every row and, when square, every column keeps a finite entry (the rest
+    of infeasibility the solve itself finds: no finite dual step).  int32
+    needs none of it: every int32 matrix is solved exactly."""
+    if work.dtype == np.int32:
+        return 0, 0
+    lo = min(chunk.min() for chunk in _row_chunks(work))
+    hi = max(chunk.max() for chunk in _row_chunks(work))
+    if work.dtype.kind != "f":
+        return lo, hi
+    wrong = hi == np.inf if maximize else lo == -np.inf
+    if np.isnan(lo) or np.isnan(hi) or wrong:
+        raise ValueError("matrix contains invalid numeric entries")
+    if np.isfinite(lo) and np.isfinite(hi):
+        return lo, hi
+    rows_ok = all(np.isfinite(chunk).any(axis=1).all() for chunk in _row_chunks(work))
+    cols = np.zeros(work.shape[1], dtype=bool)
+    for chunk in _row_chunks(work):
+        cols |= np.isfinite(chunk).any(axis=0)
+    if not rows_ok or (work.shape[0] == work.shape[1] and not cols.all()):
+        raise ValueError("cost matrix is infeasible")
+    return lo, hi
+
+
+def _fits_int64(lo, hi, shape) -> bool:
+    """lsap.hpp's bound for exact int64 solves."""
+    return max(abs(int(lo)), abs(int(hi))) <= (1 << 62) // max(shape[0], shape[1], 8)
+
+
+def _column_bounds(n_cols: int, parts: int) -> list[int]:
+    return [n_cols * p // parts for p in range(parts + 1)]
+
+
+def _make_parts(make, gpus: list[int]) -> list:
+    """Every part, each GPU's upload running at once (the core releases the
+    GIL); `make(p)` builds part p."""
+    with ThreadPoolExecutor(max_workers=len(gpus)) as pool:
+        futures = [pool.submit(make, p) for p in range(len(gpus))]
+        return [f.result() for f in futures]
+
+
+def _run_parts(parts: list):
+    """Connects, launches and finishes the parts of this process:
+    (col4row, u, v, stats of part 0, per-part stats)."""
+    _core.connect_lsap_parts(parts)
+    for part in parts:
+        part.launch()
+    answers = [part.finish(p == 0) for p, part in enumerate(parts)]
+    col4row, u, _, stats = answers[0]
+    v = np.concatenate([a[2] for a in answers])
+    return col4row, u, v, stats, [a[3] for a in answers]
+
+
+def finish_duals(u, v, square: bool, maximize: bool, integer: bool):
+    """The certificate's form (AssignmentResult): a square problem's duals
+    shifted so that max v = 0, then undone from the complement a
+    maximisation was solved on (-c, or ~c = -c - 1 for integers)."""
+    if square and v.size and v.max() > 0:
+        m = v.max()
+        v = v - m
+        u = u + m
+    if maximize:
+        u, v = (-u - 1 if integer else -u), -v
+    return u, v
+
+
+def merged_stats(stats: dict, per_part: list, gpus: list[int], start: float) -> AssignmentStats:
+    """One AssignmentStats for the solve: part 0's counts, the slowest part's times."""
+    merged = dict(stats)
+    for key in ("seconds_init", "seconds_solve", "seconds_transfer"):
+        merged[key] = max(s[key] for s in per_part)
+    merged["seconds_total"] = time.perf_counter() - start
+    return AssignmentStats(device=device_name(gpus), **merged)
+
+
+def device_name(gpus: list[int]) -> str:
+    return ",".join(f"cuda:{g}" for g in gpus)
+
+
+def _shares(gpus: list[int]) -> dict:
+    return {g: gpus.count(g) for g in gpus}
+
+
+def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
+               exact_ints: bool, timeout: float = DEFAULT_TIMEOUT) -> AssignmentResult:
+    """linear_sum_assignment of a host matrix `c` (int32, int64, float32 or
+    float64, as _lsap._as_cost_array gives it) over the GPUs `gpus`."""
+    start = time.perf_counter()
+    method = check_method(method)
+    work, transposed = _row_view(c)
+    lo, hi = _host_bounds(work, maximize)
+    if work.dtype == np.int64 and not _fits_int64(lo, hi, work.shape):
+        if exact_ints:
+            raise int64_overflow(max(abs(int(lo)), abs(int(hi))), c.shape)
+        return solve_host(c.astype(np.float64), maximize, method, gpus, exact_ints=True,
+                          timeout=timeout)
+    n_rows, n_cols = work.shape
+    gpus = gpus[:n_cols]  # every part holds a column
+    bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)
+    parts = _make_parts(lambda p: _core.LsapPart(
+        work, 0, work.dtype, gpus[p], p, len(gpus), share[gpus[p]], n_rows, n_cols, bounds[p],
+        bounds[p + 1] - bounds[p], maximize, timeout), gpus)
+    col4row, u, v, stats, per_part = _run_parts(parts)
+    del parts
+    u, v = finish_duals(u, v, n_rows == n_cols, maximize, work.dtype.kind == "i")
+    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
+    picked = c[row_ind, col_ind]
+    cost = int(picked.sum(dtype=np.int64)) if c.dtype.kind == "i" else float(
+        np.sum(picked, dtype=np.float64))
+    return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,
+                            method=method, device=device_name(gpus),
+                            stats=merged_stats(stats, per_part, gpus, start))
+
+
+# ---- column blocks in GPU memory ---------------------------------------------------
+
+def _lib(kind: str):
+    import sys
+    return sys.modules["cupy" if kind == "cupy" else "torch"]
+
+
+def _complement(x, integer: bool):
+    """What a maximisation solves: ~x = -x - 1 for integers (no overflow), -x for floats."""
+    return ~x if integer else -x
+
+
+def _block_layout(blocks) -> list:
+    """Each block described; one dtype of the four, one row count, C order."""
+    arrays = [darr.describe(b, f"cost block {p}") for p, b in enumerate(blocks)]
+    dtypes = {a.dtype for a in arrays}
+    if len(dtypes) != 1 or arrays[0].dtype not in (np.int32, np.int64, np.float32, np.float64):
+        raise TypeError("cost blocks must share one dtype of int32, int64, float32, float64; "
+                        f"got {sorted(str(d) for d in dtypes)}")
+    for p, a in enumerate(arrays):
+        if len(a.shape) != 2:
+            raise ValueError(f"cost block {p} is not a matrix: shape {a.shape}")
+        if a.shape[0] != arrays[0].shape[0]:
+            raise ValueError(f"cost blocks have {arrays[0].shape[0]} and {a.shape[0]} rows; "
+                             "column blocks share the rows")
+        if a.strides is not None:
+            raise ValueError(f"cost block {p} is not C-contiguous")
+        if a.shape[1] == 0:
+            raise ValueError(f"cost block {p} has no columns")
+    n_rows, n_cols = arrays[0].shape[0], sum(a.shape[1] for a in arrays)
+    if n_rows > n_cols:
+        raise ValueError(f"column blocks of {n_rows} rows and {n_cols} columns in all: split "
+                         "the columns of a problem with no more rows than columns (transpose "
+                         "it first)")
+    return arrays
+
+
+def _check_blocks(arrays, maximize: bool) -> None:
+    """NaN / wrong-infinity and, for forbidden entries, every row (and,
+    square, every column) keeps a finite entry; the solve finds the rest."""
+    if arrays[0].dtype.kind != "f":
+        return
+    lib = _lib(arrays[0].kind)
+    rows = None
+    forbidden = False
+    for a in arrays:
+        x = a.obj
+        if bool((~lib.isfinite(x)).any()):
+            wrong = np.inf if maximize else -np.inf
+            if bool(lib.isnan(x).any()) or bool((x == wrong).any()):
+                raise ValueError("matrix contains invalid numeric entries")
+            forbidden = True
+    if not forbidden:
+        return
+    square = arrays[0].shape[0] == sum(a.shape[1] for a in arrays)
+    for a in arrays:
+        finite = lib.isfinite(a.obj)
+        row_any = np.asarray(_host(finite.any(1), a.kind))
+        rows = row_any if rows is None else rows | row_any
+        if square and not bool(finite.any(0).all()):
+            raise ValueError("cost matrix is infeasible")
+    if not rows.all():
+        raise ValueError("cost matrix is infeasible")
+
+
+def _host(x, kind: str) -> np.ndarray:
+    return x.get() if kind == "cupy" else x.cpu().numpy()
+
+
+def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
+                 timeout: float = DEFAULT_TIMEOUT) -> AssignmentResult:
+    """linear_sum_assignment of a matrix given as column blocks in GPU
+    memory, block p solved on its GPU; the answer comes back as NumPy arrays."""
+    start = time.perf_counter()
+    method = check_method(method)
+    arrays = _block_layout(blocks)
+    _check_blocks(arrays, maximize)
+    kind, dtype = arrays[0].kind, arrays[0].dtype
+    n_rows, n_cols = arrays[0].shape[0], sum(a.shape[1] for a in arrays)
+    if dtype == np.int64:
+        lo = min(int(a.obj.min()) for a in arrays)
+        hi = max(int(a.obj.max()) for a in arrays)
+        if not _fits_int64(lo, hi, (n_rows, n_cols)):
+            raise int64_overflow(max(abs(lo), abs(hi)), (n_rows, n_cols))
+    work = [_complement(a.obj, dtype.kind == "i") if maximize else a.obj for a in arrays]
+    gpus = [a.device for a in arrays]
+    share = _shares(gpus)
+    col0 = np.cumsum([0] + [a.shape[1] for a in arrays])
+    parts = _make_parts(lambda p: _core.LsapPart(
+        None, darr.pointer(work[p]), dtype, gpus[p], p, len(gpus), share[gpus[p]], n_rows,
+        n_cols, int(col0[p]), arrays[p].shape[1], False, timeout), gpus)
+    col4row, u, v, stats, per_part = _run_parts(parts)
+    del parts
+    u, v = finish_duals(u, v, n_rows == n_cols, maximize, dtype.kind == "i")
+    row_ind = np.arange(n_rows, dtype=np.int64)
+    cost = 0
+    for p, a in enumerate(arrays):
+        mine = (col4row >= col0[p]) & (col4row < col0[p + 1])
+        if mine.any():
+            picked = a.obj[_to(a, row_ind[mine]), _to(a, col4row[mine] - col0[p])]
+            cost += (int(picked.sum()) if dtype.kind == "i"
+                     else float(_host(picked, kind).astype(np.float64).sum()))
+    return AssignmentResult(row_ind=row_ind, col_ind=col4row, cost=cost, u=u, v=v,
+                            method=method, device=device_name(gpus),
+                            stats=merged_stats(stats, per_part, gpus, start))
+
+
+def _to(a: darr.DeviceArray, index: np.ndarray):
+    """Host indices on the block's device, for indexing it."""
+    lib = _lib(a.kind)
+    if a.kind == "cupy":
+        with lib.cuda.Device(a.device):
+            return lib.asarray(index)
+    return lib.as_tensor(index, device=f"cuda:{a.device}")
