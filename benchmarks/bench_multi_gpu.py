@@ -130,7 +130,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-repeat", type=int, default=1)
     args = ap.parse_args(argv)
-    gpus = list(range(matchflow.device_count()))
+    gpus = list(range(matchflow._device.device_count()))
     infos = [matchflow._core.get_device_info(g)["name"] for g in gpus]
     meta = {"commit": commit(), "device": f"{len(gpus)} x {infos[0] if infos else '-'}",
             "gpus": gpus, "version": matchflow.__version__, "numpy": np.__version__,

@@ -18,7 +18,7 @@ from oracles import assert_certificate
 
 
 def _device_lists():
-    n = matchflow.device_count()
+    n = matchflow._device.device_count()
     lists = [["cuda:0", "cuda:0"], ["cuda:0"] * 3]
     if n >= 2:
         lists += [["cuda:0", "cuda:1"], "cuda:all", ["cuda:1", "cuda:0", "cuda:1", "cuda:0"]]
@@ -198,7 +198,7 @@ def test_cupy_blocks(dtype, maximize):
     cupy = pytest.importorskip("cupy")
     rng = np.random.default_rng(5)
     c = _costs(rng, (120, 150), dtype, 500)
-    devices = [0, 0, 0] if matchflow.device_count() < 2 else [0, 1, 0]
+    devices = [0, 0, 0] if matchflow._device.device_count() < 2 else [0, 1, 0]
     cuts = [0, 40, 100, 150]
     blocks = []
     for p, d in enumerate(devices):
