@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import matchflow
-from matchflow import solve_assignment
+from matchflow import _lsap_multi, solve_assignment
 
 
 def random_costs(n: int, high: int, seed: int) -> np.ndarray:
@@ -49,7 +49,10 @@ def random_costs(n: int, high: int, seed: int) -> np.ndarray:
 
 def timed(c, device):
     t0 = time.perf_counter()
-    r = solve_assignment(c, method="gpu-tree", device=device)
+    if isinstance(device, list) and len(device) == 1:  # the split kernel with one part
+        r = _lsap_multi.solve_host(c, False, "gpu-tree", [int(device[0][5:])], exact_ints=True)
+    else:
+        r = solve_assignment(c, method="gpu-tree", device=device)
     return time.perf_counter() - t0, r
 
 
@@ -64,28 +67,35 @@ def commit() -> str:
         return "unknown"
 
 
-def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int):
+def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagnose=False):
     high = factor * n
     t0 = time.perf_counter()
     c = random_costs(n, high, seed)
     print(f"n={n} [0, {factor}n]: generated in {time.perf_counter() - t0:.1f} s", flush=True)
     multi = [f"cuda:{g}" for g in gpus]
-    runs = {"one": [], "multi": []}
+    variants = [("one", "cuda:0"), ("multi", multi)]
+    if diagnose:  # the split kernel with one part, and two parts on one GPU
+        variants += [("split1", ["cuda:0"]), ("split2x1", ["cuda:0", "cuda:0"])]
+    if not single:
+        variants = variants[1:2]
+    runs = {label: [] for label, _ in variants}
     costs = set()
     for _ in range(repeat):
-        for label, device in (("one", "cuda:0"), ("multi", multi)):
-            if label == "one" and not single:
-                continue
+        for label, device in variants:
             whole, r = timed(c, device)
-            runs[label].append((whole, r.stats.seconds_solve, r.stats.seconds_transfer))
+            st = r.stats
+            runs[label].append((whole, st.seconds_solve, st.seconds_transfer))
             costs.add(r.cost)
-            print(f"  {label:5s} whole {whole:7.3f} s  solve {r.stats.seconds_solve:7.3f} s  "
-                  f"upload+back {r.stats.seconds_transfer:6.3f} s  cost {r.cost}", flush=True)
+            steps = max(st.search_steps, 1)
+            print(f"  {label:8s} whole {whole:7.3f} s  solve {st.seconds_solve:7.3f} s  "
+                  f"upload+back {st.seconds_transfer:6.3f} s  cost {r.cost}  it {st.iterations} "
+                  f"dual {st.dual_updates} steps {st.search_steps} "
+                  f"({1e6 * st.seconds_solve / steps:.2f} us/step)", flush=True)
     if len(costs) != 1:
         raise SystemExit(f"n={n} [0, {factor}n]: the answers' costs differ: {sorted(costs)}")
     row = {"n": n, "range": f"[0, {factor}n]", "cost": costs.pop(), "gpus": multi}
     for label, times in runs.items():
-        if times:
+        if times and label in ("one", "multi"):
             row[label] = {"whole_s": statistics.median(t[0] for t in times),
                           "solve_s": statistics.median(t[1] for t in times),
                           "transfer_s": statistics.median(t[2] for t in times),
@@ -129,6 +139,8 @@ def main(argv=None):
     ap.add_argument("--ranges", type=int, nargs="*", default=[1, 10], help="costs in [0, k n]")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-repeat", type=int, default=1)
+    ap.add_argument("--diagnose", action="store_true",
+                    help="also the split kernel with one part and with two parts on one GPU")
     args = ap.parse_args(argv)
     gpus = list(range(matchflow._device.device_count()))
     infos = [matchflow._core.get_device_info(g)["name"] for g in gpus]
@@ -139,7 +151,7 @@ def main(argv=None):
     rows: list = []
     for n in args.sizes:
         for k in args.ranges:
-            run_case(n, k, gpus, args.repeat, True, rows, seed=n + k)
+            run_case(n, k, gpus, args.repeat, True, rows, seed=n + k, diagnose=args.diagnose)
             write(args.out, rows, meta)
     for n in args.big:
         for k in args.ranges:

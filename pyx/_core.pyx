@@ -487,6 +487,7 @@ cdef dict _lsap_stats_dict(const lsap_stats& stats, paths):
         "augmenting_paths": stats.augmenting_paths,
         "dual_updates": stats.dual_updates,
         "kernel_launches": stats.kernel_launches,
+        "search_steps": stats.search_steps,
         "auction_phases": stats.auction_phases,
         "auction_rounds": stats.auction_rounds,
         "auction_bids": stats.auction_bids,

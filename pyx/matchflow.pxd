@@ -107,7 +107,7 @@ cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:
         cbool sparse_auction_on_gpu
     cdef cppclass lsap_stats:
         double seconds_init, seconds_solve, seconds_transfer
-        int64_t iterations, augmenting_paths, dual_updates, kernel_launches
+        int64_t iterations, augmenting_paths, dual_updates, kernel_launches, search_steps
         int64_t* paths_per_iteration
         int64_t narrow_costs
         int64_t auction_phases, auction_rounds, auction_bids

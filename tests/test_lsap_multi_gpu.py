@@ -144,8 +144,8 @@ def test_infeasible(device):
     with pytest.raises(ValueError, match="infeasible"):
         solve_assignment(c, device=device)
     c = np.full((6, 6), np.inf)
-    c[:, :3] = 1.0                         # three columns for six rows:
-    c[:3, 3:] = 1.0                        # every row and column has an entry,
+    c[:4, :2] = 1.0                        # four rows share two columns:
+    c[4:, :] = 1.0                         # every row and column has an entry,
     with pytest.raises(ValueError, match="infeasible"):   # but no perfect matching
         solve_assignment(c, device=device)
 

@@ -56,6 +56,7 @@ class AssignmentStats:
     augmenting_paths: int = 0       #: paths augmented after the initial assignment
     dual_updates: int = 0
     kernel_launches: int = 0
+    search_steps: int = 0           #: gpu-tree: forward and dual steps of the tree search
     device: str = "cpu"             #: "cpu" or "cuda:N"
     #: int64 array, one entry per iteration: the augmenting paths found in
     #: it (every entry >= 1; the entries sum to `augmenting_paths`)

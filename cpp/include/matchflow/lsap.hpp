@@ -55,6 +55,7 @@ struct lsap_stats {
   std::int64_t augmenting_paths = 0;   ///< total paths augmented after the initial assignment
   std::int64_t dual_updates = 0;
   std::int64_t kernel_launches = 0;
+  std::int64_t search_steps = 0;  ///< gpu-tree: forward and dual steps (each ends in a grid barrier)
   /// Optional output buffer, set by the CALLER before the call (nullptr: not
   /// recorded), capacity n_rows: entry k receives the number of augmenting
   /// paths found in iteration k, for k < iterations.  Every iteration

@@ -465,6 +465,7 @@ status run_phases(buffers<T>& b, state<T>& s, bool tree, int blocks, int device,
     st.iterations = c.iterations;
     st.augmenting_paths = c.augmenting_paths;
     st.dual_updates = c.dual_updates;
+    st.search_steps = c.steps;
   }
   return status::ok;
 }

@@ -204,6 +204,7 @@ struct control {
   int error;                // 1 = no finite dual step (infeasible input); multi_gpu_error
   int revs[2];              // multi-GPU: this part's reverse columns of iterations of each parity
   long long iterations, augmenting_paths, dual_updates;
+  long long steps;          // CU-TREE: forward and dual steps (exchanges, multi-GPU)
 };
 
 /// Everything both variants keep on the device (see hungarian_dispatch.cu
@@ -551,7 +552,10 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
   grid.sync();
   while (true) {
     const int nroots = block_read(&ctl->rcount[it & 1]);
-    if (nroots == 0) break;
+    if (nroots == 0) {
+      if (tid == 0) ctl->steps = step;
+      break;
+    }
     if (tid == 0) ctl->rcount[(it + 1) & 1] = 0;
     if (tid == 0) ++ctl->iterations;
     const int* fr = s.roots[it & 1];

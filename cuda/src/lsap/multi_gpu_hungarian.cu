@@ -175,6 +175,7 @@ class part_of final : public lsap_part {
     stats_.iterations = ctl.iterations;
     stats_.augmenting_paths = ctl.augmenting_paths;
     stats_.dual_updates = ctl.dual_updates;
+    stats_.search_steps = ctl.steps;
     stats_.kernel_launches = 2;
     stats_.narrow_costs = std::is_same_v<In, T> ? 0 : static_cast<int>(sizeof(In));
     if (stats) {

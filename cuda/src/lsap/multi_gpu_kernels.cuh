@@ -409,7 +409,10 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
   grid.sync();
   while (true) {
     const int nroots = block_read(&ctl->rcount[it & 1]);
-    if (nroots == 0) break;
+    if (nroots == 0) {
+      if (tid == 0) ctl->steps = step;
+      break;
+    }
     if (tid == 0) {
       ctl->rcount[(it + 1) & 1] = 0;
       ctl->revs[(it + 1) & 1] = 0;
