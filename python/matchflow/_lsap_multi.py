@@ -12,6 +12,7 @@ block per GPU, is read where it is.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -142,17 +143,20 @@ def _run_parts(parts: list):
     return col4row, u, v, stats, [a[3] for a in answers]
 
 
-def finish_duals(u, v, square: bool, maximize: bool, integer: bool):
-    """The certificate's form (AssignmentResult): a square problem's duals
-    shifted so that max v = 0, then undone from the complement a
-    maximisation was solved on (-c, or ~c = -c - 1 for integers)."""
-    if square and v.size and v.max() > 0:
-        m = v.max()
-        v = v - m
-        u = u + m
+def finish_duals(col4row, u, v, transposed: bool, maximize: bool, integer: bool):
+    """(row_ind, col_ind, u, v) in the caller's orientation and the
+    certificate's form (AssignmentResult): the duals undone from the
+    complement a maximisation was solved on (-c, or ~c = -c - 1 for
+    integers), and a square problem's shifted so that the column duals are
+    <= 0 (>= 0 maximising) with one at 0."""
     if maximize:
         u, v = (-u - 1 if integer else -u), -v
-    return u, v
+    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
+    sign = -1 if maximize else 1
+    if u.size == v.size and v.size and (sign * v).max() > 0:
+        m = sign * (sign * v).max()
+        u, v = u + m, v - m
+    return row_ind, col_ind, u, v
 
 
 def merged_stats(stats: dict, per_part: list, gpus: list[int], start: float) -> AssignmentStats:
@@ -193,8 +197,8 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
         bounds[p + 1] - bounds[p], maximize, timeout), gpus)
     col4row, u, v, stats, per_part = _run_parts(parts)
     del parts
-    u, v = finish_duals(u, v, n_rows == n_cols, maximize, work.dtype.kind == "i")
-    row_ind, col_ind, u, v = assignment_pairs(col4row, u, v, transposed)
+    row_ind, col_ind, u, v = finish_duals(col4row, u, v, transposed, maximize,
+                                          work.dtype.kind == "i")
     picked = c[row_ind, col_ind]
     cost = int(picked.sum(dtype=np.int64)) if c.dtype.kind == "i" else float(
         np.sum(picked, dtype=np.float64))
@@ -240,31 +244,37 @@ def _block_layout(blocks) -> list:
     return arrays
 
 
+def _each(arrays, fn) -> list:
+    """fn(a) for each block, with the block's GPU current (CuPy reduces on
+    the current device; torch follows its tensors)."""
+    out = []
+    for a in arrays:
+        with (_lib("cupy").cuda.Device(a.device) if a.kind == "cupy"
+              else contextlib.nullcontext()):
+            out.append(fn(a))
+    return out
+
+
 def _check_blocks(arrays, maximize: bool) -> None:
     """NaN / wrong-infinity and, for forbidden entries, every row (and,
     square, every column) keeps a finite entry; the solve finds the rest."""
     if arrays[0].dtype.kind != "f":
         return
     lib = _lib(arrays[0].kind)
-    rows = None
-    forbidden = False
-    for a in arrays:
-        x = a.obj
-        if bool((~lib.isfinite(x)).any()):
-            wrong = np.inf if maximize else -np.inf
-            if bool(lib.isnan(x).any()) or bool((x == wrong).any()):
-                raise ValueError("matrix contains invalid numeric entries")
-            forbidden = True
-    if not forbidden:
+    wrong = np.inf if maximize else -np.inf
+
+    def forbidden(a) -> bool:
+        if not bool((~lib.isfinite(a.obj)).any()):
+            return False
+        if bool(lib.isnan(a.obj).any()) or bool((a.obj == wrong).any()):
+            raise ValueError("matrix contains invalid numeric entries")
+        return True
+    if not any(_each(arrays, forbidden)):
         return
     square = arrays[0].shape[0] == sum(a.shape[1] for a in arrays)
-    for a in arrays:
-        finite = lib.isfinite(a.obj)
-        row_any = np.asarray(_host(finite.any(1), a.kind))
-        rows = row_any if rows is None else rows | row_any
-        if square and not bool(finite.any(0).all()):
-            raise ValueError("cost matrix is infeasible")
-    if not rows.all():
+    rows = np.logical_or.reduce(_each(arrays, lambda a: _host(lib.isfinite(a.obj).any(1), a.kind)))
+    cols = _each(arrays, lambda a: bool(lib.isfinite(a.obj).any(0).all()))
+    if not rows.all() or (square and not all(cols)):
         raise ValueError("cost matrix is infeasible")
 
 
@@ -275,19 +285,22 @@ def _host(x, kind: str) -> np.ndarray:
 def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
                  timeout: float = DEFAULT_TIMEOUT) -> AssignmentResult:
     """linear_sum_assignment of a matrix given as column blocks in GPU
-    memory, block p solved on its GPU; the answer comes back as NumPy arrays."""
+    memory, block p solved on its GPU; the answer comes back as NumPy arrays.
+    Integer costs beyond an exact int64 solve raise OverflowError whatever
+    `exact_ints` says (a float64 copy of every block is not made here)."""
     start = time.perf_counter()
     method = check_method(method)
     arrays = _block_layout(blocks)
     _check_blocks(arrays, maximize)
-    kind, dtype = arrays[0].kind, arrays[0].dtype
+    dtype = arrays[0].dtype
+    integer = dtype.kind == "i"
     n_rows, n_cols = arrays[0].shape[0], sum(a.shape[1] for a in arrays)
     if dtype == np.int64:
-        lo = min(int(a.obj.min()) for a in arrays)
-        hi = max(int(a.obj.max()) for a in arrays)
+        lo = min(_each(arrays, lambda a: int(a.obj.min())))
+        hi = max(_each(arrays, lambda a: int(a.obj.max())))
         if not _fits_int64(lo, hi, (n_rows, n_cols)):
             raise int64_overflow(max(abs(lo), abs(hi)), (n_rows, n_cols))
-    work = [_complement(a.obj, dtype.kind == "i") if maximize else a.obj for a in arrays]
+    work = _each(arrays, lambda a: _complement(a.obj, integer) if maximize else a.obj)
     gpus = [a.device for a in arrays]
     share = _shares(gpus)
     col0 = np.cumsum([0] + [a.shape[1] for a in arrays])
@@ -296,15 +309,18 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
         n_cols, int(col0[p]), arrays[p].shape[1], False, timeout), gpus)
     col4row, u, v, stats, per_part = _run_parts(parts)
     del parts
-    u, v = finish_duals(u, v, n_rows == n_cols, maximize, dtype.kind == "i")
-    row_ind = np.arange(n_rows, dtype=np.int64)
-    cost = 0
-    for p, a in enumerate(arrays):
+    row_ind, col4row, u, v = finish_duals(col4row, u, v, False, maximize, integer)
+
+    position = {id(a): p for p, a in enumerate(arrays)}
+
+    def picked_sum(a):
+        p = position[id(a)]
         mine = (col4row >= col0[p]) & (col4row < col0[p + 1])
-        if mine.any():
-            picked = a.obj[_to(a, row_ind[mine]), _to(a, col4row[mine] - col0[p])]
-            cost += (int(picked.sum()) if dtype.kind == "i"
-                     else float(_host(picked, kind).astype(np.float64).sum()))
+        if not mine.any():
+            return 0
+        picked = a.obj[_to(a, row_ind[mine]), _to(a, col4row[mine] - col0[p])]
+        return int(picked.sum()) if integer else float(_host(picked, a.kind).astype(np.float64).sum())
+    cost = sum(_each(arrays, picked_sum))
     return AssignmentResult(row_ind=row_ind, col_ind=col4row, cost=cost, u=u, v=v,
                             method=method, device=device_name(gpus),
                             stats=merged_stats(stats, per_part, gpus, start))

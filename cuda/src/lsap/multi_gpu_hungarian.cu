@@ -34,7 +34,7 @@ class lsap_part {
   virtual ~lsap_part() = default;
   virtual void* arena() const = 0;
   virtual const lsap_part_config& config() const = 0;
-  virtual void connect(const std::vector<void*>& arenas) = 0;
+  virtual void connect(const std::vector<void*>& arenas, bool across) = 0;
   virtual void open(const void* handles) = 0;
   virtual void launch() = 0;
   virtual status finish(std::int64_t* col4row, void* u, void* v, lsap_stats* stats) = 0;
@@ -113,9 +113,12 @@ class part_of final : public lsap_part {
   void* arena() const override { return arena_->get(); }
   const lsap_part_config& config() const override { return c_; }
 
-  void connect(const std::vector<void*>& arenas) override {
+  /// `across`: some arena is on another GPU or in another process (the
+  /// kernel's fences then reach system scope).
+  void connect(const std::vector<void*>& arenas, bool across) override {
     for (int q = 0; q < c_.parts; ++q)
       m_.peer[q] = arena_view<T>::at(arenas[q], c_.parts, c_.n_rows, c_.n_cols);
+    m_.across_devices = across;
   }
 
   /// Opens the other parts' arenas from their IPC handles.
@@ -131,7 +134,7 @@ class part_of final : public lsap_part {
       MATCHFLOW_CUDA_TRY(cudaIpcOpenMemHandle(&arenas[q], handles[q], cudaIpcMemLazyEnablePeerAccess));
       opened_.push_back(arenas[q]);
     }
-    connect(arenas);
+    connect(arenas, true);
   }
 
   void launch() override {
@@ -371,8 +374,12 @@ status lsap_parts_connect(lsap_part* const* parts, int count) noexcept {
   return cuda::cuda_guarded([&] {
     enable_peer_access(parts, count);
     std::vector<void*> arenas(count);
-    for (int q = 0; q < count; ++q) arenas[q] = parts[q]->arena();
-    for (int p = 0; p < count; ++p) parts[p]->connect(arenas);
+    bool across = false;
+    for (int q = 0; q < count; ++q) {
+      arenas[q] = parts[q]->arena();
+      across = across || parts[q]->config().device != parts[0]->config().device;
+    }
+    for (int p = 0; p < count; ++p) parts[p]->connect(arenas, across);
     return status::ok;
   });
 }

@@ -105,6 +105,13 @@ struct multi_state {
   unsigned long long* claim;  // root -> least (column, parent) of its reverse columns
   arena_view<T> peer[max_parts];
   long long timeout_ns;
+  bool across_devices;    // a peer on another GPU (or process): fences at system scope
+
+  /// Orders this thread's writes to the arenas before what it writes next.
+  __device__ void fence() const {
+    if (across_devices) __threadfence_system();
+    else __threadfence();
+  }
 
   __device__ tree_entry* entries(int q, int slot, int from) const {
     return peer[q].entries + (static_cast<std::int64_t>(slot) * parts + from) * s.n_rows;
@@ -115,16 +122,19 @@ struct multi_state {
 };
 
 /// The frontier of a step: this iteration's roots (a row list), or the
-/// entries every part wrote in the previous step, segment q from part q.
+/// entries every part wrote in the previous step: segment q (from part q)
+/// at entries + q * n_rows, `start` its prefix sums (in shared memory, as
+/// exchange() leaves them: read often, by every thread).
 struct multi_frontier {
   const int* roots;  // non-null: the roots
-  const tree_entry* seg[max_parts];
-  int start[max_parts + 1];  // prefix sums of the segments' counts
+  const tree_entry* entries;
+  const int* start;
+  int n_rows;
 
   __device__ const tree_entry& entry(int f) const {
     int q = 0;
     while (f >= start[q + 1]) ++q;
-    return seg[q][f - start[q]];
+    return entries[static_cast<std::int64_t>(q) * n_rows + (f - start[q])];
   }
   __device__ int operator[](int f) const { return roots ? roots[f] : entry(f).row; }
 
@@ -166,52 +176,58 @@ template <class X>
 using system_ref = ::cuda::atomic_ref<X, ::cuda::thread_scope_system>;
 
 /// Block 0 posts this part's outcome of exchange `step` (of iteration `it`;
-/// step 0: the prologue's largest |c|) to every part and
-/// waits for all posts of it (or a timeout); it writes the totals to
-/// `verdict` (this part's memory), where every block reads them.  Called by
-/// every thread after a grid.sync(): the part's writes of the step are done.
+/// step 0: the prologue's largest |c|) to every part and waits for all
+/// posts of it (or a timeout); it writes the totals to `verdict` (this
+/// part's memory), where every block reads them into shared memory.  Called
+/// by every thread after a grid.sync(): the part's writes of the step are
+/// done, each writer's fenced (multi_state::fence).  Returns the block's
+/// shared copy (valid until the next exchange).
 template <class T>
-__device__ exchange_totals exchange(const multi_state<T>& m, int step, int it,
-                                    exchange_totals* verdict, int* verdict_epoch) {
+__device__ const exchange_totals& exchange(const multi_state<T>& m, int step, int it,
+                                           exchange_totals* verdict, int* verdict_epoch) {
   const int slot = step % 3;
   const int epoch = step + 1;
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     const control* ctl = m.s.ctl;
     const bool prologue = step == 0;
-    const int count = prologue ? 0 : atomic_read(&ctl->fcount[slot]);
-    const int revs = prologue ? 0 : atomic_read(&ctl->revs[it & 1]);
-    const key_t theta = prologue ? ~0ull : atomic_read(&ctl->theta_key[slot]);
-    const key_t max_abs = prologue ? atomic_read(&ctl->max_abs_key) : 0;
-    __threadfence_system();  // the step's entries (peer stores) before the posts
+    mailbox mine{};
+    mine.count = prologue ? 0 : atomic_read(&ctl->fcount[slot]);
+    mine.revs = prologue ? 0 : atomic_read(&ctl->revs[it & 1]);
+    mine.theta = prologue ? ~0ull : atomic_read(&ctl->theta_key[slot]);
+    mine.max_abs = prologue ? atomic_read(&ctl->max_abs_key) : 0;
     for (int q = 0; q < m.parts; ++q) {
       mailbox* box = &m.peer[q].mail[slot * m.parts + m.part];
-      system_ref<int>(box->count).store(count, ::cuda::memory_order_relaxed);
-      system_ref<int>(box->revs).store(revs, ::cuda::memory_order_relaxed);
-      system_ref<key_t>(box->theta).store(theta, ::cuda::memory_order_relaxed);
-      system_ref<key_t>(box->max_abs).store(max_abs, ::cuda::memory_order_relaxed);
-      system_ref<int>(box->epoch).store(epoch, ::cuda::memory_order_release);
+      system_ref<int>(box->count).store(mine.count, ::cuda::memory_order_relaxed);
+      system_ref<int>(box->revs).store(mine.revs, ::cuda::memory_order_relaxed);
+      system_ref<key_t>(box->theta).store(mine.theta, ::cuda::memory_order_relaxed);
+      system_ref<key_t>(box->max_abs).store(mine.max_abs, ::cuda::memory_order_relaxed);
     }
+    m.fence();  // the fields (and the step's entries) before the epochs
+    for (int q = 0; q < m.parts; ++q)
+      system_ref<int>(m.peer[q].mail[slot * m.parts + m.part].epoch)
+          .store(epoch, ::cuda::memory_order_relaxed);
     exchange_totals t{};
     t.theta = ~0ull;
     const long long deadline = global_ns() + m.timeout_ns;
-    for (int q = 0; q < m.parts && !t.error; ++q) {
-      mailbox* box = &m.peer[m.part].mail[slot * m.parts + q];
-      while (system_ref<int>(box->epoch).load(::cuda::memory_order_acquire) != epoch) {
+    mailbox* boxes = &m.peer[m.part].mail[slot * m.parts];
+    for (int q = 0; q < m.parts && !t.error; ++q)
+      while (system_ref<int>(boxes[q].epoch).load(::cuda::memory_order_relaxed) != epoch)
         if (global_ns() > deadline) {
           t.error = multi_gpu_error::timeout;
           break;
         }
-      }
-      if (t.error) break;
-      const int c = system_ref<int>(box->count).load(::cuda::memory_order_relaxed);
+    m.fence();  // the epochs before the fields
+    for (int q = 0; q < m.parts && !t.error; ++q) {
+      const int c = system_ref<int>(boxes[q].count).load(::cuda::memory_order_relaxed);
       t.start[q + 1] = t.start[q] + c;
-      t.revs[q] = system_ref<int>(box->revs).load(::cuda::memory_order_relaxed);
+      t.revs[q] = system_ref<int>(boxes[q].revs).load(::cuda::memory_order_relaxed);
       t.rev_total += t.revs[q];
-      const key_t th = system_ref<key_t>(box->theta).load(::cuda::memory_order_relaxed);
-      const key_t ma = system_ref<key_t>(box->max_abs).load(::cuda::memory_order_relaxed);
+      const key_t th = system_ref<key_t>(boxes[q].theta).load(::cuda::memory_order_relaxed);
+      const key_t ma = system_ref<key_t>(boxes[q].max_abs).load(::cuda::memory_order_relaxed);
       t.theta = th < t.theta ? th : t.theta;
       t.max_abs = ma > t.max_abs ? ma : t.max_abs;
     }
+    for (int q = m.parts + 1; q <= max_parts; ++q) t.start[q] = t.start[m.parts];
     *verdict = t;
     __threadfence();
     atomicExch(verdict_epoch, epoch);
@@ -230,10 +246,10 @@ __device__ exchange_totals exchange(const multi_state<T>& m, int step, int it,
   return shared;
 }
 
-
 /// A column of this part became tight (tighten()'s multi-GPU form): its
 /// assigned row joins the tree, or it ends a path; either way every part
-/// gets an entry.  sync: the entry lists' counts (atomic), vc (one writer).
+/// gets an entry (the caller fences its entries once, after its columns).
+/// sync: the entry lists' counts (atomic), vc (one writer).
 template <class T>
 __device__ inline void multi_join(const multi_state<T>& m, int j, int it, int slot) {
   const state<T>& s = m.s;
@@ -247,7 +263,6 @@ __device__ inline void multi_join(const multi_state<T>& m, int j, int it, int sl
     const int at = claim_place(&s.ctl->fcount[slot]);
     for (int q = 0; q < m.parts; ++q) m.entries(q, slot, m.part)[at] = tree_entry{inew, col, s.pc[j]};
   }
-  if (m.parts > 1) __threadfence_system();  // peer stores before the step's post
 }
 
 /// The prologue's first half: this part's row minima (u, from
@@ -257,7 +272,7 @@ __device__ void share_row_minima(const multi_state<T>& m, std::int64_t tid, std:
   for (std::int64_t i = tid; i < m.s.n_rows; i += nthreads)
     for (int q = 0; q < m.parts; ++q)
       m.peer[q].row_min[static_cast<std::int64_t>(m.part) * m.s.n_rows + i] = m.s.u[i];
-  if (m.parts > 1) __threadfence_system();
+  m.fence();
 }
 
 /// The prologue's second half: u = the least row minimum over the parts;
@@ -369,12 +384,7 @@ struct verdict_box {
 template <class T>
 __device__ multi_frontier entry_frontier(const multi_state<T>& m, int step,
                                          const exchange_totals& t) {
-  multi_frontier fr{};
-  fr.roots = nullptr;
-  for (int q = 0; q < m.parts; ++q) fr.seg[q] = m.entries(m.part, step % 3, q);
-  for (int q = 0; q <= m.parts; ++q) fr.start[q] = t.start[q];
-  for (int q = m.parts + 1; q <= max_parts; ++q) fr.start[q] = t.start[m.parts];
-  return fr;
+  return multi_frontier{nullptr, m.entries(m.part, step % 3, 0), t.start, m.s.n_rows};
 }
 
 /// One part's whole solve (a cooperative launch per part, all parts
@@ -392,18 +402,30 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
   const state<T>& s = m.s;
   control* ctl = s.ctl;
   const int k_cap = s.k_max;
-  auto post = [&](int step, int it) { return exchange(m, step, it, &vb->totals, &vb->epoch); };
+  // The outcome of exchange `step`: every block's shared copy.
+  auto post = [&](int step, int it) { return &exchange(m, step, it, &vb->totals, &vb->epoch); };
+  // A step's columns joined by multi_join, each writer fencing its entries once.
+  auto joining = [&](int it, int slot, auto&& step_body) {
+    bool joined = false;
+    step_body([&](int j) {
+      multi_join(m, j, it, slot);
+      joined = true;
+    });
+    if (joined) m.fence();
+    grid.sync();
+  };
   share_row_minima(m, tid, nthreads);
   grid.sync();
-  exchange_totals t = post(0, 0);
-  if (t.error) {
-    if (tid == 0) ctl->error = t.error;
+  const exchange_totals* t = post(0, 0);
+  if (t->error) {
+    if (tid == 0) ctl->error = t->error;
     return;
   }
-  const T tol = tolerance<T>(t.max_abs);
+  const T tol = tolerance<T>(t->max_abs);
   reduce_rows_and_columns(m, square, grid, tid, nthreads);
   int it = 1;
   int step = 1;
+  int error = 0;
   if (tid == 0) ctl->revs[1] = ctl->revs[0] = 0;
   multi_roots_step(m, it, tid, nthreads);
   grid.sync();
@@ -418,16 +440,26 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
       ctl->revs[(it + 1) & 1] = 0;
       ++ctl->iterations;
     }
-    multi_frontier fr{};
-    fr.roots = s.roots[it & 1];
+    multi_frontier fr{s.roots[it & 1], nullptr, nullptr, s.n_rows};
     int nf = nroots;
+    // Exchange `step`; the next frontier is what it brought.
+    auto exchanged = [&]() {
+      t = post(step, it);
+      error = t->error;
+      fr = entry_frontier(m, step, *t);
+      nf = t->start[m.parts];
+      ++step;
+    };
+    auto next_slots = [&](bool dual) {  // reset the slots of step + 1 (last read in step - 2)
+      if (tid != 0) return;
+      ctl->fcount[(step + 1) % 3] = 0;
+      ctl->theta_key[(step + 1) % 3] = key_inf<T>();
+      if (dual) ++ctl->dual_updates;
+    };
     bool found = false;
-    while (!found) {
+    while (!found && !error) {
       const int slot = step % 3;
-      if (tid == 0) {
-        ctl->fcount[(step + 1) % 3] = 0;
-        ctl->theta_key[(step + 1) % 3] = key_inf<T>();
-      }
+      next_slots(false);
       int K = nf / 8;
       const bool pairs = K > max_item_columns * k_cap;
       K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
@@ -437,42 +469,30 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
         grid.sync();
       }
       fr.stamp(m, nf, it, tid, nthreads);
-      expand_columns(s, fr, nf, K, it, tol, slot, tid, nthreads,
-                     [&](int j) { multi_join(m, j, it, slot); });
-      grid.sync();
-      t = post(step, it);
-      if (t.error) break;
-      fr = entry_frontier(m, step, t);
-      nf = t.start[m.parts];
-      ++step;
-      while (nf == 0 && t.rev_total == 0) {
-        if (t.theta >= key_inf<T>()) {
-          t.error = multi_gpu_error::infeasible;
+      joining(it, slot, [&](auto&& join) {
+        expand_columns(s, fr, nf, K, it, tol, slot, tid, nthreads, join);
+      });
+      exchanged();
+      while (!error && nf == 0 && t->rev_total == 0) {
+        if (t->theta >= key_inf<T>()) {
+          error = multi_gpu_error::infeasible;
           break;
         }
         const int dslot = step % 3;
-        if (tid == 0) {
-          ctl->fcount[(step + 1) % 3] = 0;
-          ctl->theta_key[(step + 1) % 3] = key_inf<T>();
-          ++ctl->dual_updates;
-        }
-        dual_step(s, decode<T>(t.theta), it, tol, dslot, tid, nthreads,
-                  [&](int j) { multi_join(m, j, it, dslot); });
-        grid.sync();
-        t = post(step, it);
-        if (t.error) break;
-        fr = entry_frontier(m, step, t);
-        nf = t.start[m.parts];
-        ++step;
+        const T theta = decode<T>(t->theta);
+        next_slots(true);
+        joining(it, dslot, [&](auto&& join) {
+          dual_step(s, theta, it, tol, dslot, tid, nthreads, join);
+        });
+        exchanged();
       }
-      if (t.error) break;
       found = nf == 0;
     }
-    if (t.error) {
-      if (tid == 0) ctl->error = t.error;
+    if (error) {
+      if (tid == 0) ctl->error = error;
       return;
     }
-    claim_paths(m, t, it, tid, nthreads);
+    claim_paths(m, *t, it, tid, nthreads);
     grid.sync();
     multi_augment_step(m, it, nroots, tid, nthreads);
     grid.sync();
