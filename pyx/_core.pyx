@@ -512,9 +512,9 @@ cdef class LsapPart:
     def __cinit__(self, cost, uintptr_t device_cost, dtype, int device, int part, int parts,
                   int parts_on_device, int64_t n_rows, int64_t n_cols, int64_t col0,
                   int64_t width, bint complement, double timeout_seconds):
-        """cost: the whole row-major host matrix (an ndarray whose rows are
-        strided, elements contiguous), or None with `device_cost` the address
-        of the part's n_rows x width block in GPU memory."""
+        """cost: the part's n_rows x width block of a host matrix (an ndarray
+        whose rows may be strided, elements contiguous), or None with
+        `device_cost` the address of the block in GPU memory."""
         cdef lsap_part_config c
         c.device = device
         c.part = part

@@ -88,30 +88,34 @@ def _row_chunks(work: np.ndarray):
         yield work[i:i + step]
 
 
-def _host_bounds(work: np.ndarray, maximize: bool) -> tuple:
-    """(min, max) of the matrix by row chunks; SciPy's ValueError for NaN
-    and the wrong infinity; for +inf (forbidden) entries, the check that
-    every row and, when square, every column keeps a finite entry (the rest
-    of infeasibility the solve itself finds: no finite dual step).  int32
-    needs none of it: every int32 matrix is solved exactly."""
+def host_bounds(work: np.ndarray, maximize: bool) -> tuple:
+    """(min, max) of a host matrix, by row chunks; SciPy's ValueError for
+    NaN and the wrong infinity.  int32 needs neither: (0, 0)."""
     if work.dtype == np.int32:
         return 0, 0
     lo = min(chunk.min() for chunk in _row_chunks(work))
     hi = max(chunk.max() for chunk in _row_chunks(work))
-    if work.dtype.kind != "f":
-        return lo, hi
-    wrong = hi == np.inf if maximize else lo == -np.inf
-    if np.isnan(lo) or np.isnan(hi) or wrong:
+    if work.dtype.kind == "f" and (np.isnan(lo) or np.isnan(hi)
+                                   or (hi == np.inf if maximize else lo == -np.inf)):
         raise ValueError("matrix contains invalid numeric entries")
-    if np.isfinite(lo) and np.isfinite(hi):
-        return lo, hi
-    rows_ok = all(np.isfinite(chunk).any(axis=1).all() for chunk in _row_chunks(work))
+    return lo, hi
+
+
+def finite_lines(work: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, columns) of a host matrix that hold a finite entry, by row chunks."""
+    rows = np.concatenate([np.isfinite(chunk).any(axis=1) for chunk in _row_chunks(work)])
     cols = np.zeros(work.shape[1], dtype=bool)
     for chunk in _row_chunks(work):
         cols |= np.isfinite(chunk).any(axis=0)
-    if not rows_ok or (work.shape[0] == work.shape[1] and not cols.all()):
+    return rows, cols
+
+
+def check_lines(rows: np.ndarray, cols_ok: bool, square: bool) -> None:
+    """Forbidden (+inf) entries: every row, and in a square problem every
+    column, must keep a finite entry, or u / v would be infinite; the rest
+    of infeasibility the solve finds itself (no finite dual step)."""
+    if not rows.all() or (square and not cols_ok):
         raise ValueError("cost matrix is infeasible")
-    return lo, hi
 
 
 def _fits_int64(lo, hi, shape) -> bool:
@@ -183,7 +187,10 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     start = time.perf_counter()
     method = check_method(method)
     work, transposed = _row_view(c)
-    lo, hi = _host_bounds(work, maximize)
+    lo, hi = host_bounds(work, maximize)
+    if work.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
+        rows, cols = finite_lines(work)
+        check_lines(rows, cols.all(), work.shape[0] == work.shape[1])
     if work.dtype == np.int64 and not _fits_int64(lo, hi, work.shape):
         if exact_ints:
             raise int64_overflow(max(abs(int(lo)), abs(int(hi))), c.shape)
@@ -193,8 +200,8 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     gpus = gpus[:n_cols]  # every part holds a column
     bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)
     parts = _make_parts(lambda p: _core.LsapPart(
-        work, 0, work.dtype, gpus[p], p, len(gpus), share[gpus[p]], n_rows, n_cols, bounds[p],
-        bounds[p + 1] - bounds[p], maximize, timeout), gpus)
+        work[:, bounds[p]:bounds[p + 1]], 0, work.dtype, gpus[p], p, len(gpus), share[gpus[p]],
+        n_rows, n_cols, bounds[p], bounds[p + 1] - bounds[p], maximize, timeout), gpus)
     col4row, u, v, stats, per_part = _run_parts(parts)
     del parts
     row_ind, col_ind, u, v = finish_duals(col4row, u, v, transposed, maximize,
@@ -244,13 +251,17 @@ def _block_layout(blocks) -> list:
     return arrays
 
 
+def on_device(a: darr.DeviceArray):
+    """The block's GPU as the current one while CuPy works on it (CuPy runs
+    on the current device; torch follows its tensors)."""
+    return _lib("cupy").cuda.Device(a.device) if a.kind == "cupy" else contextlib.nullcontext()
+
+
 def _each(arrays, fn) -> list:
-    """fn(a) for each block, with the block's GPU current (CuPy reduces on
-    the current device; torch follows its tensors)."""
+    """fn(a) for each block, on its GPU (on_device)."""
     out = []
     for a in arrays:
-        with (_lib("cupy").cuda.Device(a.device) if a.kind == "cupy"
-              else contextlib.nullcontext()):
+        with on_device(a):
             out.append(fn(a))
     return out
 
@@ -274,8 +285,7 @@ def _check_blocks(arrays, maximize: bool) -> None:
     square = arrays[0].shape[0] == sum(a.shape[1] for a in arrays)
     rows = np.logical_or.reduce(_each(arrays, lambda a: _host(lib.isfinite(a.obj).any(1), a.kind)))
     cols = _each(arrays, lambda a: bool(lib.isfinite(a.obj).any(0).all()))
-    if not rows.all() or (square and not all(cols)):
-        raise ValueError("cost matrix is infeasible")
+    check_lines(rows, all(cols), square)
 
 
 def _host(x, kind: str) -> np.ndarray:

@@ -32,8 +32,8 @@ struct lsap_part_config {
   std::int64_t n_rows = 0, n_cols = 0;
   std::int64_t col0 = 0, width = 0;
   cost_kind kind = cost_kind::float64;
-  /// The costs, one of: a row-major host matrix (row i at host_cost +
-  /// i * host_stride elements; this part reads its columns, in pieces) ...
+  /// The costs, one of: this part's block in a row-major host matrix (its
+  /// row i at host_cost + i * host_stride elements), read in pieces ...
   const void* host_cost = nullptr;
   std::int64_t host_stride = 0;
   /// ... or the part's n_rows x width row-major block in `device`'s memory,

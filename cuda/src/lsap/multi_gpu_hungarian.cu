@@ -56,15 +56,15 @@ class arena_memory {
 };
 
 /// Copies items [first, first + count) of a part's block (row-major, width
-/// columns) out of the host matrix into `out`, complemented on request.
+/// columns; row i at host + i * stride) into `out`, complemented on request.
 template <class In>
-void fill_block(In* out, const In* host, std::int64_t stride, std::int64_t col0, std::int64_t width,
+void fill_block(In* out, const In* host, std::int64_t stride, std::int64_t width,
                 std::size_t first, std::size_t count, bool complement) {
   while (count > 0) {
     const auto i = static_cast<std::int64_t>(first / width);
     const auto jl = static_cast<std::int64_t>(first % width);
     const std::size_t take = std::min<std::size_t>(count, static_cast<std::size_t>(width - jl));
-    const In* src = host + i * stride + col0 + jl;
+    const In* src = host + i * stride + jl;
     if (!complement) {
       std::memcpy(out, src, take * sizeof(In));
     } else if constexpr (std::is_floating_point_v<In>) {
@@ -273,8 +273,8 @@ class part_of final : public lsap_part {
     const std::size_t n_items = static_cast<std::size_t>(c_.n_rows) * c_.width;
     cuda::staged_upload(cost_.data(), n_items, sizeof(In),
                         [&](char* buf, std::size_t first, std::size_t count) {
-                          fill_block(reinterpret_cast<In*>(buf), host, c_.host_stride, c_.col0,
-                                     c_.width, first, count, c_.complement);
+                          fill_block(reinterpret_cast<In*>(buf), host, c_.host_stride, c_.width,
+                                     first, count, c_.complement);
                           return true;
                         },
                         stream_);
