@@ -7,7 +7,7 @@ median of --repeat; the answers' costs must agree.  Sizes that do not fit
 one GPU run on the GPUs together only (--big).
 
     python benchmarks/bench_multi_gpu.py --out DIR [--sizes 20000 40000 80000]
-        [--big 200000] [--repeat 3] [--ranges 1 10]
+        [--big 200000] [--repeat 3] [--ranges 1 10] [--processes 40000]
 
 Writes DIR/multi-gpu.json and DIR/multi-gpu.md (commit, devices, versions,
 command).
@@ -107,6 +107,36 @@ def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagn
     del c
 
 
+def run_processes(n: int, factor: int, gpus, repeat: int, rows: list, seed: int):
+    """The one-process form against the one-process-per-GPU form
+    (`mpirun -n len(gpus) python -m matchflow.distributed`) on the same
+    matrix, saved as .npy and read through np.memmap by both; whole calls
+    (the processes' start-up and imports not counted), alternating."""
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"matchflow-multi-{n}.npy"
+    np.save(path, random_costs(n, factor * n, seed))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = ["mpirun", "-n", str(len(gpus)), "--oversubscribe", "--bind-to", "none",
+           sys.executable, "-m", "matchflow.distributed", str(path)]
+    times = {"process": [], "processes": []}
+    for _ in range(repeat):
+        m = np.load(path, mmap_mode="r")
+        whole, r = timed(m, [f"cuda:{g}" for g in gpus])
+        times["process"].append(whole)
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        line = [x for x in done.stdout.splitlines() if x.startswith("cost ")]
+        if done.returncode != 0 or not line:
+            raise SystemExit(f"mpirun failed:\n{done.stdout}\n{done.stderr}")
+        fields = line[0].split()
+        if int(fields[1]) != r.cost:
+            raise SystemExit(f"costs differ: one process {r.cost}, processes {fields[1]}")
+        times["processes"].append(float(fields[4]))
+        print(f"  one process {whole:.3f} s   {len(gpus)} processes {fields[4]} s", flush=True)
+    path.unlink()
+    rows.append({"n": n, "range": f"[0, {factor}n]", "processes": len(gpus),
+                 "one_process_whole_s": statistics.median(times["process"]),
+                 "processes_whole_s": statistics.median(times["processes"]), "runs": times})
+
+
 def write(out: Path, rows: list, meta: dict):
     out.mkdir(parents=True, exist_ok=True)
     (out / "multi-gpu.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
@@ -119,6 +149,8 @@ def write(out: Path, rows: list, meta: dict):
              "| n | costs | one GPU whole | one GPU solve | GPUs whole | GPUs solve | "
              "speed-up whole | speed-up solve |",
              "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    forms = [r for r in rows if "processes" in r]
+    rows = [r for r in rows if "processes" not in r]
     for r in rows:
         one, multi = r.get("one"), r["multi"]
         f = lambda x: f"{x:.3f}"  # noqa: E731
@@ -127,6 +159,15 @@ def write(out: Path, rows: list, meta: dict):
                      f"{f(multi['solve_s'])} | "
                      f"{f(r['speedup_whole']) + 'x' if one else '-'} | "
                      f"{f(r['speedup_solve']) + 'x' if one else '-'} |")
+    if forms:
+        lines += ["", "One process driving every GPU against one process per GPU "
+                  "(`mpirun -n P python -m matchflow.distributed FILE.npy`), same .npy "
+                  "through np.memmap, whole call (process start-up not counted):", "",
+                  "| n | costs | one process | one per GPU | ratio |", "| ---: | --- | ---: | ---: | ---: |"]
+        for r in forms:
+            lines.append(f"| {r['n']} | {r['range']} | {r['one_process_whole_s']:.3f} | "
+                         f"{r['processes_whole_s']:.3f} | "
+                         f"{r['processes_whole_s'] / r['one_process_whole_s']:.2f} |")
     (out / "multi-gpu.md").write_text("\n".join(lines) + "\n")
 
 
@@ -139,6 +180,8 @@ def main(argv=None):
     ap.add_argument("--ranges", type=int, nargs="*", default=[1, 10], help="costs in [0, k n]")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--big-repeat", type=int, default=1)
+    ap.add_argument("--processes", type=int, nargs="*", default=[],
+                    help="sizes for the one-process against one-process-per-GPU comparison")
     ap.add_argument("--diagnose", action="store_true",
                     help="also the split kernel with one part and with two parts on one GPU")
     args = ap.parse_args(argv)
@@ -153,6 +196,9 @@ def main(argv=None):
         for k in args.ranges:
             run_case(n, k, gpus, args.repeat, True, rows, seed=n + k, diagnose=args.diagnose)
             write(args.out, rows, meta)
+    for n in args.processes:
+        run_processes(n, 10, gpus, args.repeat, rows, seed=n)
+        write(args.out, rows, meta)
     for n in args.big:
         for k in args.ranges:
             run_case(n, k, gpus, args.big_repeat, False, rows, seed=n + k)

@@ -270,3 +270,11 @@ def test_out_of_memory_is_memory_error_and_frees():
         assert free_after >= free_before - (256 << 20)
     c = np.random.default_rng(8).integers(0, 9, size=(20, 20))
     _check(c, solve_assignment(c, device=["cuda:0", "cuda:0"]))
+
+
+@requires_cuda
+def test_cuda_all_keeps_small_problems_on_one_gpu():
+    c = np.random.default_rng(9).integers(0, 50, size=(40, 40))
+    r = solve_assignment(c, device="cuda:all")
+    assert r.device == "cuda:0"
+    _check(c, r)

@@ -287,7 +287,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     maximize = bool(maximize)
     if gpus is not None and len(gpus) > 1:
         _lsap_multi.check_method(method)
-        if 0 not in c.shape:
+        if 0 not in c.shape and not _lsap_multi.one_gpu_is_faster(device, c.shape):
             return _lsap_multi.solve_host(c, maximize, method, gpus, exact_ints=exact_ints)
         device = f"cuda:{gpus[0]}"
     method, backend, ordinal = _resolve(c.shape, method, device, _few_ties(c))
@@ -356,7 +356,9 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         multi-GPU gpu-tree; a host matrix, `np.memmap` included, is read
         by each GPU in pieces, never copied whole), so that problems larger
         than one GPU's memory are solved; one GPU listed is the single-GPU
-        solve, and a GPU listed twice holds two parts.  Asking for a GPU
+        solve, and a GPU listed twice holds two parts.  "cuda:all" keeps
+        problems of fewer than 32768 rows and columns on one GPU, which
+        solves them faster.  Asking for a GPU
         that is not there raises RuntimeError.
     threads : int, optional
         OpenMP threads for "omp-tree" (default: OMP_NUM_THREADS or all cores).

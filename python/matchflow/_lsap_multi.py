@@ -53,6 +53,18 @@ def gpu_list(device) -> list[int] | None:
     return [_device.resolve(d, large_enough=True)[1] for d in device]
 
 
+#: "cuda:all" splits problems from this many columns (rows) on: below it one
+#: GPU was faster, as each step's exchange costs more than the halved work
+#: saves (benchmarks/results/h200x2/multi-gpu.md: n = 20000 0.8x, 40000 1.2x).
+SPLIT_MIN_SIZE = 32768
+
+
+def one_gpu_is_faster(device, shape) -> bool:
+    """"cuda:all" on a problem small enough that one GPU solves it faster (an
+    explicit list of GPUs is always split as asked)."""
+    return device == "cuda:all" and max(shape) < SPLIT_MIN_SIZE
+
+
 def is_block_list(cost_matrix) -> bool:
     """Whether `cost_matrix` is a list / tuple of GPU arrays (column blocks)."""
     return (isinstance(cost_matrix, (list, tuple)) and len(cost_matrix) > 0
