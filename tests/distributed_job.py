@@ -7,7 +7,6 @@ import numpy as np
 from mpi4py import MPI
 from scipy.optimize import linear_sum_assignment as scipy_lsa
 
-import matchflow
 import matchflow.distributed as md
 from matchflow import _core
 
