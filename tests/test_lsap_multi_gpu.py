@@ -82,7 +82,8 @@ def test_matches_scipy(device, dtype, shape, maximize):
         c = _costs(rng, shape, dtype, spread)
         for _ in range(GPU_REPEATS):
             r = solve_assignment(c, maximize=maximize, device=device)
-            assert r.method == "gpu-tree"
+            if device != "cuda:all":  # which keeps these small problems on one GPU
+                assert r.method == "gpu-tree" and r.device.count("cuda") == len(device)
             _check(c, r, maximize)
 
 
