@@ -482,6 +482,22 @@ __device__ void tree_roots_step(const state<T>& s, int it, std::int64_t tid, std
   for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
 }
 
+/// The end of iteration `it`'s augmentation on every thread: the paths
+/// this thread augmented counted, and the slacks reset.
+/// sync: the counts (atomicAdd).  safe: slack (column owner).
+template <class T>
+__device__ inline void close_iteration(const state<T>& s, int it, long long paths,
+                                       std::int64_t tid, std::int64_t nthreads) {
+  if (paths) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
+              static_cast<unsigned long long>(paths));
+    // it <= n_rows: every iteration augments at least one path
+    atomicAdd(reinterpret_cast<unsigned long long*>(&s.paths[it - 1]),
+              static_cast<unsigned long long>(paths));
+  }
+  for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
+}
+
 /// Algorithm 6 over this iteration's roots, fused with the next optimality
 /// check: roots without a path become the next iteration's roots, and the
 /// slacks are reset.  safe: roots[next] (atomic append), slack (column owner).
@@ -501,14 +517,7 @@ __device__ void tree_augment_step(const state<T>& s, int it, int nroots, std::in
       push(s.roots[(it + 1) & 1], &s.ctl->rcount[(it + 1) & 1], r);
     }
   }
-  if (paths) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
-              static_cast<unsigned long long>(paths));
-    // it <= n_rows: every iteration augments at least one path
-    atomicAdd(reinterpret_cast<unsigned long long*>(&s.paths[it - 1]),
-              static_cast<unsigned long long>(paths));
-  }
-  for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
+  close_iteration(s, it, paths, tid, nthreads);
 }
 
 /// What every thread decides a step's sequel on: the new frontier's size,

@@ -365,13 +365,7 @@ __device__ void multi_augment_step(const multi_state<T>& m, int it, int nroots, 
     }
     ++paths;
   }
-  if (paths) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
-              static_cast<unsigned long long>(paths));
-    atomicAdd(reinterpret_cast<unsigned long long*>(&s.paths[it - 1]),
-              static_cast<unsigned long long>(paths));
-  }
-  for (std::int64_t j = tid; j < s.n_cols; j += nthreads) s.slack[j] = cost_inf<T>();
+  close_iteration(s, it, paths, tid, nthreads);
 }
 
 /// Where exchange() leaves its verdict in this part's memory.
