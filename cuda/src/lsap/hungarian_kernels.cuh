@@ -357,6 +357,24 @@ __device__ void tree_partial_step(const state<T>& s, const Frontier& fr, int nf,
   }
 }
 
+/// tree_partial_step over the frontier when it pays, then a grid barrier;
+/// returns its chunk count K (<= 1: none ran).  About 8 rows an item, at
+/// most as many items as the grid has threads; where one-column items
+/// would take over 16 rows each, two-column items of half as many rows.
+template <class T, class Frontier>
+__device__ int partial_step(const state<T>& s, const Frontier& fr, int nf, int k_cap, int it,
+                            cg::grid_group& grid, std::int64_t tid, std::int64_t nthreads) {
+  int K = nf / 8;
+  const bool pairs = K > max_item_columns * k_cap;
+  K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
+  if (K > 1) {
+    if (pairs) tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
+    else tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
+    grid.sync();
+  }
+  return K;
+}
+
 /// Column j's least slack over the K partial minima of tree_partial_step,
 /// folded into (sl, p).  Loads a batch at a time (indices past K repeat one)
 /// and compares after, instead of a load and a compare per chunk: K doubles
@@ -577,17 +595,7 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
         ctl->fcount[(step + 1) % 3] = 0;
         ctl->theta_key[(step + 1) % 3] = key_inf<T>();
       }
-      // About 8 rows an item, at most as many items as the grid has
-      // threads; where one-column items would take over 16 rows each,
-      // two-column items of half as many rows (tree_partial_step).
-      int K = nf / 8;
-      const bool pairs = K > max_item_columns * k_cap;
-      K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
-      if (K > 1) {
-        if (pairs) tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
-        else tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
-        grid.sync();
-      }
+      const int K = partial_step(s, fr, nf, k_cap, it, grid, tid, nthreads);
       tree_expand_step(s, fr, nf, K, it, tol, slot, tid, nthreads);
       grid.sync();
       ++step;

@@ -454,14 +454,7 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
     while (!found && !error) {
       const int slot = step % 3;
       next_slots(false);
-      int K = nf / 8;
-      const bool pairs = K > max_item_columns * k_cap;
-      K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
-      if (K > 1) {
-        if (pairs) tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
-        else tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
-        grid.sync();
-      }
+      const int K = partial_step(s, fr, nf, k_cap, it, grid, tid, nthreads);
       fr.stamp(m, nf, it, tid, nthreads);
       joining(it, slot, [&](auto&& join) {
         expand_columns(s, fr, nf, K, it, tol, slot, tid, nthreads, join);
