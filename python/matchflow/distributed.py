@@ -250,7 +250,11 @@ def solve_assignment(block, *, maximize: bool = False, comm=None, device: int | 
         answer = part.finish(True)
     except Exception as e:
         error = e
-    v_blocks = _gather(comm, None if answer is None else (answer[2], answer[3]), error, timeout)
+    # A rank whose part never ran gets here at once, the others only when
+    # their kernels give up (`timeout`): wait longer than that, or the first
+    # would leave the collective before the others come.
+    v_blocks = _gather(comm, None if answer is None else (answer[2], answer[3]), error,
+                       2 * timeout + 10)
     col4row, u, _, stats = answer
     v = np.concatenate([vb for vb, _ in v_blocks])
     row_ind, col_ind, u, v = _lsap_multi.finish_duals(col4row, u, v, False, maximize,
