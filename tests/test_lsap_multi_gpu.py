@@ -2,8 +2,11 @@
 
 Logical parts on one GPU (a GPU listed several times) run the same code as
 parts on several GPUs, so every test here runs on a one-GPU machine; with
-two or more GPUs the same tests also run over distinct GPUs.  Every answer
-is checked against SciPy and by its dual certificate, on several runs."""
+two or more GPUs the same tests also run over distinct GPUs.  Lists of
+"cpu" parts run the split's CPU reference (split_tree.cpp: the same
+exchanges, claims and path walks), so the split's logic is checked on
+machines without a GPU too.  Every answer is checked against SciPy and by
+its dual certificate, on several runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,15 +20,24 @@ from conftest import GPU_REPEATS, requires_cuda
 from oracles import assert_certificate
 
 
-def _device_lists():
-    n = matchflow._device.device_count()
+CPU_LISTS = [["cpu", "cpu"], ["cpu"] * 3]
+
+
+def _gpu_lists():
+    if not matchflow.cuda_available():
+        return []
     lists = [["cuda:0", "cuda:0"], ["cuda:0"] * 3]
-    if n >= 2:
+    if matchflow._device.device_count() >= 2:
         lists += [["cuda:0", "cuda:1"], "cuda:all", ["cuda:1", "cuda:0", "cuda:1", "cuda:0"]]
     return lists
 
 
-DEVICE_LISTS = _device_lists() if matchflow.cuda_available() else [["cuda:0", "cuda:0"]]
+DEVICE_LISTS = CPU_LISTS + _gpu_lists()
+SPLITS = [CPU_LISTS[0]] + _gpu_lists()[:1]  # one CPU split, one GPU split where there is one
+
+
+def _repeats(device):
+    return 1 if "cpu" in device else GPU_REPEATS
 
 
 def _costs(rng, shape, dtype, spread):
@@ -47,7 +59,7 @@ def _check(c, result, maximize=False):
 # ---- the argument checks (no GPU needed) -------------------------------------------
 
 @pytest.mark.parametrize("device,error", [
-    ([], ValueError), (["cpu"], ValueError), (["cuda:0", "auto"], ValueError),
+    ([], ValueError), (["cpu", "cuda:0"], ValueError), (["cuda:0", "auto"], ValueError),
     (["cuda:all"], ValueError), ([0, 1], ValueError), (["cuda:0"] * 9, ValueError)])
 def test_bad_device_lists(device, error):
     with pytest.raises(error):
@@ -68,9 +80,21 @@ def test_methods_that_do_not_split(method):
         solve_assignment(np.eye(4), method=method, device=["cuda:0", "cuda:0"])
 
 
+@pytest.mark.parametrize("method", ["omp-tree", "gpu-tree"])
+def test_cpu_parts_run_the_reference_only(method):
+    with pytest.raises(ValueError, match="does not run split"):
+        solve_assignment(np.eye(4), method=method, device=["cpu", "cpu"])
+
+
+def test_one_cpu_listed_is_the_cpu_solve():
+    c = np.random.default_rng(10).integers(0, 50, size=(30, 30))
+    r = solve_assignment(c, device=["cpu"])
+    assert r.device == "cpu" and r.method != "tree-split"
+    _check(c, r)
+
+
 # ---- answers ---------------------------------------------------------------------------
 
-@requires_cuda
 @pytest.mark.parametrize("device", DEVICE_LISTS)
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(1, 1), (7, 7), (60, 60), (300, 300), (40, 170), (170, 40),
@@ -80,11 +104,12 @@ def test_matches_scipy(device, dtype, shape, maximize):
     rng = np.random.default_rng(shape[0] * 1000 + shape[1])
     for spread in (3, 10 * max(shape)):
         c = _costs(rng, shape, dtype, spread)
-        for _ in range(GPU_REPEATS):
+        for _ in range(_repeats(device)):
             r = solve_assignment(c, maximize=maximize, device=device)
             if device != "cuda:all":  # which keeps these small problems on one GPU
                 parts = min(len(device), max(shape))  # every part holds a column
-                assert r.method == "gpu-tree" and r.device.count("cuda") == parts
+                assert r.device.count(device[0][:3]) == parts
+                assert r.method == ("tree-split" if "cpu" in device else "gpu-tree") or parts == 1
             _check(c, r, maximize)
 
 
@@ -96,17 +121,16 @@ def test_one_gpu_listed_is_the_single_gpu_solve():
     _check(c, r)
 
 
-@requires_cuda
-def test_device_names_every_gpu():
+@pytest.mark.parametrize("device", SPLITS)
+def test_device_names_every_part(device):
     c = np.random.default_rng(2).integers(0, 50, size=(30, 30))
-    r = solve_assignment(c, device=["cuda:0", "cuda:0"])
-    assert r.device == r.stats.device == "cuda:0,cuda:0"
+    r = solve_assignment(c, device=device)
+    assert r.device == r.stats.device == ",".join(device)
     assert r.stats.iterations >= 1 and r.stats.augmenting_paths == 30
     assert r.stats.paths_per_iteration.sum() == r.stats.augmenting_paths
 
 
-@requires_cuda
-@pytest.mark.parametrize("device", DEVICE_LISTS[:1])
+@pytest.mark.parametrize("device", SPLITS)
 def test_adversarial_costs(device):
     n = 200
     i, j = np.indices((n, n))
@@ -120,8 +144,7 @@ def test_adversarial_costs(device):
             _check(c, solve_assignment(c, maximize=maximize, device=device), maximize)
 
 
-@requires_cuda
-@pytest.mark.parametrize("device", DEVICE_LISTS[:1])
+@pytest.mark.parametrize("device", SPLITS)
 def test_forbidden_entries(device):
     rng = np.random.default_rng(3)
     for shape in [(50, 50), (30, 80), (80, 30)]:
@@ -138,8 +161,7 @@ def test_forbidden_entries(device):
         _check(cm, solve_assignment(cm, maximize=True, device=device), maximize=True)
 
 
-@requires_cuda
-@pytest.mark.parametrize("device", DEVICE_LISTS[:1])
+@pytest.mark.parametrize("device", SPLITS)
 def test_infeasible(device):
     c = np.ones((6, 6))
     c[:, 2] = np.inf                       # a column with no allowed row
@@ -152,43 +174,43 @@ def test_infeasible(device):
         solve_assignment(c, device=device)
 
 
-@requires_cuda
-def test_invalid_entries():
+@pytest.mark.parametrize("device", SPLITS)
+def test_invalid_entries(device):
     for bad in (np.nan, -np.inf):
         c = np.ones((5, 5))
         c[1, 1] = bad
         with pytest.raises(ValueError, match="invalid numeric entries"):
-            solve_assignment(c, device=["cuda:0", "cuda:0"])
+            solve_assignment(c, device=device)
 
 
-@requires_cuda
-def test_int64_overflow():
+@pytest.mark.parametrize("device", SPLITS)
+def test_int64_overflow(device):
     c = np.full((4, 4), 2**61, np.int64)
     with pytest.raises(OverflowError):
-        solve_assignment(c, device=["cuda:0", "cuda:0"])
-    rows, cols = linear_sum_assignment(c, device=["cuda:0", "cuda:0"])  # SciPy: in float64
+        solve_assignment(c, device=device)
+    rows, cols = linear_sum_assignment(c, device=device)  # SciPy: in float64
     assert sorted(cols.tolist()) == [0, 1, 2, 3]
 
 
-@requires_cuda
-def test_memmap_and_strided_views(tmp_path):
+@pytest.mark.parametrize("device", SPLITS)
+def test_memmap_and_strided_views(tmp_path, device):
     rng = np.random.default_rng(4)
     c = rng.integers(0, 1000, size=(300, 500)).astype(np.int32)
     np.save(tmp_path / "c.npy", c)
     m = np.load(tmp_path / "c.npy", mmap_mode="r")
-    _check(c, solve_assignment(m, device=["cuda:0", "cuda:0"]))
+    _check(c, solve_assignment(m, device=device))
     wide = rng.integers(0, 1000, size=(200, 900))
     view = wide[:, 100:700]                # rows strided, elements contiguous: read as it is
-    _check(np.ascontiguousarray(view), solve_assignment(view, device=["cuda:0", "cuda:0"]))
+    _check(np.ascontiguousarray(view), solve_assignment(view, device=device))
     f = np.asfortranarray(c[:, :300])      # solved as its transpose, no copy
-    _check(np.ascontiguousarray(f), solve_assignment(f, device=["cuda:0", "cuda:0"]))
-    _check(c[:, ::2], solve_assignment(c[:, ::2], device=["cuda:0", "cuda:0"]))
+    _check(np.ascontiguousarray(f), solve_assignment(f, device=device))
+    _check(c[:, ::2], solve_assignment(c[:, ::2], device=device))
 
 
-@requires_cuda
-def test_more_parts_than_columns():
+@pytest.mark.parametrize("device", SPLITS)
+def test_more_parts_than_columns(device):
     c = np.array([[3, 1], [2, 5]])
-    _check(c, solve_assignment(c, device=["cuda:0"] * 4))
+    _check(c, solve_assignment(c, device=[device[0]] * 4))
 
 
 # ---- column blocks in GPU memory ------------------------------------------------
@@ -280,3 +302,26 @@ def test_cuda_all_keeps_small_problems_on_one_gpu():
     r = solve_assignment(c, device="cuda:all")
     assert r.device == "cuda:0"
     _check(c, r)
+
+
+@pytest.mark.parametrize("device", SPLITS)
+def test_random_cases(device):
+    """Many small random problems: shapes either way, 2 to 8 parts, ties,
+    forbidden entries, maximisation; SciPy's optimum or its infeasibility."""
+    rng = np.random.default_rng(11)
+    cases = 150 if "cpu" in device else 40
+    for case in range(cases):
+        shape = tuple(int(x) for x in rng.integers(1, 40, size=2))
+        parts = [device[0]] * int(rng.integers(2, 9))
+        dtype = [np.int32, np.int64, np.float32, np.float64][case % 4]
+        c = _costs(rng, shape, dtype, int(rng.choice([1, 5, 1000])))
+        maximize = bool(case % 3 == 0)
+        if dtype in (np.float32, np.float64) and case % 5 == 0:
+            c[rng.random(shape) < 0.5] = -np.inf if maximize else np.inf
+        try:
+            scipy_lsa(c, maximize=maximize)
+        except ValueError:
+            with pytest.raises(ValueError, match="infeasible"):
+                solve_assignment(c, maximize=maximize, device=parts)
+            continue
+        _check(c, solve_assignment(c, maximize=maximize, device=parts), maximize)

@@ -267,7 +267,7 @@ def _solve_oriented(c: np.ndarray, maximize: bool, method: str, backend: str, or
 
 def _solve(cost_matrix, maximize, method, device, threads, *,
            exact_ints: bool) -> AssignmentResult:
-    gpus = _lsap_multi.gpu_list(device)
+    gpus = _lsap_multi.part_devices(device)
     if _lsap_multi.is_block_list(cost_matrix):  # column blocks, one per GPU
         return _lsap_multi.solve_blocks(cost_matrix, bool(maximize), method,
                                         exact_ints=exact_ints)
@@ -275,7 +275,7 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         raise ValueError("a GPU array is solved on its own GPU; to split it over several, "
                          "pass its column blocks (a list of arrays, one per GPU)")
     if gpus is not None and len(gpus) == 1:
-        device = f"cuda:{gpus[0]}"  # one GPU: the single-GPU solvers
+        device = _lsap_multi.single_device(gpus)  # one part: the single-device solvers
     if _darr.is_device_array(cost_matrix):  # solved where it is (_lsap_device.py)
         from ._lsap_device import solve_on_device
         return solve_on_device(cost_matrix, maximize, method, device, threads,
@@ -286,10 +286,10 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
     _check_2d(c)
     maximize = bool(maximize)
     if gpus is not None and len(gpus) > 1:
-        _lsap_multi.check_method(method)
+        _lsap_multi.check_method(method, gpus)
         if 0 not in c.shape and not _lsap_multi.one_gpu_is_faster(device, c.shape):
             return _lsap_multi.solve_host(c, maximize, method, gpus, exact_ints=exact_ints)
-        device = f"cuda:{gpus[0]}"
+        device = _lsap_multi.single_device(gpus)
     method, backend, ordinal = _resolve(c.shape, method, device, _few_ties(c))
     if c.shape[0] == 0 or c.shape[1] == 0:
         return _empty_result(c, method, backend, ordinal, start)
@@ -358,7 +358,8 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
         than one GPU's memory are solved; one GPU listed is the single-GPU
         solve, and a GPU listed twice holds two parts.  "cuda:all" keeps
         problems of fewer than 32768 rows and columns on one GPU, which
-        solves them faster.  Asking for a GPU
+        solves them faster.  A list of "cpu" parts runs the split's CPU
+        reference (method "tree-split": the same exchanges, for checking).  Asking for a GPU
         that is not there raises RuntimeError.
     threads : int, optional
         OpenMP threads for "omp-tree" (default: OMP_NUM_THREADS or all cores).

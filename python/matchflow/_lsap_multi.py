@@ -30,9 +30,14 @@ DEFAULT_TIMEOUT = 60.0
 _ROW_CHUNK_BYTES = 1 << 28  # host passes over huge matrices go by row chunks of this size
 
 
-def gpu_list(device) -> list[int] | None:
-    """The GPUs of a multi-GPU `device=` ("cuda:all", or a list / tuple of
-    "cuda" / "cuda:N"), or None for a single-device argument."""
+#: A part on the CPU in a list of parts' devices (the others: CUDA ordinals).
+CPU = -1
+
+
+def part_devices(device) -> list[int] | None:
+    """The parts' devices of a split `device=`: "cuda:all", or a list / tuple
+    of "cuda" / "cuda:N" (GPU ordinals), or of "cpu" (CPU, the split's
+    reference); None for a single-device argument."""
     if isinstance(device, str):
         if device != "cuda:all":
             return None
@@ -43,14 +48,23 @@ def gpu_list(device) -> list[int] | None:
     if not isinstance(device, (list, tuple)):
         return None
     if not device:
-        raise ValueError("device list is empty; name at least one GPU ('cuda:N')")
+        raise ValueError("device list is empty; name at least one device ('cuda:N' or 'cpu')")
     if len(device) > _core.LSAP_MAX_PARTS:
-        raise ValueError(f"at most {_core.LSAP_MAX_PARTS} GPUs (parts) per solve; "
-                         f"got {len(device)}")
+        raise ValueError(f"at most {_core.LSAP_MAX_PARTS} parts per solve; got {len(device)}")
     for d in device:
-        if not isinstance(d, str) or not (d == "cuda" or d.startswith("cuda:")) or d == "cuda:all":
-            raise ValueError(f"a device list names GPUs ('cuda' or 'cuda:N'); got {d!r}")
+        if not isinstance(d, str) or not (d in ("cuda", "cpu") or d.startswith("cuda:")) \
+                or d == "cuda:all":
+            raise ValueError(f"a device list names 'cuda', 'cuda:N' or 'cpu'; got {d!r}")
+    if "cpu" in device:
+        if any(d != "cpu" for d in device):
+            raise ValueError("a device list is all GPUs or all 'cpu'")
+        return [CPU] * len(device)
     return [_device.resolve(d, large_enough=True)[1] for d in device]
+
+
+def single_device(parts: list[int]) -> str:
+    """The `device=` of a split of one part."""
+    return "cpu" if parts[0] == CPU else f"cuda:{parts[0]}"
 
 
 #: "cuda:all" splits problems from this many columns (rows) on: below it one
@@ -71,7 +85,13 @@ def is_block_list(cost_matrix) -> bool:
             and all(darr.is_device_array(b) for b in cost_matrix))
 
 
-def check_method(method: str) -> str:
+def check_method(method: str, parts: list[int]) -> str:
+    """The split's method: "gpu-tree" on GPUs, "tree-split" (the CPU reference) on the CPU."""
+    if parts[0] == CPU:
+        if method not in ("auto", "tree-split"):
+            raise ValueError(f"method {method!r} does not run split; a list of 'cpu' parts "
+                             "runs the split's CPU reference (method='auto')")
+        return "tree-split"
     if method not in ("auto", "gpu-tree"):
         raise ValueError(f"method {method!r} does not run on several GPUs; the multi-GPU "
                          "solve is 'gpu-tree' (method='auto' picks it)")
@@ -184,8 +204,8 @@ def merged_stats(stats: dict, per_part: list, gpus: list[int], start: float) -> 
     return AssignmentStats(device=device_name(gpus), **merged)
 
 
-def device_name(gpus: list[int]) -> str:
-    return ",".join(f"cuda:{g}" for g in gpus)
+def device_name(parts: list[int]) -> str:
+    return ",".join(single_device([d]) for d in parts)
 
 
 def _shares(gpus: list[int]) -> dict:
@@ -195,9 +215,10 @@ def _shares(gpus: list[int]) -> dict:
 def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
                exact_ints: bool, timeout: float = DEFAULT_TIMEOUT) -> AssignmentResult:
     """linear_sum_assignment of a host matrix `c` (int32, int64, float32 or
-    float64, as _lsap._as_cost_array gives it) over the GPUs `gpus`."""
+    float64, as _lsap._as_cost_array gives it) over the parts' devices
+    `gpus` (part_devices: GPUs, or CPU parts for the split's reference)."""
     start = time.perf_counter()
-    method = check_method(method)
+    method = check_method(method, gpus)
     work, transposed = _row_view(c)
     lo, hi = host_bounds(work, maximize)
     if work.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
@@ -210,12 +231,18 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
                           timeout=timeout)
     n_rows, n_cols = work.shape
     gpus = gpus[:n_cols]  # every part holds a column
-    bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)
-    parts = _make_parts(lambda p: _core.LsapPart(
-        work[:, bounds[p]:bounds[p + 1]], 0, work.dtype, gpus[p], p, len(gpus), share[gpus[p]],
-        n_rows, n_cols, bounds[p], bounds[p + 1] - bounds[p], maximize, timeout), gpus)
-    col4row, u, v, stats, per_part = _run_parts(parts)
-    del parts
+    if gpus[0] == CPU:
+        x = _complement(work, work.dtype.kind == "i") if maximize else work
+        col4row, u, v, stats = _core.lsap_split(np.ascontiguousarray(x), len(gpus))
+        per_part = [stats]
+    else:
+        bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)
+        parts = _make_parts(lambda p: _core.LsapPart(
+            work[:, bounds[p]:bounds[p + 1]], 0, work.dtype, gpus[p], p, len(gpus),
+            share[gpus[p]], n_rows, n_cols, bounds[p], bounds[p + 1] - bounds[p], maximize,
+            timeout), gpus)
+        col4row, u, v, stats, per_part = _run_parts(parts)
+        del parts
     row_ind, col_ind, u, v = finish_duals(col4row, u, v, transposed, maximize,
                                           work.dtype.kind == "i")
     picked = c[row_ind, col_ind]
@@ -311,8 +338,8 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
     Integer costs beyond an exact int64 solve raise OverflowError whatever
     `exact_ints` says (a float64 copy of every block is not made here)."""
     start = time.perf_counter()
-    method = check_method(method)
     arrays = _block_layout(blocks)
+    method = check_method(method, [a.device for a in arrays])
     _check_blocks(arrays, maximize)
     dtype = arrays[0].dtype
     integer = dtype.kind == "i"

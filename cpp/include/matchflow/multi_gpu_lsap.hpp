@@ -72,4 +72,21 @@ status lsap_part_finish(lsap_part* part, std::int64_t* col4row, void* u, void* v
                         lsap_stats* stats) noexcept;
 void lsap_part_destroy(lsap_part* part) noexcept;
 
+/// The same split on the CPU (cpp/src/lsap/split_tree.cpp): `parts` column
+/// blocks run one after the other in this thread, with the kernel's
+/// exchanges, claims and replicated path walks; the split's reference where
+/// no GPU is (not a fast solver).  The contract of solve_lsap_dense
+/// (n_rows <= n_cols, duals in the cost type, int64 for integers); the
+/// duals are as solved (no shift).
+status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        std::int64_t* col4row, double* u, double* v, lsap_stats* stats) noexcept;
+status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        std::int64_t* col4row, float* u, float* v, lsap_stats* stats) noexcept;
+status solve_lsap_split(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        int parts, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
+                        lsap_stats* stats) noexcept;
+status solve_lsap_split(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
+                        int parts, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
+                        lsap_stats* stats) noexcept;
+
 }  // namespace matchflow
