@@ -21,3 +21,118 @@ def test_demo_checks_every_method():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "scipy" in out.stdout and "WRONG" not in out.stdout
     assert out.stdout.count(" ok") >= 2
+
+
+# ---- matchflow solve ------------------------------------------------------------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from scipy.optimize import linear_sum_assignment as scipy_lsa  # noqa: E402
+from scipy.sparse.csgraph import maximum_flow as scipy_flow  # noqa: E402
+
+from matchflow import _cli, io  # noqa: E402
+from conftest import data_dir  # noqa: E402
+
+
+def solve(capsys, *args):
+    code = _cli.main(["solve", *map(str, args)])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def _data_files():
+    root = data_dir()
+    if root is None:
+        return []
+    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("MANIFEST")
+                  and p.name != "assignopt.txt")
+
+
+@pytest.mark.parametrize("path", _data_files(), ids=lambda p: p.name)
+def test_solve_every_data_file(path, tmp_path, capsys):
+    out = tmp_path / "answer.txt"
+    code, text = solve(capsys, path, "--output", out, "--device", "cpu")
+    loaded = __import__("matchflow._cli_solve", fromlist=["load"]).load(path)
+    if loaded.guess == "sparse-assignment":  # DIMACS asn: SciPy's verdict
+        from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+        try:
+            rows, cols = min_weight_full_bipartite_matching(loaded.data.costs)
+        except ValueError as e:
+            assert code == 2 and str(e) in text, text
+            return
+        assert code == 0, text
+        assert f"cost: {loaded.data.costs.toarray()[rows, cols].sum()}" in text
+        return
+    assert code == 0, text
+    assert "(guessed; --problem to choose)" in text
+    lines = out.read_text().splitlines()
+    if loaded.guess == "matching":
+        pattern = sp.csr_array(loaded.data, copy=True)
+        pattern.data = np.ones_like(pattern.data, dtype=np.int8)
+        pattern.sum_duplicates()
+        want = int(np.count_nonzero(
+            __import__("scipy.sparse.csgraph", fromlist=["x"]).maximum_bipartite_matching(
+                pattern, perm_type="column") >= 0)) if min(pattern.shape) else 0
+        assert f"matched pairs: {want}" in text
+        pairs = np.array([line.split() for line in lines if line], dtype=np.int64).reshape(-1, 2)
+        assert len(pairs) == want and len(set(pairs[:, 0])) == len(set(pairs[:, 1])) == want
+        assert all(pattern[i, j] for i, j in pairs[:50])
+    elif loaded.guess == "assignment":
+        c = np.asarray(loaded.data)
+        rows, cols = scipy_lsa(c)
+        assert f"cost: {c[rows, cols].sum()}" in text
+        pairs = np.array([line.split() for line in lines], dtype=np.int64)
+        assert c[pairs[:, 0], pairs[:, 1]].sum() == c[rows, cols].sum()
+    else:  # flow
+        graph, s, t = loaded.data
+        want = scipy_flow(sp.csr_array(graph, dtype=np.int32), s, t).flow_value
+        assert f"maximum flow: {want}" in text and lines[0] == f"s {want}"
+
+
+def test_solve_problem_choices(tmp_path, capsys):
+    path = tmp_path / "a.mtx"
+    a = sp.random(30, 40, density=0.2, random_state=0, format="coo")
+    __import__("scipy.io", fromlist=["mmwrite"]).mmwrite(path, a)
+    for problem in ("rank", "dm", "sparse-assignment"):
+        out = tmp_path / f"{problem}.npz"
+        code, text = solve(capsys, path, "--problem", problem, "--output", out)
+        assert code == 0 and f"problem: {problem}" in text, text
+    assert {"p", "q", "r", "s", "rr", "cc"} <= set(np.load(tmp_path / "dm.npz").files)
+    code, text = solve(capsys, path, "--problem", "flow")
+    assert code != 0 and "does not read" in str(text)
+
+
+def test_solve_dense_npy_and_dimacs_answers(tmp_path, capsys):
+    c = np.random.default_rng(0).integers(0, 100, size=(20, 30))
+    np.save(tmp_path / "c.npy", c)
+    code, text = solve(capsys, tmp_path / "c.npy", "--maximize", "--output", tmp_path / "o.txt")
+    rows, cols = scipy_lsa(c, maximize=True)
+    assert code == 0 and f"cost: {c[rows, cols].sum()}" in text
+    asn = tmp_path / "a.asn"
+    asn.write_text("p asn 4 4\nn 1\nn 2\na 1 3 5\na 1 4 2\na 2 3 1\na 2 4 7\n")
+    code, text = solve(capsys, asn, "--output", tmp_path / "o.txt")
+    assert code == 0, text
+    assert (tmp_path / "o.txt").read_text().split("\n")[:3] == ["s 3", "f 1 4 2", "f 2 3 1"]
+
+
+@pytest.mark.parametrize("name,text,line", [
+    ("bad.max", "p max 3 2\nn 1 s\nn 3 t\na 1 2 5\na 2 x 3\n", 5),
+    ("bad.asn", "p asn 4 2\nn 1\na 1 3 5\na 1 9 2\n", 4),
+    ("bad.asn", "p asn 4 1\nn 1\nq 1 3\n", 3),
+    ("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n2 2\n", 4),
+    ("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 x 2\n1 1 1.0\n2 2 1\n", 2),
+])
+def test_solve_malformed_files_name_the_line(tmp_path, capsys, name, text, line):
+    path = tmp_path / name
+    path.write_text(text)
+    code, out = solve(capsys, path)
+    assert code == 2 and f"line {line}" in out, out
+
+
+def test_solve_missing_file(capsys):
+    code, out = solve(capsys, "/nonexistent/file.mtx")
+    assert code == 2 and "No such file" in out

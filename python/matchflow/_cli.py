@@ -1,4 +1,4 @@
-"""Command line: `matchflow info` and `matchflow demo`."""
+"""Command line: `matchflow info`, `matchflow demo` and `matchflow solve FILE`."""
 from __future__ import annotations
 
 import argparse
@@ -58,12 +58,20 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--n", type=int, default=200_000, help="rows and columns")
     demo.add_argument("--degree", type=float, default=3.0, help="edges per row")
     demo.add_argument("--seed", type=int, default=0)
+    from . import _cli_solve
+    _cli_solve.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "info":
         from ._device import show_config
 
         show_config()
         return 0
+    if args.command == "solve":
+        try:
+            return _cli_solve.run(args)
+        except (ValueError, OverflowError, MemoryError, RuntimeError, OSError) as e:
+            print(f"matchflow solve: {e}", file=sys.stderr)
+            return 2
     return _demo(args)
 
 

@@ -293,3 +293,129 @@ def write_dimacs(path_or_file, graph, source, sink, comment: str | None = None) 
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "wb") as fh:
         fh.write(text.encode())
+
+
+# ---- DIMACS assignment ------------------------------------------------------------
+#
+# The same line format: "p asn NODES ARCS", one "n ID" line per node of the
+# first side (the rows), one "a ROW COL COST" line per allowed pair; the
+# nodes not named by "n" lines are the second side (the columns).
+
+class AssignmentProblem(NamedTuple):
+    """A sparse assignment instance read from DIMACS ``p asn``."""
+
+    costs: sp.csr_array      #: rows x columns, the allowed pairs' costs (explicit zeros kept)
+    row_ids: np.ndarray      #: the file's 1-based id of each row
+    col_ids: np.ndarray      #: the file's 1-based id of each column
+
+
+def read_dimacs_assignment(path_or_file) -> AssignmentProblem:
+    r"""Read an assignment instance in DIMACS ``p asn`` format.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file, naming the line number and its content.
+
+    Examples
+    --------
+    >>> import io
+    >>> from matchflow.io import read_dimacs_assignment
+    >>> text = "p asn 4 3\nn 1\nn 2\na 1 3 5\na 1 4 2\na 2 3 1\n"
+    >>> p = read_dimacs_assignment(io.StringIO(text))
+    >>> p.costs.toarray().tolist(), p.row_ids.tolist(), p.col_ids.tolist()
+    ([[5.0, 2.0], [1.0, 0.0]], [1, 2], [3, 4])
+    """
+    data, name = _read_bytes(path_or_file)
+    lines = data.splitlines()
+    n = m = None
+    rows: list[int] = []
+    arcs: list[tuple[int, int, float]] = []
+    for i, line in enumerate(lines):
+        tokens = line.split()
+        if not tokens or tokens[0] == b"c":
+            continue
+        try:
+            if tokens[0] == b"p":
+                if n is not None:
+                    raise _bad_line(name, lines, i, "a second 'p' line")
+                if len(tokens) != 4 or tokens[1] != b"asn":
+                    raise _bad_line(name, lines, i, "expected 'p asn NODES ARCS'")
+                n, m = int(tokens[2]), int(tokens[3])
+            elif n is None:
+                raise _bad_line(name, lines, i, "a line before the 'p asn' line")
+            elif tokens[0] == b"n" and len(tokens) == 2:
+                rows.append(int(tokens[1]))
+            elif tokens[0] == b"a" and len(tokens) == 4:
+                arcs.append((int(tokens[1]), int(tokens[2]), float(tokens[3])))
+            else:
+                raise _bad_line(name, lines, i, "expected 'n ID' or 'a ROW COL COST'")
+            if tokens[0] in (b"n", b"a") and not all(1 <= int(t) <= n for t in tokens[1:3]):
+                raise _bad_line(name, lines, i, f"node id out of range 1..{n}")
+        except ValueError as e:
+            if str(e).startswith(name):
+                raise
+            raise _bad_line(name, lines, i, "not a number where one belongs") from None
+    if n is None:
+        raise ValueError(f"{name}: no 'p asn NODES ARCS' line")
+    if len(arcs) != m:
+        raise ValueError(f"{name}: the 'p' line says {m} arcs, the file has {len(arcs)}")
+    row_ids = np.array(sorted(set(rows)), dtype=np.int64)
+    is_row = np.zeros(n + 1, dtype=bool)
+    is_row[row_ids] = True
+    col_ids = np.flatnonzero(~is_row[1:]) + 1
+    index = np.zeros(n + 1, dtype=np.int64)
+    index[row_ids] = np.arange(row_ids.size)
+    index[col_ids] = np.arange(col_ids.size)
+    tails, heads, costs = (np.array(x) for x in zip(*arcs)) if arcs else (np.zeros(0),) * 3
+    tails, heads = tails.astype(np.int64), heads.astype(np.int64)
+    if arcs and not (is_row[tails].all() and not is_row[heads].any()):
+        k = int(np.flatnonzero(~is_row[tails] | is_row[heads])[0])
+        raise ValueError(f"{name}: arc {k + 1} ({tails[k]} -> {heads[k]}) does not go from an "
+                         "'n' node to another node")
+    graph = sp.csr_array((costs.astype(np.float64), (index[tails], index[heads])),
+                         shape=(row_ids.size, col_ids.size))
+    return AssignmentProblem(graph, row_ids, col_ids)
+
+
+def read_matrix(path):
+    """A Matrix Market file as scipy.io reads it: an ndarray for the dense
+    (``array``) format, a csr_array for the sparse one.  A malformed file's
+    ValueError names its first bad line."""
+    path = Path(path)
+    try:
+        with _open(path) as fh:
+            m = scipy.io.mmread(fh, spmatrix=False)
+    except (ValueError, IndexError, OverflowError) as e:
+        raise _first_bad_mm_line(path, e) from None
+    return m if isinstance(m, np.ndarray) else sp.csr_array(m)
+
+
+def _first_bad_mm_line(path: Path, error: Exception) -> ValueError:
+    """The line of a Matrix Market file that does not read: a bad header, a
+    size line that is not numbers, or an entry line of the wrong length."""
+    with _open(path) as fh:
+        lines = fh.read().splitlines()
+    name = str(path)
+    if not lines or not lines[0].startswith(b"%%MatrixMarket"):
+        return ValueError(f"{name}, line 1: not a Matrix Market header: "
+                          f"{(lines[0] if lines else b'').decode(errors='replace')!r}")
+    header = lines[0].split()
+    coordinate = len(header) > 2 and header[2].lower() == b"coordinate"
+    width = {b"pattern": 2, b"complex": 4}.get(header[3].lower() if len(header) > 3 else b"", 3)
+    size_at = None
+    for i, line in enumerate(lines[1:], start=1):
+        tokens = line.split()
+        if not tokens or line.startswith(b"%"):
+            continue
+        try:
+            [float(t) for t in tokens]
+        except ValueError:
+            return _bad_line(name, lines, i, "not numbers")
+        if size_at is None:
+            size_at = i
+            if len(tokens) != (3 if coordinate else 2):
+                return _bad_line(name, lines, i, "expected the size line")
+        elif coordinate and len(tokens) != width:
+            return _bad_line(name, lines, i, f"expected {width} numbers per entry")
+    return ValueError(f"{name}: {error}")
