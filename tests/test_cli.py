@@ -1,8 +1,19 @@
-"""The console script: `matchflow info` and `matchflow demo`."""
+"""The console script: `matchflow info`, `matchflow demo` and `matchflow solve`."""
 from __future__ import annotations
 
 import subprocess
 import sys
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse.csgraph import maximum_bipartite_matching, min_weight_full_bipartite_matching
+from scipy.sparse.csgraph import maximum_flow as scipy_flow
+
+from conftest import data_dir
+from matchflow import _cli, _cli_solve
 
 
 def run(*args):
@@ -25,17 +36,6 @@ def test_demo_checks_every_method():
 
 # ---- matchflow solve ------------------------------------------------------------------
 
-import json  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-from scipy.optimize import linear_sum_assignment as scipy_lsa  # noqa: E402
-from scipy.sparse.csgraph import maximum_flow as scipy_flow  # noqa: E402
-
-from matchflow import _cli, io  # noqa: E402
-from conftest import data_dir  # noqa: E402
 
 
 def solve(capsys, *args):
@@ -56,9 +56,8 @@ def _data_files():
 def test_solve_every_data_file(path, tmp_path, capsys):
     out = tmp_path / "answer.txt"
     code, text = solve(capsys, path, "--output", out, "--device", "cpu")
-    loaded = __import__("matchflow._cli_solve", fromlist=["load"]).load(path)
+    loaded = _cli_solve.load(path)
     if loaded.guess == "sparse-assignment":  # DIMACS asn: SciPy's verdict
-        from scipy.sparse.csgraph import min_weight_full_bipartite_matching
         try:
             rows, cols = min_weight_full_bipartite_matching(loaded.data.costs)
         except ValueError as e:
@@ -74,9 +73,8 @@ def test_solve_every_data_file(path, tmp_path, capsys):
         pattern = sp.csr_array(loaded.data, copy=True)
         pattern.data = np.ones_like(pattern.data, dtype=np.int8)
         pattern.sum_duplicates()
-        want = int(np.count_nonzero(
-            __import__("scipy.sparse.csgraph", fromlist=["x"]).maximum_bipartite_matching(
-                pattern, perm_type="column") >= 0)) if min(pattern.shape) else 0
+        want = int(np.count_nonzero(maximum_bipartite_matching(
+            pattern, perm_type="column") >= 0)) if min(pattern.shape) else 0
         assert f"matched pairs: {want}" in text
         pairs = np.array([line.split() for line in lines if line], dtype=np.int64).reshape(-1, 2)
         assert len(pairs) == want and len(set(pairs[:, 0])) == len(set(pairs[:, 1])) == want
@@ -96,7 +94,7 @@ def test_solve_every_data_file(path, tmp_path, capsys):
 def test_solve_problem_choices(tmp_path, capsys):
     path = tmp_path / "a.mtx"
     a = sp.random(30, 40, density=0.2, random_state=0, format="coo")
-    __import__("scipy.io", fromlist=["mmwrite"]).mmwrite(path, a)
+    scipy.io.mmwrite(path, a)
     for problem in ("rank", "dm", "sparse-assignment"):
         out = tmp_path / f"{problem}.npz"
         code, text = solve(capsys, path, "--problem", problem, "--output", out)
