@@ -27,11 +27,14 @@ def test_info():
     assert "CUDA compiled" in out.stdout and "OpenMP" in out.stdout
 
 
-def test_demo_checks_every_method():
-    out = run("demo", "--n", "5000")
+def test_demo_checks_every_method_of_the_four_problems():
+    out = run("demo", "--n", "5000", "--assignment-n", "100", "--flow-side", "40")
     assert out.returncode == 0, out.stdout + out.stderr
+    for title in ("Maximum matching", "Linear assignment", "Maximum flow",
+                  "Sparse preprocessing"):
+        assert title in out.stdout
     assert "scipy" in out.stdout and "WRONG" not in out.stdout
-    assert out.stdout.count(" ok") >= 2
+    assert out.stdout.count(" ok") >= 7
 
 
 # ---- matchflow solve ------------------------------------------------------------------
