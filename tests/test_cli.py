@@ -137,3 +137,31 @@ def test_solve_malformed_files_name_the_line(tmp_path, capsys, name, text, line)
 def test_solve_missing_file(capsys):
     code, out = solve(capsys, "/nonexistent/file.mtx")
     assert code == 2 and "No such file" in out
+
+
+# ---- matchflow bench ------------------------------------------------------------------
+
+def test_bench_all_quick(tmp_path, capsys):
+    import json
+    import time
+    t0 = time.perf_counter()
+    code = _cli.main(["bench", "all", "--quick", "--out", str(tmp_path)])
+    seconds = time.perf_counter() - t0
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert seconds < 60  # the promise of --quick on the 2-core CI machine
+    results = json.loads((tmp_path / "results.json").read_text())
+    meta, rows = results["meta"], results["rows"]
+    assert {"matchflow", "commit", "python", "numpy", "scipy", "gpus", "command"} <= set(meta)
+    assert meta["command"] == f"matchflow bench all --quick --out {tmp_path}"
+    assert {r["suite"] for r in rows} == {"matching", "assignment", "batched", "flow",
+                                          "preprocess"}
+    for r in rows:
+        assert r["ok"] and all(r["ok"].values()), r
+        assert "scipy" in r["seconds"] and len(r["seconds"]) == len(r["ok"]) + 1
+    assert "## flow" in (tmp_path / "results.md").read_text()
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "profile.png").exists() and (tmp_path / "speedup.png").exists()
