@@ -206,7 +206,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     header = {"machine": machine_info(args), "git": git_sha(args), "threads": args.threads,
               "block_threads": args.block_threads,
-              "variant": {k: v for k, v in os.environ.items() if k.startswith("MATCHFLOW_GPU_SAP_")},
+              "variant": {k: v for k, v in os.environ.items()
+                          if k.startswith("MATCHFLOW_GPU_SAP_")},
               "command": shlex.join(sys.argv), "torch_linear_assignment": torch_la_backend()}
     start, rows = time.perf_counter(), []
     for name in args.cases:

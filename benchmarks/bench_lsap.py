@@ -21,8 +21,8 @@ Suites (all seeded):
 
 Columns: SciPy, omp-tree at 1 thread and at all threads, gpu-classic,
 gpu-tree (when a GPU is usable), auto, lapx (`lap.lapjvx`, the JV solver of
-the lapx package, with extend_cost for rectangles; when installed).  Times are wall-clock medians around
-the public call (conversion and host<->device copies included); the GPU
+the lapx package, with extend_cost for rectangles; when installed).  Times are
+wall-clock medians around the public call (conversion and host<->device copies included); the GPU
 solve time without copies is reported too.  Columns ending in "/cupy" (when
 CuPy is importable) pass the costs as a CuPy array uploaded before the timing,
 and time the call up to a synchronised stream: the whole call from GPU

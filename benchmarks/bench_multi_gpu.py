@@ -40,8 +40,8 @@ def random_costs(n: int, high: int, seed: int) -> np.ndarray:
 
     def fill(k):
         rng = np.random.default_rng(seeds[k])
-        c[k * chunk:(k + 1) * chunk] = rng.integers(0, high + 1, size=(min(chunk, n - k * chunk), n),
-                                                    dtype=np.int32)
+        rows = min(chunk, n - k * chunk)
+        c[k * chunk:(k + 1) * chunk] = rng.integers(0, high + 1, size=(rows, n), dtype=np.int32)
     with ThreadPoolExecutor(os.cpu_count()) as pool:
         list(pool.map(fill, range(len(seeds))))
     return c
@@ -154,7 +154,8 @@ def write(out: Path, rows: list, meta: dict):
     for r in rows:
         one, multi = r.get("one"), r["multi"]
         f = lambda x: f"{x:.3f}"  # noqa: E731
-        lines.append(f"| {r['n']} | {r['range']} | {f(one['whole_s']) if one else 'does not fit'} | "
+        first = f(one["whole_s"]) if one else "does not fit"
+        lines.append(f"| {r['n']} | {r['range']} | {first} | "
                      f"{f(one['solve_s']) if one else '-'} | {f(multi['whole_s'])} | "
                      f"{f(multi['solve_s'])} | "
                      f"{f(r['speedup_whole']) + 'x' if one else '-'} | "
@@ -163,7 +164,8 @@ def write(out: Path, rows: list, meta: dict):
         lines += ["", "One process driving every GPU against one process per GPU "
                   "(`mpirun -n P python -m matchflow.distributed FILE.npy`), same .npy "
                   "through np.memmap, whole call (process start-up not counted):", "",
-                  "| n | costs | one process | one per GPU | ratio |", "| ---: | --- | ---: | ---: | ---: |"]
+                  "| n | costs | one process | one per GPU | ratio |",
+                  "| ---: | --- | ---: | ---: | ---: |"]
         for r in forms:
             lines.append(f"| {r['n']} | {r['range']} | {r['one_process_whole_s']:.3f} | "
                          f"{r['processes_whole_s']:.3f} | "

@@ -243,7 +243,8 @@ def main() -> None:
         graph = build()
         variants = [(name, graph)]
         if args.rcp:
-            variants.append((name + "-rcp", generators.random_permutation(graph, seed=suite_args.seed + 1)))
+            permuted = generators.random_permutation(graph, seed=suite_args.seed + 1)
+            variants.append((name + "-rcp", permuted))
         for label, g in variants:
             for method in GPU_METHODS[:2]:
                 report(label, g, method, args.repeat)

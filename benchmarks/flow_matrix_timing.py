@@ -1,7 +1,8 @@
 """SciPy's flow matrix for Delaunay 2^20: the core's builder at 1, 4, 16 threads vs SciPy sparse
 operations (what it replaced).  Run: python benchmarks/flow_matrix_timing.py"""
 import time
-import numpy as np, scipy.sparse as sp
+import numpy as np
+import scipy.sparse as sp
 from matchflow import _flow
 from matchflow.generators import flow
 
@@ -17,10 +18,13 @@ def scipy_ops():
 def best(fn, k=5):
     times = []
     for _ in range(k):
-        t = time.perf_counter(); fn(); times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
     return min(times)
 
 print(f"delaunay 2^20: n {net.n}, arcs {net.n_arcs}")
 print(f"scipy sparse ops      {best(scipy_ops):.4f} s")
 for threads in (1, 4, 16):
-    print(f"core, {threads:2d} threads      {best(lambda: _flow._flow_matrix(net, arc_flow, True, threads)):.4f} s")
+    seconds = best(lambda: _flow._flow_matrix(net, arc_flow, True, threads))
+    print(f"core, {threads:2d} threads      {seconds:.4f} s")

@@ -10,7 +10,7 @@ maps the returned status to an exception (lsap_shortest_path: to None, so
 that the Python layer's full path answers).
 """
 from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-                           uint64_t)
+                          uint64_t)
 
 cimport numpy as cnp
 from libcpp.vector cimport vector
@@ -235,7 +235,6 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
         st = solve_matching(g, <matching_method>method, opt, c4r, r4c, &stats)
     _check(st)
     return col4row, row4col, stats
-
 
 
 def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
@@ -686,7 +685,6 @@ def lsap_batched(const batched_cost[:, :, ::1] cost, bint maximize, int method, 
                                 <batched_lsap_method>method, opt, rows, cols, &stats)
     _check(st)
     return row_ind, col_ind, stats
-
 
 
 def lsap_batched_device(const batched_cost[::1] dtype_tag, uintptr_t cost, int64_t batch,

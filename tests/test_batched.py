@@ -111,7 +111,8 @@ def check_stack(c, method, maximize=False, repeats=1, **kwargs):
     bad = first_infeasible(c, maximize)
     for _ in range(repeats):
         if bad is not None:
-            with pytest.raises(ValueError, match=rf"cost matrix is infeasible \(batch index {bad}\)"):
+            with pytest.raises(ValueError,
+                               match=rf"cost matrix is infeasible \(batch index {bad}\)"):
                 batch_linear_sum_assignment(c, maximize, method=method, device=device, **kwargs)
             continue
         rows, cols, info = solve_batch(c, maximize, method=method, device=device, **kwargs)

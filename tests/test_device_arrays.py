@@ -68,7 +68,8 @@ def test_recognition_without_libraries():
 
 def test_interface_layout():
     a = darr.describe_interface(FakeDeviceArray((2, 3), "<f8", ptr=4096, stream=77))
-    assert (a.ptr, a.shape, a.dtype, a.stream, a.kind) == (4096, (2, 3), np.float64, 77, "interface")
+    assert (a.ptr, a.shape, a.dtype, a.stream, a.kind) == (4096, (2, 3), np.float64, 77,
+                                                           "interface")
     assert a.contiguous and a.nbytes == 48
     assert darr.describe_interface(FakeDeviceArray((2, 3), "<f8", strides=(24, 8))).contiguous
     assert not darr.describe_interface(FakeDeviceArray((2, 3), "<f8", strides=(8, 16))).contiguous

@@ -789,7 +789,8 @@ def test_stats_fields():
     fields = set(FlowStats.__dataclass_fields__)
     assert fields == {"seconds_total", "seconds_setup", "seconds_transfer", "seconds_phase1",
                       "seconds_phase2", "seconds_global_relabel", "pushes", "relabels",
-                      "global_relabels", "bfs_levels", "gaps", "iterations", "kernel_launches", "device"}
+                      "global_relabels", "bfs_levels", "gaps", "iterations", "kernel_launches",
+                      "device"}
     assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
     st = res.stats
     assert 0 < st.seconds_global_relabel <= st.seconds_phase1 + st.seconds_phase2

@@ -20,7 +20,8 @@ METHODS = {"pr": 0, "ppr": 1}
 
 
 def to_csr(n, tails, heads, caps):
-    """Arc lists -> (ptr int64, heads int32, caps int64, tails sorted), input order kept per tail."""
+    """Arc lists -> (ptr int64, heads int32, caps int64, tails sorted), input order kept
+    per tail."""
     order = np.argsort(tails, kind="stable")
     tails, heads, caps = tails[order], heads[order], caps[order]
     ptr = np.zeros(n + 1, dtype=np.int64)

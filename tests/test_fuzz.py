@@ -1,6 +1,6 @@
 """The differential fuzz (tests/fuzz.py) over a fixed range of seeds per
-family: more than 10,000 cases per run in all (1200 per family, nine families).  A failure names its seeds;
-each replays alone with `python tests/fuzz.py FAMILY SEED`.
+family: more than 10,000 cases per run in all (1200 per family, nine
+families).  A failure names its seeds; each replays alone with `python tests/fuzz.py FAMILY SEED`.
 
 MATCHFLOW_FUZZ_CASES sets the cases per family (default below) and
 MATCHFLOW_FUZZ_START the first seed, to explore beyond the fixed range.

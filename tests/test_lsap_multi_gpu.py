@@ -50,7 +50,8 @@ def _check(c, result, maximize=False):
     rows, cols = scipy_lsa(c, maximize=maximize)
     want = c[rows, cols].sum()
     if c.dtype.kind == "f":
-        assert result.cost == pytest.approx(float(want), rel=1e-5 if c.dtype == np.float32 else 1e-9)
+        rel = 1e-5 if c.dtype == np.float32 else 1e-9
+        assert result.cost == pytest.approx(float(want), rel=rel)
     else:
         assert result.cost == int(want)
     assert_certificate(c, result, maximize=maximize)

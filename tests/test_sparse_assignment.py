@@ -280,7 +280,8 @@ def assert_sparse_certificate(graph, result, rtol=1e-9):
     scale = max(1.0, float(np.abs(coo.data).max()))
     slack = coo.data - result.u[coo.row] - result.v[coo.col]
     assert slack.min() >= -rtol * scale
-    tight = graph[result.row_ind, result.col_ind] - result.u[result.row_ind] - result.v[result.col_ind]
+    r, k = result.row_ind, result.col_ind
+    tight = graph[r, k] - result.u[r] - result.v[k]
     assert np.abs(tight).max() <= rtol * scale
     assert result.v.max() <= 0
 

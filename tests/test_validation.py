@@ -176,7 +176,8 @@ def _compressed_cases():
     return cases
 
 
-@pytest.mark.parametrize("name, bad", _compressed_cases(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize("name, bad", _compressed_cases(),
+                         ids=lambda x: x if isinstance(x, str) else "")
 def test_compressed_checks_say_what_scipy_says(name, bad):
     """The parallel structural pass gives SciPy's message for each broken rule."""
     with pytest.raises(ValueError) as scipy_error:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ GPU_MAX_DIM = 4096
 
 # Input dtype -> the dtype the core reads (it converts to float64 itself,
 # on the GPU inside the kernel: float32 stacks are never widened here).
-_CORE_DTYPES = {
+_CORE_DTYPES: dict[np.dtype, type] = {
     np.dtype(np.float64): np.float64, np.dtype(np.float32): np.float32,
     np.dtype(np.float16): np.float32, np.dtype(np.int64): np.int64,
     np.dtype(np.int32): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.int8): np.int32,
@@ -65,6 +66,7 @@ def _core_array(arr: np.ndarray) -> np.ndarray:
     """The stack as a C-contiguous array of a dtype the core reads."""
     if arr.dtype.kind in "biuf":
         native = arr.dtype.newbyteorder("=")
+        target: type | None
         if native == np.uint64:
             fits = arr.size == 0 or arr.max() <= np.iinfo(np.int64).max
             target = np.int64 if fits else np.float64  # as SciPy: rounded to float64
@@ -135,8 +137,8 @@ def _solve_on_device(costs, maximize, method, device, block_threads: int, start:
     k = min(n_rows, n_cols)
     rows = _darr.empty(a.kind, a.device, (batch, k), np.int64)
     cols = _darr.empty(a.kind, a.device, (batch, k), np.int64)
-    info = {"seconds_solve": 0.0, "seconds_transfer": 0.0, "kernel_launches": 0,
-            "shared_costs": False, "block_threads": 0}
+    info: dict[str, Any] = {"seconds_solve": 0.0, "seconds_transfer": 0.0,
+                            "kernel_launches": 0, "shared_costs": False, "block_threads": 0}
     if batch and k:
         info = _core.lsap_batched_device(np.empty(0, dtype), _darr.pointer(x), batch, n_rows,
                                          n_cols, bool(maximize), a.device, block_threads,
@@ -167,7 +169,8 @@ def solve_batch(costs, maximize=False, *, method: str = "auto", device: str = "a
     start = time.perf_counter()
     n_threads = check_threads(threads)
     if (isinstance(block_threads, bool) or not isinstance(block_threads, (int, np.integer))
-            or not (block_threads == 0 or (32 <= block_threads <= 512 and block_threads % 32 == 0))):
+            or not (block_threads == 0
+                    or (32 <= block_threads <= 512 and block_threads % 32 == 0))):
         raise ValueError(f"block_threads must be 0 or a multiple of 32 in [32, 512]; "
                          f"got {block_threads!r}")
     if _darr.is_device_array(costs):

@@ -30,7 +30,7 @@ class Case:
     suite: str
     name: str
     reference: Callable[[], Any]                  # SciPy's answer
-    runs: dict[str, Callable[[], Any]]            # label -> matchflow's answer
+    runs: dict[str, Callable[..., Any]]           # label -> matchflow's answer (no arguments)
 
 
 def _gpu() -> bool:

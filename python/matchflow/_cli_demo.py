@@ -5,12 +5,16 @@ is one, the GPU)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 
-def _table(title: str, rows: list, scipy_seconds: float) -> int:
+Row = tuple[str, str, Any, float, "bool | str"]  # name, device, answer, seconds, ok or a note
+
+
+def _table(title: str, rows: list[Row], scipy_seconds: float) -> int:
     """Prints the rows (name, device, answer, seconds, ok); returns the failures."""
     print(f"\n{title}")
     print(f"  {'method':<12} {'device':<7} {'answer':>12} {'seconds':>9} {'vs scipy':>9}  check")
@@ -40,7 +44,7 @@ def matching(n: int, degree: float, seed: int) -> int:
     graph = generators.uniform_random(n, degree=degree, seed=seed)
     ref, t_ref = _timed(lambda: int(np.count_nonzero(
         csgraph.maximum_bipartite_matching(graph) >= 0)))
-    rows = [("scipy", "cpu", ref, t_ref, "reference")]
+    rows: list[Row] = [("scipy", "cpu", ref, t_ref, "reference")]
     methods = [(m, "cpu") for m in CPU_METHODS]
     if _device.cuda_available():
         methods += [(m, "cuda") for m in GPU_METHODS]
@@ -69,7 +73,7 @@ def assignment(n: int, seed: int) -> int:
     c = np.random.default_rng(seed).integers(0, n, size=(n, n))
     (r0, c0), t_ref = _timed(lambda: linear_sum_assignment(c))
     ref = int(c[r0, c0].sum())
-    rows = [("scipy", "cpu", ref, t_ref, "reference")]
+    rows: list[Row] = [("scipy", "cpu", ref, t_ref, "reference")]
     (r1, c1), t = _timed(lambda: _lsap.linear_sum_assignment(c))  # SciPy's call, drop-in
     rows.append(("lsa auto", "-", int(c[r1, c1].sum()), t, int(c[r1, c1].sum()) == ref))
     for device in _devices():
@@ -89,7 +93,7 @@ def flow(side: int, seed: int) -> int:
     graph, source, sink = instance.graph, instance.source, instance.sink
     ref_graph = sp.csr_array(graph, dtype=np.int32)
     ref, t_ref = _timed(lambda: maximum_flow(ref_graph, source, sink).flow_value)
-    rows = [("scipy", "cpu", ref, t_ref, "reference")]
+    rows: list[Row] = [("scipy", "cpu", ref, t_ref, "reference")]
     for device in _devices():
         r = solve_flow(graph, source, sink, device=device)
         tails, heads = r.cut_edges()
@@ -107,7 +111,7 @@ def preprocessing(n: int, seed: int) -> int:
     from ._preprocess import dulmage_mendelsohn
     a = generators.uniform_random(n, degree=2.0, seed=seed + 1)
     ref, t_ref = _timed(lambda: int(structural_rank(a)))
-    rows = [("scipy", "cpu", ref, t_ref, "reference")]
+    rows: list[Row] = [("scipy", "cpu", ref, t_ref, "reference")]
     for device in _devices():
         dm, t = _timed(lambda: dulmage_mendelsohn(a, device=device))
         permutations = (np.array_equal(np.sort(dm.p), np.arange(n))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +46,7 @@ PROBLEMS = ("matching", "rank", "dm", "btf", "sparse-assignment", "assignment", 
 @dataclasses.dataclass
 class Loaded:
     kind: str        # "dense", "sparse", "dimacs-max", "dimacs-asn"
-    data: object
+    data: Any        # ndarray, csr_array, io.FlowProblem or io.AssignmentProblem
     guess: str       # the problem this file suggests
     why: str         # how that was guessed
 
@@ -103,29 +104,27 @@ def _options(args) -> dict:
     return {"method": args.method or "auto", "device": args.device or "auto"}
 
 
-def solve(problem: str, loaded: Loaded, args):
+def solve(problem: str, loaded: Loaded, args) -> tuple[str, Any]:
     """(answer line, result object) of `problem` on the loaded file."""
     import matchflow as mf
     opts = _options(args)
     if problem in ("matching", "rank"):
-        r = mf.maximum_matching(_sparse(loaded), **opts)
+        m = mf.maximum_matching(_sparse(loaded), **opts)
         word = "structural rank" if problem == "rank" else "matched pairs"
-        return f"{word}: {r.cardinality}", r
+        return f"{word}: {m.cardinality}", m
     if problem == "dm":
-        r = mf.dulmage_mendelsohn(_sparse(loaded), **opts)
-        return (f"structural rank {r.structural_rank}, {len(r.r) - 1} fine blocks", r)
+        dm = mf.dulmage_mendelsohn(_sparse(loaded), **opts)
+        return f"structural rank {dm.structural_rank}, {len(dm.r) - 1} fine blocks", dm
     if problem == "btf":
-        r = mf.block_triangular_form(_sparse(loaded), **opts)
-        return f"{len(r.r) - 1} diagonal blocks", r
-    if problem == "sparse-assignment":
-        r = mf.solve_sparse_assignment(_sparse(loaded), args.maximize, **opts)
-        return f"cost: {r.cost} ({len(r.row_ind)} pairs)", r
-    if problem == "assignment":
-        r = mf.solve_assignment(loaded.data, args.maximize, **opts)
-        return f"cost: {r.cost} ({len(r.row_ind)} pairs)", r
-    graph, source, sink = loaded.data
-    r = mf.solve_flow(graph, source, sink, **opts)
-    return f"maximum flow: {r.flow_value} (minimum cut: {len(r.cut_edges()[0])} arcs)", r
+        btf = mf.block_triangular_form(_sparse(loaded), **opts)
+        return f"{len(btf.r) - 1} diagonal blocks", btf
+    if problem in ("sparse-assignment", "assignment"):
+        a = (mf.solve_sparse_assignment(_sparse(loaded), args.maximize, **opts)
+             if problem == "sparse-assignment"
+             else mf.solve_assignment(loaded.data, args.maximize, **opts))
+        return f"cost: {a.cost} ({len(a.row_ind)} pairs)", a
+    f = mf.solve_flow(loaded.data.graph, loaded.data.source, loaded.data.sink, **opts)
+    return f"maximum flow: {f.flow_value} (minimum cut: {len(f.cut_edges()[0])} arcs)", f
 
 
 def _phases(result) -> str:
@@ -143,7 +142,7 @@ def write(out: Path, problem: str, loaded: Loaded, result) -> None:
         arrays = {f.name: np.asarray(getattr(result, f.name))
                   for f in dataclasses.fields(result) if f.name != "stats"}
         if out.suffix == ".npz":
-            np.savez(out, **arrays)
+            np.savez(out, **arrays)  # type: ignore[arg-type]
         else:
             out.write_text("".join(f"{k}: {' '.join(map(str, v.tolist()))}\n"
                                    for k, v in arrays.items()))

@@ -317,7 +317,10 @@ def _flow_matrix(net: _Network, arc_flow: np.ndarray | None, array: bool, thread
     flows; wrapped without a copy; the index dtype is int32 while 2 m fits, as
     SciPy's own construction picks it.
     """
-    indptr, indices, data = built or _core.flow_matrix(net.ptr, net.heads, arc_flow, threads)
+    if built is None:
+        assert arc_flow is not None  # the arc flows, where the method built no matrix
+        built = _core.flow_matrix(net.ptr, net.heads, arc_flow, threads)
+    indptr, indices, data = built
     index = np.int32 if 2 * net.n_arcs < _INT32_MAX else np.int64
     kind = sp.csr_array if array else sp.csr_matrix
     flow = kind((data, indices.astype(index, copy=False), indptr.astype(index, copy=False)),

@@ -123,8 +123,8 @@ def _as_cost_array(cost_matrix) -> np.ndarray:
             try:
                 arr = np.asarray(cost_matrix)
             except (ValueError, TypeError):
-                arr = None
-        if arr is None or arr.dtype.kind not in "biuf":
+                return _scipy_float64(cost_matrix)
+        if arr.dtype.kind not in "biuf":
             return _scipy_float64(cost_matrix)
     kind = arr.dtype.kind
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
@@ -306,7 +306,8 @@ def _solve(cost_matrix, maximize, method, device, threads, *,
         solved = _solve_oriented(c, maximize, method, backend, ordinal, device, n_threads)
     row_ind, col_ind, u, v, stats, method, backend, ordinal = solved
     picked = c[row_ind, col_ind]
-    cost = int(picked.sum()) if c.dtype.kind == "i" else _float_sum(np.asarray(picked, dtype=np.float64))
+    cost = (int(picked.sum()) if c.dtype.kind == "i"
+            else _float_sum(np.asarray(picked, dtype=np.float64)))
     device_name = _device.device_name(backend, ordinal)
     stats["seconds_total"] = time.perf_counter() - start
     return AssignmentResult(row_ind=row_ind, col_ind=col_ind, cost=cost, u=u, v=v,

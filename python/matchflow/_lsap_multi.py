@@ -223,7 +223,7 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     lo, hi = host_bounds(work, maximize)
     if work.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
         rows, cols = finite_lines(work)
-        check_lines(rows, cols.all(), work.shape[0] == work.shape[1])
+        check_lines(rows, bool(cols.all()), work.shape[0] == work.shape[1])
     if work.dtype == np.int64 and not _fits_int64(lo, hi, work.shape):
         if exact_ints:
             raise int64_overflow(max(abs(int(lo)), abs(int(hi))), c.shape)
@@ -368,7 +368,9 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
         if not mine.any():
             return 0
         picked = a.obj[_to(a, row_ind[mine]), _to(a, col4row[mine] - col0[p])]
-        return int(picked.sum()) if integer else float(_host(picked, a.kind).astype(np.float64).sum())
+        if integer:
+            return int(picked.sum())
+        return float(_host(picked, a.kind).astype(np.float64).sum())
     cost = sum(_each(arrays, picked_sum))
     return AssignmentResult(row_ind=row_ind, col_ind=col4row, cost=cost, u=u, v=v,
                             method=method, device=device_name(gpus),

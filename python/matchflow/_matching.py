@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -87,7 +88,18 @@ AUTO_PARALLEL_THREADS = 4
 GPU_AUTO_APFB_DEGREE = 4.0
 
 
-def _auto_method(graph: Bipartite, device: str, threads: int = 0) -> str:
+class _Sized(Protocol):
+    """What `auto` decides on: a host, raw or GPU CSR's sizes."""
+
+    @property
+    def n_rows(self) -> int: ...
+    @property
+    def n_cols(self) -> int: ...
+    @property
+    def nnz(self) -> int: ...
+
+
+def _auto_method(graph: _Sized, device: str, threads: int = 0) -> str:
     if device == "cuda":
         degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
         return "gpu-apfb" if degree >= GPU_AUTO_APFB_DEGREE else "gpu-pr"
@@ -106,7 +118,7 @@ def _default_init(method: str) -> str:
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
-def _resolve(graph: Bipartite, method: str, device, threads: int = 0) -> tuple[str, str, int]:
+def _resolve(graph: _Sized, method: str, device, threads: int = 0) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
     method, backend, ordinal = _device.resolve_method(

@@ -174,9 +174,9 @@ def _decompose(g: Bipartite, start: float, method: str, device) -> DMResult:
     p, q, r, s, rr, cc, stats = _dmperm(g, res, device)
     stats.update(seconds_matching=after_matching - start, method=res.method,
                  device=res.device)
-    out = [a.astype(np.int64) for a in (p, q, r, s, rr, cc)]
+    p, q, r, s, rr, cc = (a.astype(np.int64) for a in (p, q, r, s, rr, cc))
     stats["seconds_total"] = time.perf_counter() - start
-    return DMResult(*out, stats=stats)
+    return DMResult(p, q, r, s, rr, cc, stats=stats)
 
 
 def dulmage_mendelsohn(A, *, method: str = "auto", device: str = "auto") -> DMResult:

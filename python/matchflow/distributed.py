@@ -165,8 +165,9 @@ def _checked_problem(facts: list, exact_ints: bool):
     if dtype == np.int64 and not _lsap_multi._fits_int64(lo, hi, (n_rows, n_cols)):
         raise int64_overflow(max(abs(lo), abs(hi)), (n_rows, n_cols))
     if dtype.kind == "f":
-        rows = np.unpackbits(np.bitwise_or.reduce([f["rows_finite"] for f in facts]))[:n_rows]
-        _lsap_multi.check_lines(rows, all(f["cols_ok"] for f in facts), n_rows == n_cols)
+        finite = np.unpackbits(np.bitwise_or.reduce([f["rows_finite"] for f in facts]))
+        _lsap_multi.check_lines(finite[:n_rows], all(f["cols_ok"] for f in facts),
+                                n_rows == n_cols)
     return n_rows, n_cols, dtype, np.cumsum([0] + widths)
 
 
@@ -244,6 +245,7 @@ def solve_assignment(block, *, maximize: bool = False, comm=None, device: int | 
         error = e
     handles = _gather(comm, (handle, gpu if error is None else None), error, timeout)
     answer, error = None, None
+    assert part is not None  # every rank made its part, or _gather raised
     try:
         part.connect_ipc(b"".join(h for h, _ in handles))
         part.launch()
@@ -255,6 +257,7 @@ def solve_assignment(block, *, maximize: bool = False, comm=None, device: int | 
     # would leave the collective before the others come.
     v_blocks = _gather(comm, None if answer is None else (answer[2], answer[3]), error,
                        2 * timeout + 10)
+    assert answer is not None  # as above
     col4row, u, _, stats = answer
     v = np.concatenate([vb for vb, _ in v_blocks])
     row_ind, col_ind, u, v = _lsap_multi.finish_duals(col4row, u, v, False, maximize,

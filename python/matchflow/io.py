@@ -101,7 +101,8 @@ def _bad_line(name: str, lines, i: int, why: str) -> ValueError:
 def _header(name: str, lines, others) -> tuple[int, int, int, int, int]:
     """(p line index, n, m, source, sink) from the lines that are not comments
     or arcs; they are few, so a Python loop is fine."""
-    p_at, n, m, ends = -1, 0, 0, {}
+    p_at, n, m = -1, 0, 0
+    ends: dict[str, tuple[int, int]] = {}
     for i in others.tolist():
         tokens = lines[i].split()
         if tokens[0] == b"p":

@@ -36,7 +36,7 @@ import scipy.sparse as sp
 _CHUNK = 1 << 24
 
 
-def _index_dtype(*extents: int) -> type:
+def _index_dtype(*extents: int) -> type[np.int32] | type[np.int64]:
     """int32 when every index fits (halves memory on big graphs), else int64."""
     return np.int32 if max(extents, default=0) < np.iinfo(np.int32).max else np.int64
 
@@ -534,6 +534,6 @@ def complete_bipartite_blocks(n_blocks: int, block_rows: int,
     rr, cc = np.meshgrid(np.arange(block_rows, dtype=idx), np.arange(block_cols, dtype=idx),
                          indexing="ij")
     blk = np.arange(n_blocks, dtype=idx)[:, None]
-    rows = (blk * block_rows + rr.ravel()[None, :]).ravel()
-    cols = (blk * block_cols + cc.ravel()[None, :]).ravel()
+    rows = (blk * block_rows + rr.ravel()[None, :]).ravel()  # type: ignore[operator]
+    cols = (blk * block_cols + cc.ravel()[None, :]).ravel()  # type: ignore[operator]
     return _pattern(rows, cols, shape)
