@@ -12,8 +12,9 @@
 //
 // `gpu_run.sh solve-ab` builds it against the working tree and, with
 // AB_BASE set, against that tree too, and runs the two alternately.
-// ab-sources: cuda/src/lsap/batched_dispatch.cu cuda/src/device_query.cu cpp/src/status.cpp cpp/src/lsap/shortest_augmenting_path.cpp
-// By hand, from the repository root (the sources above after the driver):
+// ab-sources: cuda/src/lsap/batched_dispatch.cu cuda/src/device_query.cu cpp/src/status.cpp
+// cpp/src/lsap/shortest_augmenting_path.cpp By hand, from the repository root (the sources above
+// after the driver):
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Xcompiler -fopenmp \
 //        -Icuda/src -Icpp/include -DMATCHFLOW_CUDA_ARCHITECTURES=\"90\" \
 //        benchmarks/batched_solve.cu SOURCES -lgomp -o /tmp/batched_solve
@@ -72,8 +73,7 @@ long cost_mismatches(const std::vector<T>& c, std::int64_t batch, int n_rows, in
   for (std::int64_t p = 0; p < batch; ++p) {
     const T* a = c.data() + p * entries;
     if (solve_lsap_shortest_path<T>(a, n_rows, n_cols, n_cols * sizeof(T), sizeof(T), false,
-                                    r.data(), q.data()) !=
-        status::ok) {
+                                    r.data(), q.data()) != status::ok) {
       ++bad;
       continue;
     }
@@ -108,8 +108,8 @@ void run_case(const char* name, std::int64_t batch, int n_rows, int n_cols, bool
   for (int r = 0; r <= repeat; ++r) {  // the first call warms up
     batched_lsap_stats st{};
     check(cudaEventRecord(start, 0), "record");
-    const status rc = cuda::gpu_batched_sap<T>(d_cost, batch, n_rows, n_cols, false, opt, d_rows,
-                                               d_cols, &st);
+    const status rc =
+        cuda::gpu_batched_sap<T>(d_cost, batch, n_rows, n_cols, false, opt, d_rows, d_cols, &st);
     check(cudaEventRecord(stop, 0), "record");
     check(cudaEventSynchronize(stop), "sync");
     if (rc != status::ok) {
@@ -121,11 +121,13 @@ void run_case(const char* name, std::int64_t batch, int n_rows, int n_cols, bool
     if (r > 0) ms.push_back(t);
   }
   std::vector<std::int64_t> rows(pairs), cols(pairs);
-  check(cudaMemcpy(rows.data(), d_rows, pairs * sizeof(std::int64_t), cudaMemcpyDeviceToHost), "copy");
-  check(cudaMemcpy(cols.data(), d_cols, pairs * sizeof(std::int64_t), cudaMemcpyDeviceToHost), "copy");
+  check(cudaMemcpy(rows.data(), d_rows, pairs * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
+        "copy");
+  check(cudaMemcpy(cols.data(), d_cols, pairs * sizeof(std::int64_t), cudaMemcpyDeviceToHost),
+        "copy");
   std::sort(ms.begin(), ms.end());
-  std::printf("%-28s kernel %7.3f ms (least %7.3f)  cost mismatches %ld\n", name,
-              ms[ms.size() / 2], ms[0], cost_mismatches(c, batch, n_rows, n_cols, rows, cols));
+  std::printf("%-28s kernel %7.3f ms (least %7.3f)  cost mismatches %ld\n", name, ms[ms.size() / 2],
+              ms[0], cost_mismatches(c, batch, n_rows, n_cols, rows, cols));
   cudaFree(d_cost);
   cudaFree(d_rows);
   cudaFree(d_cols);

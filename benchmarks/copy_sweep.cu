@@ -77,15 +77,16 @@ void upload_row(cudaStream_t s, std::size_t mb, int repeat) {
   device_buffer<char> dev(bytes);
   pinned_buffer pinned(bytes);
   std::memset(pinned.data(), 1, bytes);
-  const std::vector<copy_part> parts = {copy_part{dev.data(), host.data(), first},
-                                        copy_part{dev.data() + first, host.data() + first,
-                                                  bytes - first}};
+  const std::vector<copy_part> parts = {
+      copy_part{dev.data(), host.data(), first},
+      copy_part{dev.data() + first, host.data() + first, bytes - first}};
   const double floor = time_ms(repeat, [&] {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(dev.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, s));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(dev.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   });
-  std::printf("upload %3zu MB   pinned DMA %6.3f ms (%5.1f GB/s) | staged, MiB x slots:", mb,
-              floor, bytes / floor / 1e6);
+  std::printf("upload %3zu MB   pinned DMA %6.3f ms (%5.1f GB/s) | staged, MiB x slots:", mb, floor,
+              bytes / floor / 1e6);
   for (const copy_shape& shape : shapes(upload_copy, {2, 4, 8}, {2, 4, 8})) {
     const double t = time_ms(repeat, [&] { upload_parts(parts, s, shape); });
     std::printf("  %zux%zu %6.3f ms (%4.1f)", shape.chunk_bytes >> 20, shape.slots, t,
@@ -103,11 +104,15 @@ void download_row(cudaStream_t s, std::size_t mb, int repeat, int dst_kind) {
   pinned_buffer pinned(bytes);
   std::vector<char> touched(bytes, 0);
   const double floor = time_ms(repeat, [&] {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(pinned.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, s));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(pinned.data(), dev.data(), bytes, cudaMemcpyDeviceToHost, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   });
   std::printf("download %3zu MB %s pinned DMA %6.3f ms (%5.1f GB/s) | staged, MiB x slots:", mb,
-              dst_kind == 0 ? "touched" : dst_kind == 1 ? "fresh  " : "fresh, THP", floor, bytes / floor / 1e6);
+              dst_kind == 0   ? "touched"
+              : dst_kind == 1 ? "fresh  "
+                              : "fresh, THP",
+              floor, bytes / floor / 1e6);
   for (const copy_shape& shape : shapes(download_copy, {1, 2, 4}, {2, 4})) {
     std::vector<double> t;
     for (int r = 0; r <= repeat; ++r) {

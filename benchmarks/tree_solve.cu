@@ -84,11 +84,12 @@ void run_case(const char* name, int n, double hi, int repeat, unsigned seed) {
   for (int i = 0; i < n; ++i) objective += double(c[std::size_t(i) * n + col[i]]);
   std::sort(solve.begin(), solve.end());
   std::sort(call.begin(), call.end());
-  std::printf("%-22s solve %7.2f ms (least %7.2f)  call %7.2f ms  iterations %lld  dual %lld  "
-              "objective %.6g  certificate violations %ld\n",
-              name, 1e3 * solve[repeat / 2], 1e3 * solve[0], 1e3 * call[repeat / 2],
-              static_cast<long long>(st.iterations), static_cast<long long>(st.dual_updates),
-              objective, certificate_violations(c, n, col, u, v, hi));
+  std::printf(
+      "%-22s solve %7.2f ms (least %7.2f)  call %7.2f ms  iterations %lld  dual %lld  "
+      "objective %.6g  certificate violations %ld\n",
+      name, 1e3 * solve[repeat / 2], 1e3 * solve[0], 1e3 * call[repeat / 2],
+      static_cast<long long>(st.iterations), static_cast<long long>(st.dual_updates), objective,
+      certificate_violations(c, n, col, u, v, hi));
 }
 
 }  // namespace

@@ -60,20 +60,27 @@ int check() {
   std::vector<std::int64_t> in(5000);
   std::vector<Out> want(in.size() + 8), got(in.size() + 8);
   int bad = 0;
-  const std::int64_t edges[] = {lim::min(), lim::max(), std::int64_t(lim::min()) - 1,
-                                std::int64_t(lim::max()) + 1, INT64_MIN, INT64_MAX, 0, -1};
+  const std::int64_t edges[] = {lim::min(),
+                                lim::max(),
+                                std::int64_t(lim::min()) - 1,
+                                std::int64_t(lim::max()) + 1,
+                                INT64_MIN,
+                                INT64_MAX,
+                                0,
+                                -1};
   for (int trial = 0; trial < 400; ++trial) {
     const std::size_t n = rng() % in.size(), shift = rng() % 8;
     for (auto& x : in) x = static_cast<std::int64_t>(rng() % 2001) - 1000;
     if (n && trial % 2) in[rng() % n] = edges[rng() % 8];
     int_range rw, rg;
     const bool fits = obvious(in.data(), want.data() + shift, n, &rw);
-    for (pass_fn<Out> f : {pass_fn<Out>(narrow_to<Out, false>),
-                           pass_fn<Out>(narrow_to<Out, true>)}) {
+    for (pass_fn<Out> f :
+         {pass_fn<Out>(narrow_to<Out, false>), pass_fn<Out>(narrow_to<Out, true>)}) {
       const bool ok = f(in.data(), got.data() + shift, n, &rg);
-      if (ok != fits || (fits && n && (rg.lo != rw.lo || rg.hi != rw.hi ||
-                                       std::memcmp(want.data() + shift, got.data() + shift,
-                                                   n * sizeof(Out)) != 0))) {
+      if (ok != fits ||
+          (fits && n &&
+           (rg.lo != rw.lo || rg.hi != rw.hi ||
+            std::memcmp(want.data() + shift, got.data() + shift, n * sizeof(Out)) != 0))) {
         std::printf("MISMATCH int%zu trial %d n %zu shift %zu\n", 8 * sizeof(Out), trial, n, shift);
         ++bad;
       }
@@ -87,8 +94,8 @@ int check() {
 /// The host pass alone: `threads` threads over the matrix, each writing its
 /// share into its part of a 32 MiB ring (the staging's size).
 template <class Out>
-double host_pass(pass_fn<Out> f, const std::vector<std::int64_t>& src, unsigned threads,
-                 Out* ring, std::size_t ring_items) {
+double host_pass(pass_fn<Out> f, const std::vector<std::int64_t>& src, unsigned threads, Out* ring,
+                 std::size_t ring_items) {
   const auto t0 = clock_type::now();
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t) {
@@ -116,17 +123,17 @@ void host_passes(const std::vector<std::int64_t>& src, int repeat, unsigned hw) 
   const double mb = src.size() * sizeof(std::int64_t) / 1e6;
   const std::size_t ring_items = (std::size_t(32) << 20) / sizeof(Out);
   std::vector<Out> ring(ring_items, 1);
-  const std::pair<const char*, pass_fn<Out>> passes[] = {
-      {"obvious", obvious<Out>},
-      {"plain", narrow_to<Out, false>},
-      {"streaming", narrow_to<Out, true>}};
+  const std::pair<const char*, pass_fn<Out>> passes[] = {{"obvious", obvious<Out>},
+                                                         {"plain", narrow_to<Out, false>},
+                                                         {"streaming", narrow_to<Out, true>}};
   for (unsigned t = 1; t <= hw; t = t < 4 ? t + 1 : t + 4) {
     for (const auto& [name, f] : passes) {
       std::vector<double> s;
       for (int r = 0; r < repeat; ++r) s.push_back(host_pass(f, src, t, ring.data(), ring_items));
       const double m = median(s);
-      std::printf("host pass int%zu %-9s threads %2u: %7.2f ms for %.0f MB int64 (%.1f GB/s read)\n",
-                  8 * sizeof(Out), name, t, m * 1e3, mb, mb / 1e3 / m);
+      std::printf(
+          "host pass int%zu %-9s threads %2u: %7.2f ms for %.0f MB int64 (%.1f GB/s read)\n",
+          8 * sizeof(Out), name, t, m * 1e3, mb, mb / 1e3 / m);
     }
   }
 }
@@ -158,7 +165,12 @@ int main(int argc, char** argv) {
   int_range wr;
   obvious(src.data(), want32.data(), src.size(), &wr);
   const bool fits16 = obvious(src.data(), want16.data(), src.size(), &wr);
-  struct config { int narrowest; bool nt; unsigned workers; std::size_t chunk_mib; };
+  struct config {
+    int narrowest;
+    bool nt;
+    unsigned workers;
+    std::size_t chunk_mib;
+  };
   const copy_shape shipped = cost_upload_copy;
   const std::size_t shipped_mib = shipped.chunk_bytes >> 20;
   std::vector<config> configs = {{2, true, shipped.workers, shipped_mib}};
@@ -187,15 +199,16 @@ int main(int argc, char** argv) {
                                     got16.size() * sizeof(std::int16_t), cudaMemcpyDeviceToHost));
       ok = ok && fits16 && std::memcmp(got16.data(), want16.data(), got16.size() * 2) == 0;
     } else {
-      MATCHFLOW_CUDA_TRY(cudaMemcpy(got32.data(), d, got32.size() * sizeof(std::int32_t),
-                                    cudaMemcpyDeviceToHost));
+      MATCHFLOW_CUDA_TRY(
+          cudaMemcpy(got32.data(), d, got32.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost));
       ok = ok && width == 4 && (c.narrowest == 4 || !fits16) &&
            std::memcmp(got32.data(), want32.data(), got32.size() * 4) == 0;
     }
-    std::printf("upload as int%d %s workers %2u chunk %2zu MiB: %7.2f ms (median of %d) for %.0f MB"
-                " int64%s%s\n", 8 * width, c.nt ? "streaming" : "plain    ", c.workers, c.chunk_mib,
-                median(s_times) * 1e3, repeat, mb, &c == &configs[0] ? " [shipped]" : "",
-                ok ? "" : " WRONG RESULT");
+    std::printf(
+        "upload as int%d %s workers %2u chunk %2zu MiB: %7.2f ms (median of %d) for %.0f MB"
+        " int64%s%s\n",
+        8 * width, c.nt ? "streaming" : "plain    ", c.workers, c.chunk_mib, median(s_times) * 1e3,
+        repeat, mb, &c == &configs[0] ? " [shipped]" : "", ok ? "" : " WRONG RESULT");
     if (!ok) return 1;
   }
   MATCHFLOW_CUDA_TRY(cudaStreamDestroy(s));

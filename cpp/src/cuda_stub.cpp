@@ -19,17 +19,17 @@ status gpu_pr(const bipartite_view&, gpu_start, const matching_options&, vertex_
               matching_stats*) noexcept {
   return unavailable();
 }
-status gpu_ap(const bipartite_view&, gpu_start, bool, const matching_options&, vertex_t*,
-              vertex_t*, matching_stats*) noexcept {
+status gpu_ap(const bipartite_view&, gpu_start, bool, const matching_options&, vertex_t*, vertex_t*,
+              matching_stats*) noexcept {
   return unavailable();
 }
 
-status gpu_pr_raw(const raw_csr&, gpu_start, const matching_options&, std::uintptr_t,
-                     vertex_t*, vertex_t*, matching_stats*) noexcept {
+status gpu_pr_raw(const raw_csr&, gpu_start, const matching_options&, std::uintptr_t, vertex_t*,
+                  vertex_t*, matching_stats*) noexcept {
   return unavailable();
 }
 status gpu_ap_raw(const raw_csr&, gpu_start, bool, const matching_options&, std::uintptr_t,
-                     vertex_t*, vertex_t*, matching_stats*) noexcept {
+                  vertex_t*, vertex_t*, matching_stats*) noexcept {
   return unavailable();
 }
 
@@ -42,8 +42,8 @@ status gpu_pivot_scc(const adjacency_view&, int, std::uint8_t*, pivot_scc_result
 }
 
 template <class T>
-status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_options&,
-                     std::int64_t*, T*, T*, lsap_stats*) noexcept {
+status gpu_hungarian(const T*, std::int64_t, std::int64_t, bool, const lsap_options&, std::int64_t*,
+                     T*, T*, lsap_stats*) noexcept {
   return unavailable();
 }
 MATCHFLOW_GPU_HUNGARIAN_TYPES(MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN)
@@ -55,8 +55,8 @@ status gpu_hungarian_int32(const std::int32_t*, std::int64_t, std::int64_t, bool
 }
 
 template <class In, class U>
-status gpu_auction(const In*, std::int64_t, std::int64_t, const lsap_options&, std::int64_t*,
-                   U*, U*, lsap_stats*) noexcept {
+status gpu_auction(const In*, std::int64_t, std::int64_t, const lsap_options&, std::int64_t*, U*,
+                   U*, lsap_stats*) noexcept {
   return unavailable();
 }
 MATCHFLOW_GPU_AUCTION_TYPES(MATCHFLOW_INSTANTIATE_GPU_AUCTION)

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "big_array.hpp"
-#include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/backend.hpp"
+#include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/detail/per_process.hpp"
 
 namespace matchflow::detail {

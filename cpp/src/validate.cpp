@@ -1,10 +1,11 @@
 // check_compressed: one parallel pass over the ids and the offsets;
 // first_negative: one over the values.
+#include "matchflow/validate.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <string>
 
-#include "matchflow/validate.hpp"
 #include "openmp.hpp"
 
 namespace matchflow {

@@ -40,8 +40,7 @@ status get_device_info(int device, device_info* info) noexcept {
 namespace {
 bool memory_pools_supported(int device) {
   int supported = 0;
-  MATCHFLOW_CUDA_TRY(
-      cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
   return supported != 0;
 }
 }  // namespace
@@ -86,8 +85,8 @@ void use_device_with_memory(int device, std::size_t bytes) {
   if (bytes > free_bytes) {
     throw cuda_failure(cudaErrorMemoryAllocation,
                        "the GPU cannot hold this problem: it needs " + std::to_string(bytes) +
-                           " bytes of device memory, " + std::to_string(free_bytes) +
-                           " of " + std::to_string(total_bytes) + " are free");
+                           " bytes of device memory, " + std::to_string(free_bytes) + " of " +
+                           std::to_string(total_bytes) + " are free");
   }
 }
 

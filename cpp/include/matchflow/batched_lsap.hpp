@@ -25,10 +25,11 @@ enum class batched_lsap_method : int {
 };
 
 struct batched_lsap_options {
-  int threads = 0;        ///< OpenMP threads; 0 = omp_get_max_threads()
-  int device = 0;         ///< CUDA device ordinal
-  int block_threads = 0;  ///< gpu-sap: threads per block, a multiple of 32 in [32, 512]; 0 = by size
-  int pipeline = 1;       ///< gpu-sap: overlap the upload of large stacks with their solve
+  int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
+  int device = 0;   ///< CUDA device ordinal
+  int block_threads =
+      0;             ///< gpu-sap: threads per block, a multiple of 32 in [32, 512]; 0 = by size
+  int pipeline = 1;  ///< gpu-sap: overlap the upload of large stacks with their solve
   /// gpu-sap only: `cost`, `row_ind` and `col_ind` are in the GPU memory of
   /// `device` (read and written there, never copied through the host), and
   /// the work is ordered on `stream` (the caller's cudaStream_t; 0 = the
@@ -38,9 +39,9 @@ struct batched_lsap_options {
 };
 
 struct batched_lsap_stats {
-  double seconds_solve = 0;      ///< the searches (GPU: the kernels, without copies; pipelined:
-                                 ///< their tail past the last copy)
-  double seconds_transfer = 0;   ///< host <-> device copies
+  double seconds_solve = 0;     ///< the searches (GPU: the kernels, without copies; pipelined:
+                                ///< their tail past the last copy)
+  double seconds_transfer = 0;  ///< host <-> device copies
   std::int64_t kernel_launches = 0;
   std::int64_t failed_problem = -1;  ///< lowest batch index whose status is not ok
   std::int64_t shared_costs = 0;     ///< gpu-sap: 1 when the costs were read from shared memory

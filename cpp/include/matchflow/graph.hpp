@@ -18,7 +18,7 @@ using offset_t = std::int64_t;
 /// Compressed adjacency of one side: vertex v's neighbours are
 /// adj[ptr[v] .. ptr[v+1]).
 struct adjacency_view {
-  vertex_t n = 0;              ///< number of vertices on this side
+  vertex_t n = 0;                 ///< number of vertices on this side
   const offset_t* ptr = nullptr;  ///< length n + 1
   const vertex_t* adj = nullptr;  ///< length ptr[n]
   offset_t nnz() const { return ptr[n]; }
@@ -46,12 +46,12 @@ struct bipartite_view {
 /// offsets and int32 ids, so that no pass over the arrays runs on the host.
 struct raw_csr {
   vertex_t n_rows = 0, n_cols = 0;
-  std::int64_t nnz = 0;            ///< length of `indices`; indptr[n_rows] must equal it
-  const void* indptr = nullptr;    ///< n_rows + 1 entries of `offset_bytes` each
-  const void* indices = nullptr;   ///< nnz entries of `index_bytes` each
-  int offset_bytes = 8;            ///< 4 or 8
-  int index_bytes = 4;             ///< 4 or 8
-  bool on_device = true;           ///< GPU memory (else host memory)
+  std::int64_t nnz = 0;           ///< length of `indices`; indptr[n_rows] must equal it
+  const void* indptr = nullptr;   ///< n_rows + 1 entries of `offset_bytes` each
+  const void* indices = nullptr;  ///< nnz entries of `index_bytes` each
+  int offset_bytes = 8;           ///< 4 or 8
+  int index_bytes = 4;            ///< 4 or 8
+  bool on_device = true;          ///< GPU memory (else host memory)
 };
 
 }  // namespace matchflow

@@ -47,15 +47,16 @@ struct lsap_options {
 };
 
 struct lsap_stats {
-  double seconds_init = 0;      ///< row/column reduction, initial assignment
-  double seconds_solve = 0;     ///< everything after
-  double seconds_transfer = 0;  ///< host <-> device copies
-  std::int64_t iterations = 0;         ///< iterations (paper 001's: tree search, dual updates,
-                                       ///< then augmentation of >= 1 path); <= n_rows
-  std::int64_t augmenting_paths = 0;   ///< total paths augmented after the initial assignment
+  double seconds_init = 0;            ///< row/column reduction, initial assignment
+  double seconds_solve = 0;           ///< everything after
+  double seconds_transfer = 0;        ///< host <-> device copies
+  std::int64_t iterations = 0;        ///< iterations (paper 001's: tree search, dual updates,
+                                      ///< then augmentation of >= 1 path); <= n_rows
+  std::int64_t augmenting_paths = 0;  ///< total paths augmented after the initial assignment
   std::int64_t dual_updates = 0;
   std::int64_t kernel_launches = 0;
-  std::int64_t search_steps = 0;  ///< gpu-tree: forward and dual steps (each ends in a grid barrier)
+  std::int64_t search_steps =
+      0;  ///< gpu-tree: forward and dual steps (each ends in a grid barrier)
   /// Optional output buffer, set by the CALLER before the call (nullptr: not
   /// recorded), capacity n_rows: entry k receives the number of augmenting
   /// paths found in iteration k, for k < iterations.  Every iteration
@@ -113,17 +114,15 @@ constexpr const char* sparse_int_overflow_message =
 ///         exact (max(n_rows, n_cols, 8) * max|c| > 2^50).
 template <class T>
 status solve_lsap_shortest_path(const T* cost, std::int64_t n_rows, std::int64_t n_cols,
-                                std::int64_t row_stride, std::int64_t col_stride,
-                                bool maximize, std::int64_t* row_ind,
-                                std::int64_t* col_ind) noexcept;
+                                std::int64_t row_stride, std::int64_t col_stride, bool maximize,
+                                std::int64_t* row_ind, std::int64_t* col_ind) noexcept;
 
 /// solve_lsap_shortest_path for an element type known at run time, as NumPy
 /// names it: `kind` 'f' (itemsize 8 or 4), 'i' or 'u' (8, 4, 2 or 1); any
 /// other type is status::invalid_input, with no message (not ours to read).
-status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost,
-                                   std::int64_t n_rows, std::int64_t n_cols,
-                                   std::int64_t row_stride, std::int64_t col_stride,
-                                   bool maximize, std::int64_t* row_ind,
+status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost, std::int64_t n_rows,
+                                   std::int64_t n_cols, std::int64_t row_stride,
+                                   std::int64_t col_stride, bool maximize, std::int64_t* row_ind,
                                    std::int64_t* col_ind) noexcept;
 
 /// Solves the LSAP.
@@ -153,14 +152,14 @@ status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int6
 
 /// What one sparse solve did.
 struct sparse_lsap_stats {
-  double seconds_init = 0;               ///< row reduction and greedy assignment
-  double seconds_solve = 0;              ///< the shortest augmenting path searches
-  std::int64_t initial_matches = 0;      ///< rows assigned by the greedy pass
-  std::int64_t augmenting_paths = 0;     ///< searches (one path each)
-  std::int64_t columns_scanned = 0;      ///< columns finalised over all searches
-  std::int64_t edges_relaxed = 0;        ///< stored entries examined by the searches
-  std::int64_t auction_phases = 0;       ///< epsilon-scaling phases of the start (square)
-  std::int64_t auction_bids = 0;         ///< bids over those phases
+  double seconds_init = 0;            ///< row reduction and greedy assignment
+  double seconds_solve = 0;           ///< the shortest augmenting path searches
+  std::int64_t initial_matches = 0;   ///< rows assigned by the greedy pass
+  std::int64_t augmenting_paths = 0;  ///< searches (one path each)
+  std::int64_t columns_scanned = 0;   ///< columns finalised over all searches
+  std::int64_t edges_relaxed = 0;     ///< stored entries examined by the searches
+  std::int64_t auction_phases = 0;    ///< epsilon-scaling phases of the start (square)
+  std::int64_t auction_bids = 0;      ///< bids over those phases
 };
 
 /// Solves the sparse LSAP by shortest augmenting paths (Jonker & Volgenant
@@ -181,8 +180,8 @@ struct sparse_lsap_stats {
 ///         max|w| > 2^58; invalid_input when n_rows > n_cols.
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const double* weight, std::int64_t n_rows, std::int64_t n_cols,
-                         const lsap_options& options, std::int64_t* col4row, double* u,
-                         double* v, sparse_lsap_stats* stats) noexcept;
+                         const lsap_options& options, std::int64_t* col4row, double* u, double* v,
+                         sparse_lsap_stats* stats) noexcept;
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const std::int64_t* weight, std::int64_t n_rows, std::int64_t n_cols,
                          const lsap_options& options, std::int64_t* col4row, std::int64_t* u,

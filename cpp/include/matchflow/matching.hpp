@@ -10,11 +10,11 @@ namespace matchflow {
 
 /// Algorithms, named as their papers name them.
 enum class matching_method : int {
-  pr = 0,        ///< sequential push-relabel (paper 000, section II)
-  pdbfs = 1,     ///< OpenMP parallel disjoint BFS (paper 000's CPU baseline)
-  gpu_pr = 2,    ///< G-PR (paper 000, section III)
-  gpu_apfb = 3,  ///< APFB, GPU Hopcroft-Karp-Duff-Wiberg (paper 004)
-  gpu_apsb = 4,  ///< APsB, GPU Hopcroft-Karp (paper 004)
+  pr = 0,           ///< sequential push-relabel (paper 000, section II)
+  pdbfs = 1,        ///< OpenMP parallel disjoint BFS (paper 000's CPU baseline)
+  gpu_pr = 2,       ///< G-PR (paper 000, section III)
+  gpu_apfb = 3,     ///< APFB, GPU Hopcroft-Karp-Duff-Wiberg (paper 004)
+  gpu_apsb = 4,     ///< APsB, GPU Hopcroft-Karp (paper 004)
   msbfs_graft = 5,  ///< OpenMP MS-BFS-Graft (Azad, Buluc, Pothen, TPDS 2017)
 };
 
@@ -27,13 +27,13 @@ enum class matching_init : int {
 
 /// Tuning knobs; defaults are the papers' best.
 struct matching_options {
-  int threads = 0;                ///< OpenMP threads; 0 = omp_get_max_threads()
+  int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
   matching_init init = matching_init::cheap;
-  double relabel_k = -1.0;        ///< global-relabel frequency k; < 0 = method default
-  int bfs_kernel = 1;             ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
-  int thread_layout = 0;          ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
-  int device = 0;                 ///< CUDA device ordinal
-  bool paper_structure = false;   ///< G-PR: paper 000's kernel structure instead of the tuned one
+  double relabel_k = -1.0;       ///< global-relabel frequency k; < 0 = method default
+  int bfs_kernel = 1;            ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
+  int thread_layout = 0;         ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
+  int device = 0;                ///< CUDA device ordinal
+  bool paper_structure = false;  ///< G-PR: paper 000's kernel structure instead of the tuned one
 };
 
 /// What a run did; every field a method does not use stays 0.
@@ -45,13 +45,14 @@ struct matching_stats {
   double seconds_setup = 0;       ///< GPU methods: device selection, allocations, CUDA graph build
   double seconds_per_launch = 0;  ///< GPU methods: measured cost of one empty kernel launch
   std::int64_t init_cardinality = 0;
-  std::int64_t iterations = 0;    ///< main-loop iterations (phases)
+  std::int64_t iterations = 0;  ///< main-loop iterations (phases)
   std::int64_t global_relabels = 0;
   std::int64_t pushes = 0;
   std::int64_t augmentations = 0;
   std::int64_t bfs_levels = 0;
   std::int64_t kernel_launches = 0;
-  std::int64_t cardinality = -1;  ///< GPU methods: the matching's size, counted on the device; else -1
+  std::int64_t cardinality =
+      -1;  ///< GPU methods: the matching's size, counted on the device; else -1
 };
 
 /// Computes a maximum cardinality matching of `g`.
@@ -63,8 +64,8 @@ struct matching_stats {
 /// @param[out] row4col    length g.n_cols(): row matched to each column, or -1
 /// @param[out] stats      what the run did
 status solve_matching(const bipartite_view& g, matching_method method,
-                      const matching_options& options, vertex_t* col4row,
-                      vertex_t* row4col, matching_stats* stats) noexcept;
+                      const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+                      matching_stats* stats) noexcept;
 
 /// The GPU methods on a CSR as the caller's arrays hold it (raw_csr).  For
 /// arrays in GPU memory, `stream` is the caller's cudaStream_t (0: the
@@ -82,9 +83,8 @@ status solve_matching(const bipartite_view& g, matching_method method,
 /// @param[out] col4row    g.n_rows, in g's memory: column matched to each row, or -1
 /// @param[out] row4col    g.n_cols, in g's memory: row matched to each column, or -1
 /// @param[out] stats      what the run did
-status solve_matching_raw(const raw_csr& g, matching_method method,
-                             const matching_options& options, std::uintptr_t stream,
-                             vertex_t* col4row, vertex_t* row4col,
-                             matching_stats* stats) noexcept;
+status solve_matching_raw(const raw_csr& g, matching_method method, const matching_options& options,
+                          std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                          matching_stats* stats) noexcept;
 
 }  // namespace matchflow

@@ -26,10 +26,10 @@ enum class flow_method : int {
 
 /// A flow network; non-owning.
 struct flow_network {
-  vertex_t n = 0;                      ///< vertices
-  const offset_t* ptr = nullptr;       ///< length n + 1: arcs of u are [ptr[u], ptr[u+1])
-  const vertex_t* heads = nullptr;     ///< length ptr[n]
-  const capacity_t* caps = nullptr;    ///< length ptr[n], every entry >= 0
+  vertex_t n = 0;                    ///< vertices
+  const offset_t* ptr = nullptr;     ///< length n + 1: arcs of u are [ptr[u], ptr[u+1])
+  const vertex_t* heads = nullptr;   ///< length ptr[n]
+  const capacity_t* caps = nullptr;  ///< length ptr[n], every entry >= 0
   vertex_t source = 0;
   vertex_t sink = 0;
   offset_t n_arcs() const { return ptr[n]; }
@@ -37,36 +37,36 @@ struct flow_network {
 
 /// Tuning knobs; defaults are the papers' best.
 struct flow_options {
-  int threads = 0;               ///< OpenMP threads; 0 = omp_get_max_threads()
-  int device = 0;                ///< CUDA device ordinal
-  bool return_flow = true;       ///< false: phase 1 only (value and cut need no more)
-  double relabel_freq = -1.0;    ///< global-relabel frequency factor; < 0 = method default
-  bool paper_variant = false;    ///< gpu_pr: paper 002's host-driven loop, for comparison
+  int threads = 0;             ///< OpenMP threads; 0 = omp_get_max_threads()
+  int device = 0;              ///< CUDA device ordinal
+  bool return_flow = true;     ///< false: phase 1 only (value and cut need no more)
+  double relabel_freq = -1.0;  ///< global-relabel frequency factor; < 0 = method default
+  bool paper_variant = false;  ///< gpu_pr: paper 002's host-driven loop, for comparison
 };
 
 /// What a run did; every field a method does not use stays 0.
 struct flow_stats {
-  double seconds_setup = 0;      ///< building the residual graph (reverse arcs), allocations
-  double seconds_transfer = 0;   ///< host <-> device copies (GPU), and the flow matrix built there
-  double seconds_phase1 = 0;     ///< maximum preflow
-  double seconds_phase2 = 0;     ///< excess returned to the source (only with return_flow)
+  double seconds_setup = 0;     ///< building the residual graph (reverse arcs), allocations
+  double seconds_transfer = 0;  ///< host <-> device copies (GPU), and the flow matrix built there
+  double seconds_phase1 = 0;    ///< maximum preflow
+  double seconds_phase2 = 0;    ///< excess returned to the source (only with return_flow)
   double seconds_global_relabel = 0;  ///< of both phases, in global relabels
   std::int64_t pushes = 0;
   std::int64_t relabels = 0;
   std::int64_t global_relabels = 0;
-  std::int64_t bfs_levels = 0;   ///< levels of all global relabels (gpu_pr, ppr)
-  std::int64_t gaps = 0;         ///< gap-heuristic firings
-  std::int64_t iterations = 0;   ///< rounds / cycles of the main loop
+  std::int64_t bfs_levels = 0;  ///< levels of all global relabels (gpu_pr, ppr)
+  std::int64_t gaps = 0;        ///< gap-heuristic firings
+  std::int64_t iterations = 0;  ///< rounds / cycles of the main loop
   std::int64_t kernel_launches = 0;
 };
 
 /// What a run found.  Caller-owned buffers.
 struct flow_result {
-  capacity_t value = 0;              ///< out: the maximum flow value
-  capacity_t* arc_flow = nullptr;    ///< out, length n_arcs (may be null when !return_flow):
-                                     ///<   flow on each input arc, 0 <= f <= cap
+  capacity_t value = 0;                 ///< out: the maximum flow value
+  capacity_t* arc_flow = nullptr;       ///< out, length n_arcs (may be null when !return_flow):
+                                        ///<   flow on each input arc, 0 <= f <= cap
   std::uint8_t* source_side = nullptr;  ///< out, length n: 1 for vertices that cannot reach
-                                     ///<   the sink in the residual graph (a minimum cut)
+                                        ///<   the sink in the residual graph (a minimum cut)
   /// Optional (may be null), sizes as build_flow_matrix's: with these given
   /// (and options.return_flow), a method builds SciPy's flow matrix where
   /// its flow is (gpu_pr on the device, when it fits there; the CPU methods
@@ -74,7 +74,7 @@ struct flow_result {
   offset_t* matrix_indptr = nullptr;
   vertex_t* matrix_indices = nullptr;
   capacity_t* matrix_data = nullptr;
-  offset_t matrix_nnz = -1;          ///< out: entries of the matrix, -1 when it was not built
+  offset_t matrix_nnz = -1;  ///< out: entries of the matrix, -1 when it was not built
 };
 
 /// Computes a maximum s-t flow and a minimum cut of `net`.

@@ -56,20 +56,20 @@ struct dm_result {
 
 /// What a dulmage_mendelsohn run did.
 struct dm_stats {
-  double seconds_coarse = 0;  ///< alternating BFS and the coarse permutation
-  double seconds_graph = 0;   ///< building the square part's graph
-  double seconds_scc = 0;     ///< its strongly connected components (the GPU step included)
-  double seconds_fine = 0;    ///< ordering the square part by block
-  std::int64_t scc_pivot_size = -1;  ///< the GPU step's component (-1: Tarjan alone)
+  double seconds_coarse = 0;          ///< alternating BFS and the coarse permutation
+  double seconds_graph = 0;           ///< building the square part's graph
+  double seconds_scc = 0;             ///< its strongly connected components (the GPU step included)
+  double seconds_fine = 0;            ///< ordering the square part by block
+  std::int64_t scc_pivot_size = -1;   ///< the GPU step's component (-1: Tarjan alone)
   std::int64_t scc_pivot_levels = 0;  ///< its searches' levels (an upper bound)
 };
 
 /// What the GPU step of the strongly connected components found
 /// (cuda::gpu_pivot_scc).
 struct pivot_scc_result {
-  vertex_t pivot = -1;  ///< the vertex of greatest in-degree x out-degree
-  vertex_t size = 0;    ///< vertices of its component
-  std::int64_t levels = 0;           ///< of both searches, rounded up to a batch of launches
+  vertex_t pivot = -1;      ///< the vertex of greatest in-degree x out-degree
+  vertex_t size = 0;        ///< vertices of its component
+  std::int64_t levels = 0;  ///< of both searches, rounded up to a batch of launches
   std::int64_t kernel_launches = 0;
 };
 
@@ -93,14 +93,14 @@ struct pivot_scc_result {
 ///             `scc_device_min` vertices; -1: Tarjan alone
 /// @param[out] out      the decomposition (arrays allocated by the caller)
 /// @param[out] stats    timings (may be null)
-status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
-                          const vertex_t* row4col, int threads, int scc_device,
-                          std::int64_t scc_device_min, dm_result* out, dm_stats* stats) noexcept;
+status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
+                          int threads, int scc_device, std::int64_t scc_device_min, dm_result* out,
+                          dm_stats* stats) noexcept;
 
 /// The objectives of MC64 (Duff & Koster 2001) solved as an assignment.
 enum class transversal_objective : int {
-  product = 0,  ///< maximise prod_i |a_{i,q_i}| (MC64 job 5), with scalings
-  sum = 1,      ///< maximise sum_i |a_{i,q_i}| (MC64 job 4)
+  product = 0,     ///< maximise prod_i |a_{i,q_i}| (MC64 job 5), with scalings
+  sum = 1,         ///< maximise sum_i |a_{i,q_i}| (MC64 job 4)
   bottleneck = 2,  ///< maximise min_i |a_{i,q_i}| (MC64 jobs 2-3): bottleneck_transversal
 };
 

@@ -15,8 +15,8 @@
 #include "matchflow/batched_lsap.hpp"
 #include "matchflow/detail/assert.hpp"
 #include "matchflow/detail/cuda_backend.hpp"
-#include "openmp.hpp"
 #include "matchflow/timing.hpp"
+#include "openmp.hpp"
 
 namespace matchflow {
 namespace {
@@ -59,10 +59,17 @@ std::int64_t omp_sap(const T* cost, std::int64_t batch, std::int64_t n_rows, std
 std::string failure_message(status st, std::int64_t problem) {
   const char* what = "solve failed";
   switch (st) {
-    case status::infeasible: what = "cost matrix is infeasible"; break;  // SciPy's words
-    case status::invalid_input: what = "matrix contains invalid numeric entries"; break;
-    case status::overflow: what = "integer costs not exact in float64"; break;
-    default: break;
+    case status::infeasible:
+      what = "cost matrix is infeasible";
+      break;  // SciPy's words
+    case status::invalid_input:
+      what = "matrix contains invalid numeric entries";
+      break;
+    case status::overflow:
+      what = "integer costs not exact in float64";
+      break;
+    default:
+      break;
   }
   return std::string(what) + " (batch index " + std::to_string(problem) + ")";
 }
@@ -80,14 +87,14 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows, std::int64_
         return fail(status::invalid_input, "omp-sap cannot read costs in GPU memory");
       }
       const auto start = detail::clock_type::now();
-      stats->failed_problem = omp_sap(cost, batch, n_rows, n_cols, maximize, options.threads,
-                                      row_ind, col_ind, &st);
+      stats->failed_problem =
+          omp_sap(cost, batch, n_rows, n_cols, maximize, options.threads, row_ind, col_ind, &st);
       stats->seconds_solve = detail::seconds_since(start);
       break;
     }
     case batched_lsap_method::gpu_sap:
-      st = cuda::gpu_batched_sap(cost, batch, n_rows, n_cols, maximize, options, row_ind,
-                                 col_ind, stats);
+      st = cuda::gpu_batched_sap(cost, batch, n_rows, n_cols, maximize, options, row_ind, col_ind,
+                                 stats);
       break;
     default:
       return fail(status::invalid_input, "unknown batched LSAP method");
@@ -107,16 +114,14 @@ status solve_batched_lsap(const T* cost, std::int64_t batch, std::int64_t n_rows
                           std::int64_t* col_ind, batched_lsap_stats* stats) noexcept {
   MATCHFLOW_ASSERT(batch >= 0 && n_rows >= 0 && n_cols >= 0 && options.threads >= 0);
   return guarded([&] {
-    return solve(cost, batch, n_rows, n_cols, maximize, method, options, row_ind, col_ind,
-                 stats);
+    return solve(cost, batch, n_rows, n_cols, maximize, method, options, row_ind, col_ind, stats);
   });
 }
 
-#define MATCHFLOW_BATCHED_LSAP(T)                                                         \
-  template status solve_batched_lsap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
-                                        bool, batched_lsap_method,                          \
-                                        const batched_lsap_options&, std::int64_t*,         \
-                                        std::int64_t*, batched_lsap_stats*) noexcept;
+#define MATCHFLOW_BATCHED_LSAP(T)                                                    \
+  template status solve_batched_lsap<T>(                                             \
+      const T*, std::int64_t, std::int64_t, std::int64_t, bool, batched_lsap_method, \
+      const batched_lsap_options&, std::int64_t*, std::int64_t*, batched_lsap_stats*) noexcept;
 MATCHFLOW_BATCHED_LSAP(double)
 MATCHFLOW_BATCHED_LSAP(float)
 MATCHFLOW_BATCHED_LSAP(std::int64_t)

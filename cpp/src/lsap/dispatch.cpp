@@ -28,8 +28,8 @@ status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_
       case lsap_method::omp_tree: {
         // The CPU solver reads int64: widen here (the GPU methods need no copy).
         const std::vector<std::int64_t> wide(cost, cost + n_rows * n_cols);
-        return detail::hungarian_omp(wide.data(), n_rows, n_cols, options.threads, col4row, u,
-                                     v, stats);
+        return detail::hungarian_omp(wide.data(), n_rows, n_cols, options.threads, col4row, u, v,
+                                     stats);
       }
       case lsap_method::gpu_tree:
       case lsap_method::gpu_classic:
@@ -46,8 +46,8 @@ status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_
         return detail::hungarian_omp(cost, n_rows, n_cols, options.threads, col4row, u, v, stats);
       case lsap_method::gpu_tree:
       case lsap_method::gpu_classic:
-        return cuda::gpu_hungarian(cost, n_rows, n_cols, method == lsap_method::gpu_tree,
-                                   options, col4row, u, v, stats);
+        return cuda::gpu_hungarian(cost, n_rows, n_cols, method == lsap_method::gpu_tree, options,
+                                   col4row, u, v, stats);
       case lsap_method::gpu_auction:
         return cuda::gpu_auction(cost, n_rows, n_cols, options, col4row, u, v, stats);
       default:
@@ -86,8 +86,8 @@ status solve_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx, co
   return guarded([&] {
     *stats = sparse_lsap_stats{};
     if (!options.sparse_auction_on_gpu) {
-      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols,
-                                          options.threads, col4row, u, v, stats);
+      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols, options.threads,
+                                          col4row, u, v, stats);
     }
     // The GPU's auction start (timed within seconds_init); its error (no
     // device, no memory; last_error() holds the message) ends the call.
@@ -96,14 +96,14 @@ status solve_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx, co
     };
     const detail::auction_start_fn on_gpu = [&](double* dv) {
       bool usable = false;
-      const status st = cuda::gpu_sparse_auction(row_ptr, col_idx, weight, n_rows,
-                                                 options.device, dv, &usable, stats);
+      const status st = cuda::gpu_sparse_auction(row_ptr, col_idx, weight, n_rows, options.device,
+                                                 dv, &usable, stats);
       if (st != status::ok) throw gpu_failed{st};
       return usable;
     };
     try {
-      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols,
-                                          options.threads, col4row, u, v, stats, on_gpu);
+      return detail::sparse_shortest_path(row_ptr, col_idx, weight, n_rows, n_cols, options.threads,
+                                          col4row, u, v, stats, on_gpu);
     } catch (const gpu_failed& e) {
       return e.code;
     }
@@ -140,8 +140,8 @@ status solve_lsap_dense(const std::int32_t* cost, std::int64_t n_rows, std::int6
 // options.device with options.sparse_auction_on_gpu.
 status solve_lsap_sparse(const std::int64_t* row_ptr, const std::int32_t* col_idx,
                          const double* weight, std::int64_t n_rows, std::int64_t n_cols,
-                         const lsap_options& options, std::int64_t* col4row, double* u,
-                         double* v, sparse_lsap_stats* stats) noexcept {
+                         const lsap_options& options, std::int64_t* col4row, double* u, double* v,
+                         sparse_lsap_stats* stats) noexcept {
   return solve_sparse(row_ptr, col_idx, weight, n_rows, n_cols, options, col4row, u, v, stats);
 }
 

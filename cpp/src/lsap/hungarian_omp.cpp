@@ -162,7 +162,7 @@ struct alignas(64) step_report {
 
 /// One thread's block of columns and its append-only lists for a phase.
 struct thread_block {
-  index_t lo = 0, hi = 0;      ///< owned columns [lo, hi)
+  index_t lo = 0, hi = 0;        ///< owned columns [lo, hi)
   index_t* tree_rows = nullptr;  ///< rows it brought into the trees (capacity n_rows)
   index_t* tree_cols = nullptr;  ///< columns it covered (capacity hi - lo)
   index_t* reverse = nullptr;    ///< reverse columns (capacity hi - lo)
@@ -174,11 +174,24 @@ template <class T>
 class tree_hungarian {
  public:
   tree_hungarian(const T* cost, index_t n_rows, index_t n_cols, int threads, T* u, T* v)
-      : c_(cost), nr_(n_rows), nc_(n_cols), u_(u), v_(v),
+      : c_(cost),
+        nr_(n_rows),
+        nc_(n_cols),
+        u_(u),
+        v_(v),
         threads_(pick_threads(threads, n_cols)),
-        col4row_(n_rows, -1), row4col_(n_cols, -1), pr_(n_rows, -1), root_(n_rows, -1),
-        claimed_(n_rows, 0), theta_row_(n_rows), pc_(n_cols, -1), key_(n_cols), least_(threads_),
-        theta_col_(n_cols), blocks_(threads_), reports_(2 * threads_),
+        col4row_(n_rows, -1),
+        row4col_(n_cols, -1),
+        pr_(n_rows, -1),
+        root_(n_rows, -1),
+        claimed_(n_rows, 0),
+        theta_row_(n_rows),
+        pc_(n_cols, -1),
+        key_(n_cols),
+        least_(threads_),
+        theta_col_(n_cols),
+        blocks_(threads_),
+        reports_(2 * threads_),
         cursors_(2 * static_cast<std::size_t>(threads_) * threads_),
         storage_(static_cast<std::size_t>(threads_) * n_rows + 3 * n_cols) {
     index_t* p = storage_.data();
@@ -466,8 +479,8 @@ class tree_hungarian {
 
   /// Thread t's part of the search; returns Theta, every dual update of the
   /// phase.  Every thread takes the same decisions from the same reports.
-  T search(int t, const index_t* roots, index_t n_roots, thread_block& b,
-           index_t* dual_updates, bool* feasible) {
+  T search(int t, const index_t* roots, index_t n_roots, thread_block& b, index_t* dual_updates,
+           bool* feasible) {
     // The next step's frontier: rows [seen[s], upto[s]) of every block s,
     // or the single row of the column a dual update brought to zero.
     index_t* seen = cursors_.data() + 2 * t * threads_;
@@ -618,18 +631,18 @@ class tree_hungarian {
   T* u_;
   T* v_;
   int threads_;
-  std::vector<index_t> col4row_, row4col_;      // A_r, A_c
-  std::vector<index_t> pr_, root_;              // P_r, tree root of each tree row
-  std::vector<unsigned char> claimed_;          // roots already augmented this phase
-  std::vector<T> theta_row_;                    // Theta when a row joined its tree
-  std::vector<index_t> pc_;                     // P_c
-  std::vector<T> key_;                          // Theta + slack, or off_key when covered/reverse
-  std::vector<least_key> least_;                // per thread, during a step
-  std::vector<T> theta_col_;                    // Theta when a column was covered
+  std::vector<index_t> col4row_, row4col_;  // A_r, A_c
+  std::vector<index_t> pr_, root_;          // P_r, tree root of each tree row
+  std::vector<unsigned char> claimed_;      // roots already augmented this phase
+  std::vector<T> theta_row_;                // Theta when a row joined its tree
+  std::vector<index_t> pc_;                 // P_c
+  std::vector<T> key_;                      // Theta + slack, or off_key when covered/reverse
+  std::vector<least_key> least_;            // per thread, during a step
+  std::vector<T> theta_col_;                // Theta when a column was covered
   std::vector<thread_block> blocks_;
-  std::vector<step_report<T>> reports_;         // [parity][thread]
-  std::vector<index_t> cursors_;                // per thread: seen[threads], upto[threads]
-  std::vector<index_t> storage_;                // backing store of the blocks' lists
+  std::vector<step_report<T>> reports_;  // [parity][thread]
+  std::vector<index_t> cursors_;         // per thread: seen[threads], upto[threads]
+  std::vector<index_t> storage_;         // backing store of the blocks' lists
 };
 
 }  // namespace
@@ -653,12 +666,12 @@ status hungarian_omp(const T* cost, std::int64_t n_rows, std::int64_t n_cols, in
   return status::ok;
 }
 
-template status hungarian_omp<double>(const double*, std::int64_t, std::int64_t, int,
-                                      std::int64_t*, double*, double*, lsap_stats*);
-template status hungarian_omp<float>(const float*, std::int64_t, std::int64_t, int,
-                                     std::int64_t*, float*, float*, lsap_stats*);
-template status hungarian_omp<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t,
-                                            int, std::int64_t*, std::int64_t*, std::int64_t*,
+template status hungarian_omp<double>(const double*, std::int64_t, std::int64_t, int, std::int64_t*,
+                                      double*, double*, lsap_stats*);
+template status hungarian_omp<float>(const float*, std::int64_t, std::int64_t, int, std::int64_t*,
+                                     float*, float*, lsap_stats*);
+template status hungarian_omp<std::int64_t>(const std::int64_t*, std::int64_t, std::int64_t, int,
+                                            std::int64_t*, std::int64_t*, std::int64_t*,
                                             lsap_stats*);
 
 }  // namespace matchflow::detail

@@ -27,9 +27,9 @@ using auction_start_fn = std::function<bool(double* v)>;
 /// (sparse_shortest_path.cpp)
 template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
-                            const T* weight, std::int64_t n_rows, std::int64_t n_cols,
-                            int threads, std::int64_t* col4row, T* u, T* v,
-                            sparse_lsap_stats* stats, const auction_start_fn& auction = {});
+                            const T* weight, std::int64_t n_rows, std::int64_t n_cols, int threads,
+                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats,
+                            const auction_start_fn& auction = {});
 
 /// The start of "sparse-sap" on square problems (n x n): column duals v from
 /// the auction algorithm with epsilon-scaling, on `threads` OpenMP threads

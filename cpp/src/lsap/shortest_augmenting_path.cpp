@@ -96,13 +96,13 @@ struct dense_view {
 /// position is refilled from the last one.  Distances and predecessors move
 /// to scanned_dist and path when their column is scanned.
 struct search_state {
-  double *u, *v;                            // duals, by row and by column
-  std::int64_t *col4row, *row4col, *path;  // path[j]: predecessor row of scanned column j
+  double *u, *v;                             // duals, by row and by column
+  std::int64_t *col4row, *row4col, *path;    // path[j]: predecessor row of scanned column j
   std::int64_t *col, *pos_path, *pos_owner;  // by position among the unscanned
   double *pos_dist, *pos_v;
   std::int64_t *scanned_rows, *scanned_cols;  // in scanning order
-  double* scanned_dist;                      // distance of scanned_cols[k]
-  std::int64_t n_scanned = 0;                // columns scanned; rows scanned = n_scanned + 1
+  double* scanned_dist;                       // distance of scanned_cols[k]
+  std::int64_t n_scanned = 0;                 // columns scanned; rows scanned = n_scanned + 1
 
   /// 8-byte slots the arrays need.
   static std::int64_t slots(std::int64_t n_rows, std::int64_t n_cols) {
@@ -169,8 +169,8 @@ struct search_state {
 /// since a store to pos_dist or pos_path could otherwise alias them and
 /// force reloads.
 template <class View>
-std::int64_t scan_row(const View c, std::int64_t i, double reached,
-                      std::int64_t n_unscanned, search_state& s, double* lowest) {
+std::int64_t scan_row(const View c, std::int64_t i, double reached, std::int64_t n_unscanned,
+                      search_state& s, double* lowest) {
   const auto row = c.row(i);
   const double u_i = s.u[i];
   const std::int64_t* col = s.col;
@@ -199,8 +199,8 @@ std::int64_t scan_row(const View c, std::int64_t i, double reached,
 /// One Dijkstra search from free row `root`; the free column it reaches
 /// (-1: none, every path is forbidden) and, in *min_val, its distance.
 template <class View>
-std::int64_t shortest_path(const View& c, std::int64_t n_cols, std::int64_t root,
-                           search_state& s, double* min_val) {
+std::int64_t shortest_path(const View& c, std::int64_t n_cols, std::int64_t root, search_state& s,
+                           double* min_val) {
   s.start_search(n_cols);
   double reached = 0;  // distance of the last scanned column
   for (std::int64_t i = root, n_unscanned = n_cols;; --n_unscanned) {
@@ -218,8 +218,7 @@ std::int64_t shortest_path(const View& c, std::int64_t n_cols, std::int64_t root
 
 /// Adds row `root` to the assignment; false when it cannot be (infeasible).
 template <class View>
-bool augment_row(const View& c, std::int64_t n_cols, std::int64_t root,
-                 search_state& s) {
+bool augment_row(const View& c, std::int64_t n_cols, std::int64_t root, search_state& s) {
   double min_val = 0;
   const std::int64_t sink = shortest_path(c, n_cols, root, s, &min_val);
   if (sink < 0) return false;
@@ -290,8 +289,7 @@ status check_costs(const cost_view<T>& c, std::int64_t n_rows, std::int64_t n_co
     constexpr T minus_infinity = -std::numeric_limits<T>::infinity();
     const T sign = static_cast<T>(c.sign);
     for (std::int64_t i = 0; i < n_rows; ++i) {
-      if (any_in_row(c, c.row(i), n_cols,
-                     [&](T x) { return !(sign * x > minus_infinity); })) {
+      if (any_in_row(c, c.row(i), n_cols, [&](T x) { return !(sign * x > minus_infinity); })) {
         return fail(status::invalid_input, "matrix contains invalid numeric entries");
       }
     }
@@ -353,8 +351,7 @@ status assign(const View& c, std::int64_t n_rows, std::int64_t n_cols, bool tran
 
 template <class T>
 status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64_t row_stride,
-             std::int64_t col_stride, bool maximize, std::int64_t* row_ind,
-             std::int64_t* col_ind) {
+             std::int64_t col_stride, bool maximize, std::int64_t* row_ind, std::int64_t* col_ind) {
   cost_view<T> c{reinterpret_cast<const char*>(cost), row_stride, col_stride,
                  maximize ? -1.0 : 1.0};
   if (const status st = check_costs(c, n_rows, n_cols); st != status::ok) return st;
@@ -394,24 +391,26 @@ status solve(const T* cost, std::int64_t n_rows, std::int64_t n_cols, std::int64
 
 template <class T>
 status solve_lsap_shortest_path(const T* cost, std::int64_t n_rows, std::int64_t n_cols,
-                                std::int64_t row_stride, std::int64_t col_stride,
-                                bool maximize, std::int64_t* row_ind,
-                                std::int64_t* col_ind) noexcept {
+                                std::int64_t row_stride, std::int64_t col_stride, bool maximize,
+                                std::int64_t* row_ind, std::int64_t* col_ind) noexcept {
   return guarded([&] {
     return solve(cost, n_rows, n_cols, row_stride, col_stride, maximize, row_ind, col_ind);
   });
 }
 
 // The element types the solver reads: one list for the explicit
-// instantiations and the run-time dispatch.
-#define MATCHFLOW_SHORTEST_PATH_TYPES(X)                                                  \
-  X(double) X(float) X(std::int64_t) X(std::uint64_t) X(std::int32_t) X(std::uint32_t)   \
-  X(std::int16_t) X(std::uint16_t) X(std::int8_t) X(std::uint8_t)
+// instantiations and the run-time dispatch (laid out by hand: clang-format 23
+// lays it out differently on each pass).
+// clang-format off
+#define MATCHFLOW_SHORTEST_PATH_TYPES(X)                                             \
+  X(double) X(float) X(std::int64_t) X(std::uint64_t) X(std::int32_t)                \
+  X(std::uint32_t) X(std::int16_t) X(std::uint16_t) X(std::int8_t) X(std::uint8_t)
+// clang-format on
 
-#define MATCHFLOW_INSTANTIATE_SHORTEST_PATH(T)                                           \
-  template status solve_lsap_shortest_path<T>(const T*, std::int64_t, std::int64_t,      \
-                                              std::int64_t, std::int64_t, bool,          \
-                                              std::int64_t*, std::int64_t*) noexcept;
+#define MATCHFLOW_INSTANTIATE_SHORTEST_PATH(T)                                                    \
+  template status solve_lsap_shortest_path<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
+                                              std::int64_t, bool, std::int64_t*,                  \
+                                              std::int64_t*) noexcept;
 MATCHFLOW_SHORTEST_PATH_TYPES(MATCHFLOW_INSTANTIATE_SHORTEST_PATH)
 #undef MATCHFLOW_INSTANTIATE_SHORTEST_PATH
 
@@ -423,15 +422,14 @@ constexpr char numpy_kind() {
 }
 }  // namespace
 
-status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost,
-                                   std::int64_t n_rows, std::int64_t n_cols,
-                                   std::int64_t row_stride, std::int64_t col_stride,
-                                   bool maximize, std::int64_t* row_ind,
+status solve_lsap_shortest_path_of(char kind, int itemsize, const void* cost, std::int64_t n_rows,
+                                   std::int64_t n_cols, std::int64_t row_stride,
+                                   std::int64_t col_stride, bool maximize, std::int64_t* row_ind,
                                    std::int64_t* col_ind) noexcept {
-#define MATCHFLOW_SOLVE_IF_OF_TYPE(T)                                                     \
-  if (kind == numpy_kind<T>() && itemsize == int(sizeof(T))) {                          \
-    return solve_lsap_shortest_path(static_cast<const T*>(cost), n_rows, n_cols,         \
-                                    row_stride, col_stride, maximize, row_ind, col_ind); \
+#define MATCHFLOW_SOLVE_IF_OF_TYPE(T)                                                        \
+  if (kind == numpy_kind<T>() && itemsize == int(sizeof(T))) {                               \
+    return solve_lsap_shortest_path(static_cast<const T*>(cost), n_rows, n_cols, row_stride, \
+                                    col_stride, maximize, row_ind, col_ind);                 \
   }
   MATCHFLOW_SHORTEST_PATH_TYPES(MATCHFLOW_SOLVE_IF_OF_TYPE)
 #undef MATCHFLOW_SOLVE_IF_OF_TYPE

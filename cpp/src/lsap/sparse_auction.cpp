@@ -150,8 +150,7 @@ struct auction {
     std::int64_t* slot = &best[j];
     std::int64_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     while (cur < 0 || beats(i, cur)) {
-      if (__atomic_compare_exchange_n(slot, &cur, i, true, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE)) {
+      if (__atomic_compare_exchange_n(slot, &cur, i, true, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         return;
       }
     }
@@ -291,8 +290,8 @@ struct auction {
 }  // namespace
 
 template <class T>
-bool sparse_auction(const std::int64_t* ptr, const std::int32_t* idx, const T* w,
-                    std::int64_t n, int threads, double* v, sparse_lsap_stats* stats) {
+bool sparse_auction(const std::int64_t* ptr, const std::int32_t* idx, const T* w, std::int64_t n,
+                    int threads, double* v, sparse_lsap_stats* stats) {
   auction<T> a{ptr, idx, w, n, v, team_size(threads), stats};
   return a.run();
 }

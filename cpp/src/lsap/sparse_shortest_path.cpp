@@ -120,10 +120,10 @@ struct sparse_sap {
   const std::int32_t* idx;
   const T* w;
   std::int64_t n_rows, n_cols;
-  int threads;            // the auction's
+  int threads;                      // the auction's
   const auction_start_fn& auction;  // the caller's, or empty: sparse_auction
-  std::int64_t* col4row;  // the caller's
-  T *u, *v;               // the caller's
+  std::int64_t* col4row;            // the caller's
+  T *u, *v;                         // the caller's
   std::vector<std::int64_t> row4col;
   std::vector<std::int32_t> pred;                 // by column: the row it was reached from
   std::vector<std::int32_t> tree;                 // by column: the root of its search tree
@@ -444,8 +444,7 @@ struct sparse_sap {
       } else {
         scan_row(row4col[j], d, root, false);
       }
-      if (!sinks.empty() &&
-          (scanned >= enough || sinks.size() == free_rows.size())) {
+      if (!sinks.empty() && (scanned >= enough || sinks.size() == free_rows.size())) {
         break;
       }
     }
@@ -518,27 +517,28 @@ struct sparse_sap {
 
 template <class T>
 status sparse_shortest_path(const std::int64_t* row_ptr, const std::int32_t* col_idx,
-                            const T* weight, std::int64_t n_rows, std::int64_t n_cols,
-                            int threads, std::int64_t* col4row, T* u, T* v,
-                            sparse_lsap_stats* stats, const auction_start_fn& auction) {
+                            const T* weight, std::int64_t n_rows, std::int64_t n_cols, int threads,
+                            std::int64_t* col4row, T* u, T* v, sparse_lsap_stats* stats,
+                            const auction_start_fn& auction) {
   if constexpr (std::is_integral_v<T>) {
     if (!int_weights_fit(weight, row_ptr[n_rows], n_rows, n_cols)) {
       return fail(status::overflow, sparse_int_overflow_message);
     }
   }
-  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads, auction, col4row, u, v,
-                  {}, {}, {}, {}, {}, {}, {}, column_heap<T>(n_cols), stats};
+  sparse_sap<T> s{row_ptr, col_idx, weight, n_rows, n_cols, threads,
+                  auction, col4row, u,      v,      {},     {},
+                  {},      {},      {},     {},     {},     column_heap<T>(n_cols),
+                  stats};
   return s.solve();
 }
 
 template status sparse_shortest_path<double>(const std::int64_t*, const std::int32_t*,
                                              const double*, std::int64_t, std::int64_t, int,
-                                             std::int64_t*, double*, double*,
-                                             sparse_lsap_stats*, const auction_start_fn&);
+                                             std::int64_t*, double*, double*, sparse_lsap_stats*,
+                                             const auction_start_fn&);
 template status sparse_shortest_path<std::int64_t>(const std::int64_t*, const std::int32_t*,
-                                                   const std::int64_t*, std::int64_t,
-                                                   std::int64_t, int, std::int64_t*, std::int64_t*,
-                                                   std::int64_t*, sparse_lsap_stats*,
-                                                   const auction_start_fn&);
+                                                   const std::int64_t*, std::int64_t, std::int64_t,
+                                                   int, std::int64_t*, std::int64_t*, std::int64_t*,
+                                                   sparse_lsap_stats*, const auction_start_fn&);
 
 }  // namespace matchflow::detail

@@ -41,10 +41,23 @@ template <class T, class In>
 class split_solver {
  public:
   split_solver(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int parts)
-      : c_(cost), nr_(n_rows), nc_(n_cols), parts_(parts), u_(n_rows), v_(n_cols, T(0)),
-        slack_(n_cols), ar_(n_rows, none), ac_(n_cols, none), pr_(n_rows, none),
-        pc_(n_cols, none), parent_(n_rows, none), root_(n_rows), vr_(n_rows, 0), vc_(n_cols, 0),
-        entries_(parts), revs_(parts) {
+      : c_(cost),
+        nr_(n_rows),
+        nc_(n_cols),
+        parts_(parts),
+        u_(n_rows),
+        v_(n_cols, T(0)),
+        slack_(n_cols),
+        ar_(n_rows, none),
+        ac_(n_cols, none),
+        pr_(n_rows, none),
+        pc_(n_cols, none),
+        parent_(n_rows, none),
+        root_(n_rows),
+        vr_(n_rows, 0),
+        vc_(n_cols, 0),
+        entries_(parts),
+        revs_(parts) {
     for (int p = 0; p <= parts; ++p) bound_.push_back(n_cols * p / parts);
   }
 
@@ -130,8 +143,10 @@ class split_solver {
   /// Part p's column j became tight: its entry for every part.
   void join(int p, std::int64_t j, int it) {
     vc_[j] = it;
-    if (ac_[j] == none) revs_[p].push_back({j, pc_[j]});
-    else entries_[p].push_back({ac_[j], j, pc_[j]});
+    if (ac_[j] == none)
+      revs_[p].push_back({j, pc_[j]});
+    else
+      entries_[p].push_back({ac_[j], j, pc_[j]});
   }
 
   /// Algorithm 4 on part p's columns.
@@ -142,8 +157,10 @@ class split_solver {
         const T rc = cost(e.row, j) - u_[e.row] - v_[j];
         if (rc < slack_[j]) slack_[j] = rc, pc_[j] = e.row;
       }
-      if (slack_[j] <= tol_) join(p, j, it);
-      else theta_[p] = std::min(theta_[p], static_cast<double>(slack_[j]));
+      if (slack_[j] <= tol_)
+        join(p, j, it);
+      else
+        theta_[p] = std::min(theta_[p], static_cast<double>(slack_[j]));
     }
   }
 
@@ -158,8 +175,10 @@ class split_solver {
           continue;
         }
         if (slack_[j] != inf()) slack_[j] -= theta;
-        if (slack_[j] <= tol_) join(p, j, it);
-        else theta_[p] = std::min(theta_[p], static_cast<double>(slack_[j]));
+        if (slack_[j] <= tol_)
+          join(p, j, it);
+        else
+          theta_[p] = std::min(theta_[p], static_cast<double>(slack_[j]));
       }
   }
 
@@ -219,8 +238,8 @@ class split_solver {
   std::vector<int> vr_, vc_;
   std::vector<std::vector<tree_entry>> entries_;
   std::vector<std::vector<reverse_entry>> revs_;
-  std::vector<double> theta_ = std::vector<double>(lsap_max_parts,
-                                                   std::numeric_limits<double>::infinity());
+  std::vector<double> theta_ =
+      std::vector<double>(lsap_max_parts, std::numeric_limits<double>::infinity());
   T tol_ = 0;
 };
 
@@ -234,8 +253,7 @@ status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int
     split_solver<T, In> solver(cost, n_rows, n_cols, parts);
     if (!solver.run(st)) return fail(status::infeasible, "cost matrix is infeasible");
     solver.answer(col4row, u, v);
-    st.seconds_solve =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.seconds_solve = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (stats) *stats = st;
     return status::ok;
   });

@@ -26,7 +26,6 @@
 #include "matching_cpu.hpp"
 #include "openmp.hpp"
 
-
 namespace matchflow::detail {
 namespace {
 
@@ -61,8 +60,7 @@ vertex_t parallel_greedy(const bipartite_view& g, int threads, vertex_t* col4row
       vertex_t* slot = &row4col[g.rows.adj[e]];
       vertex_t none = -1;
       if (__atomic_load_n(slot, __ATOMIC_RELAXED) == -1 &&
-          __atomic_compare_exchange_n(slot, &none, r, false, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED)) {
+          __atomic_compare_exchange_n(slot, &none, r, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         col4row[r] = g.rows.adj[e];
         ++size;
         break;
@@ -142,7 +140,9 @@ vertex_t karp_sipser(const bipartite_view& g, vertex_t* col4row, vertex_t* row4c
 class row_karp_sipser {
  public:
   row_karp_sipser(const bipartite_view& g, vertex_t* col4row, vertex_t* row4col)
-      : g_(g), col4row_(col4row), row4col_(row4col),
+      : g_(g),
+        col4row_(col4row),
+        row4col_(row4col),
         word_(std::make_unique<std::atomic<std::uint64_t>[]>(std::size_t(g.n_cols()))) {}
 
   vertex_t run(int threads) {
@@ -182,8 +182,7 @@ class row_karp_sipser {
   bool cas(vertex_t* slot, vertex_t to) {
     vertex_t none = -1;
     return __atomic_load_n(slot, __ATOMIC_RELAXED) == -1 &&
-           __atomic_compare_exchange_n(slot, &none, to, false, __ATOMIC_RELAXED,
-                                       __ATOMIC_RELAXED);
+           __atomic_compare_exchange_n(slot, &none, to, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   }
 
   /// Takes the pair (r, c) if both are free; then removes r from its columns.

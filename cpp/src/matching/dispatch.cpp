@@ -9,8 +9,8 @@
 #include "matchflow/detail/assert.hpp"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/matching.hpp"
-#include "matching_cpu.hpp"
 #include "matchflow/timing.hpp"
+#include "matching_cpu.hpp"
 #include "transpose.hpp"
 
 namespace matchflow {
@@ -31,13 +31,12 @@ status run_gpu(const bipartite_view& g, matching_method method, cuda::gpu_start 
   if (method == matching_method::gpu_pr) {
     return cuda::gpu_pr(g, start, options, col4row, row4col, stats);
   }
-  return cuda::gpu_ap(g, start, method == matching_method::gpu_apfb, options, col4row,
-                      row4col, stats);
+  return cuda::gpu_ap(g, start, method == matching_method::gpu_apfb, options, col4row, row4col,
+                      stats);
 }
 
-status run_method(const bipartite_view& g, matching_method method,
-                  const matching_options& options, vertex_t* col4row, vertex_t* row4col,
-                  matching_stats* stats) {
+status run_method(const bipartite_view& g, matching_method method, const matching_options& options,
+                  vertex_t* col4row, vertex_t* row4col, matching_stats* stats) {
   switch (method) {
     case matching_method::pr:
       detail::push_relabel(g, options.relabel_k, col4row, row4col, stats);
@@ -104,8 +103,8 @@ bipartite_view with_cols(const bipartite_view& g, detail::adjacency_storage& sto
 }  // namespace
 
 status solve_matching(const bipartite_view& g, matching_method method,
-                      const matching_options& options, vertex_t* col4row,
-                      vertex_t* row4col, matching_stats* stats) noexcept {
+                      const matching_options& options, vertex_t* col4row, vertex_t* row4col,
+                      matching_stats* stats) noexcept {
   // The Python layer's checks (_validation.as_bipartite): a structurally
   // valid CSR over the rows; the columns' orientation is the core's to build.
   MATCHFLOW_ASSERT(g.rows.n >= 0 && g.cols.n >= 0 && g.rows.ptr != nullptr);
@@ -115,8 +114,8 @@ status solve_matching(const bipartite_view& g, matching_method method,
     if (is_gpu(method) && options.init != matching_init::karp_sipser) {
       // The device uploads the CSR, computes the greedy start and builds the
       // column orientation itself (cuda/src/matching/graph_upload.cu).
-      const auto start = options.init == matching_init::cheap ? cuda::gpu_start::greedy
-                                                              : cuda::gpu_start::empty;
+      const auto start =
+          options.init == matching_init::cheap ? cuda::gpu_start::greedy : cuda::gpu_start::empty;
       return run_gpu(g, method, start, options, col4row, row4col, stats);
     }
     const vertex_t perfect = std::min(g.n_rows(), g.n_cols());
@@ -147,23 +146,22 @@ status solve_matching(const bipartite_view& g, matching_method method,
   });
 }
 
-status solve_matching_raw(const raw_csr& g, matching_method method,
-                             const matching_options& options, std::uintptr_t stream,
-                             vertex_t* col4row, vertex_t* row4col,
-                             matching_stats* stats) noexcept {
+status solve_matching_raw(const raw_csr& g, matching_method method, const matching_options& options,
+                          std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                          matching_stats* stats) noexcept {
   return guarded([&] {
     *stats = matching_stats{};
     if (!is_gpu(method) || options.init == matching_init::karp_sipser) {
       return fail(status::invalid_input,
                   "a raw CSR needs a GPU method and the 'cheap' or 'none' start");
     }
-    const auto start = options.init == matching_init::cheap ? cuda::gpu_start::greedy
-                                                            : cuda::gpu_start::empty;
+    const auto start =
+        options.init == matching_init::cheap ? cuda::gpu_start::greedy : cuda::gpu_start::empty;
     if (method == matching_method::gpu_pr) {
       return cuda::gpu_pr_raw(g, start, options, stream, col4row, row4col, stats);
     }
-    return cuda::gpu_ap_raw(g, start, method == matching_method::gpu_apfb, options, stream,
-                            col4row, row4col, stats);
+    return cuda::gpu_ap_raw(g, start, method == matching_method::gpu_apfb, options, stream, col4row,
+                            row4col, stats);
   });
 }
 

@@ -15,8 +15,8 @@ vertex_t initial_matching(const bipartite_view& g, matching_init init, vertex_t*
 
 /// Sequential push-relabel, FIFO active columns, global relabel every
 /// k * (m + n) pushes (paper 000, section II-B/C).  (push_relabel.cpp)
-void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
-                  vertex_t* row4col, matching_stats* stats);
+void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats);
 
 /// P-DBFS: OpenMP parallel vertex-disjoint BFS augmentations (pdbfs.cpp).
 void pdbfs(const bipartite_view& g, int threads, vertex_t* col4row, vertex_t* row4col,

@@ -48,7 +48,6 @@
 #include "matching_cpu.hpp"
 #include "openmp.hpp"
 
-
 namespace matchflow::detail {
 namespace {
 
@@ -68,7 +67,7 @@ struct forest {
   std::vector<vertex_t> frontier, next;               // both length n, always
   std::int64_t frontier_size = 0;
   std::atomic<std::int64_t> next_size{0};
-  std::vector<vertex_t> unmatched;                    // unmatched columns (roots)
+  std::vector<vertex_t> unmatched;  // unmatched columns (roots)
 };
 
 bool alive(const forest& f, vertex_t root) { return root != -1 && f.row4col[root] == -1; }
@@ -144,8 +143,8 @@ void bfs(forest& f, int team, matching_stats* stats) {
 std::int64_t augment(forest& f, std::int32_t phase, int team) {
   const std::int64_t count = std::int64_t(f.unmatched.size());
   std::int64_t done = 0;
-#pragma omp parallel for num_threads(team) schedule(dynamic, 64) reduction(+ : done) \
-    if (count >= parallel_min)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 64) \
+    reduction(+ : done) if (count >= parallel_min)
   for (std::int64_t i = 0; i < count; ++i) {
     const vertex_t t = f.unmatched[i];
     vertex_t r = f.leaf[t].load(std::memory_order_relaxed);
@@ -227,10 +226,18 @@ void msbfs_graft(const bipartite_view& g, int threads, vertex_t* col4row, vertex
                  matching_stats* stats) {
   const vertex_t m = g.n_rows(), n = g.n_cols();
   const int team = team_size(threads);
-  forest f{g, col4row, row4col, std::make_unique<std::atomic<vertex_t>[]>(std::size_t(m)),
+  forest f{g,
+           col4row,
+           row4col,
+           std::make_unique<std::atomic<vertex_t>[]>(std::size_t(m)),
            std::make_unique<std::atomic<vertex_t>[]>(std::size_t(n)),
-           std::vector<vertex_t>(std::size_t(m), -1), std::vector<std::int32_t>(std::size_t(n), -1),
-           std::vector<vertex_t>(std::size_t(n)), std::vector<vertex_t>(std::size_t(n)), 0, {}, {}};
+           std::vector<vertex_t>(std::size_t(m), -1),
+           std::vector<std::int32_t>(std::size_t(n), -1),
+           std::vector<vertex_t>(std::size_t(n)),
+           std::vector<vertex_t>(std::size_t(n)),
+           0,
+           {},
+           {}};
 #pragma omp parallel for num_threads(team) schedule(static)
   for (vertex_t r = 0; r < m; ++r) f.row_root[r].store(-1, std::memory_order_relaxed);
   for (vertex_t c = 0; c < n; ++c) {

@@ -55,7 +55,6 @@
 #include "matching_cpu.hpp"
 #include "openmp.hpp"
 
-
 namespace matchflow::detail {
 namespace {
 
@@ -73,11 +72,11 @@ void store_relaxed(vertex_t* p, vertex_t v) { __atomic_store_n(p, v, __ATOMIC_RE
 
 struct shared_state {
   const bipartite_view& g;
-  vertex_t* col4row;                               // sync: relaxed atomics (lookahead)
-  vertex_t* row4col;                               // safe: columns of one search only
-  std::unique_ptr<std::atomic<claim_t>[]> claim;   // sync: CAS
-  std::vector<vertex_t> parent;                    // safe: written by the claimer
-  std::vector<offset_t> look;                      // safe: a column is expanded once a phase
+  vertex_t* col4row;                              // sync: relaxed atomics (lookahead)
+  vertex_t* row4col;                              // safe: columns of one search only
+  std::unique_ptr<std::atomic<claim_t>[]> claim;  // sync: CAS
+  std::vector<vertex_t> parent;                   // safe: written by the claimer
+  std::vector<offset_t> look;                     // safe: a column is expanded once a phase
 };
 
 enum class outcome { augmented, failed };
@@ -262,7 +261,9 @@ void pdbfs(const bipartite_view& g, int threads, vertex_t* col4row, vertex_t* ro
            matching_stats* stats) {
   const vertex_t m = g.n_rows(), n = g.n_cols();
   const int team = team_size(threads);
-  shared_state s{g, col4row, row4col,
+  shared_state s{g,
+                 col4row,
+                 row4col,
                  std::make_unique<std::atomic<claim_t>[]>(std::size_t(m)),
                  std::vector<vertex_t>(std::size_t(m), -1),
                  std::vector<offset_t>(g.cols.ptr, g.cols.ptr + n)};

@@ -40,10 +40,10 @@ struct pr_state {
   const bipartite_view& g;
   vertex_t* col4row;
   vertex_t* row4col;
-  label_t infinity;                 // m + n
+  label_t infinity;  // m + n
   std::vector<label_t> row_label;
   std::vector<label_t> col_label;
-  std::vector<vertex_t> queue;      // BFS scratch
+  std::vector<vertex_t> queue;  // BFS scratch
 };
 
 /// FIFO of active columns.  A column is in it at most once (it is queued
@@ -101,8 +101,12 @@ template <typename label_t>
 void run(const bipartite_view& g, double relabel_k, vertex_t* col4row, vertex_t* row4col,
          matching_stats* stats) {
   const std::int64_t m = g.n_rows(), n = g.n_cols();
-  pr_state<label_t> s{g, col4row, row4col, label_t(m + n),
-                      std::vector<label_t>(std::size_t(m)), std::vector<label_t>(std::size_t(n)),
+  pr_state<label_t> s{g,
+                      col4row,
+                      row4col,
+                      label_t(m + n),
+                      std::vector<label_t>(std::size_t(m)),
+                      std::vector<label_t>(std::size_t(n)),
                       {}};
   const double k = relabel_k >= 0 ? relabel_k : default_relabel_k;
   const std::int64_t relabel_period = std::max<std::int64_t>(1, std::int64_t(k * double(m + n)));
@@ -155,8 +159,8 @@ void run(const bipartite_view& g, double relabel_k, vertex_t* col4row, vertex_t*
 
 }  // namespace
 
-void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row,
-                  vertex_t* row4col, matching_stats* stats) {
+void push_relabel(const bipartite_view& g, double relabel_k, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) {
   const std::int64_t labels = std::int64_t(g.n_rows()) + g.n_cols() + 2;
   if (labels <= std::numeric_limits<std::int32_t>::max()) {
     run<std::int32_t>(g, relabel_k, col4row, row4col, stats);

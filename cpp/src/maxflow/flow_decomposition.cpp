@@ -4,10 +4,11 @@
 // v (rescap of a reverse copy = flow on its input arc), so the search scans
 // only [reverse_first[v], first[v + 1]).
 #include "flow_decomposition.hpp"
-#include "highest_label.hpp"
 
 #include <algorithm>
 #include <cstdint>
+
+#include "highest_label.hpp"
 
 namespace matchflow::detail {
 namespace {
@@ -35,8 +36,7 @@ enum color : std::uint8_t { white, met, grey, black };
 template <class Arc>
 class excess_return {
  public:
-  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess,
-                double arcs_per_vertex)
+  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess, double arcs_per_vertex)
       : g_(g),
         excess_(excess),
         color_(std::size_t(g.n), white),
@@ -144,7 +144,7 @@ class excess_return {
       const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
       const Arc twin = marked_[std::size_t(arc.head)];
       if (twin == Arc(none)) continue;
-      residual_arc<Arc>& into = g_.arcs[std::size_t(twin)];  // flow from arc.head into v
+      residual_arc<Arc>& into = g_.arcs[std::size_t(twin)];         // flow from arc.head into v
       residual_arc<Arc>& back = g_.arcs[std::size_t(arc.reverse)];  // flow from v to arc.head
       const capacity_t delta = std::min(into.rescap, back.rescap);
       move(into, delta);
@@ -186,13 +186,13 @@ class excess_return {
   residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
   std::vector<std::uint8_t> color_;
-  std::vector<vertex_t> depth_;      // a grey vertex's place on path_
-  std::vector<Arc> marked_;          // cancel_two_cycles' scratch, all none between calls
-  std::vector<vertex_t> path_;       // the grey vertices, root first
-  std::vector<Arc> current_;         // next arc to scan: starts at the reverse copies
-  std::vector<vertex_t> finished_;   // vertices in finishing order
-  std::vector<vertex_t> pending_;    // searches still to start
-  std::int64_t cycle_budget_;        // arcs of cycles still to cancel before giving up
+  std::vector<vertex_t> depth_;     // a grey vertex's place on path_
+  std::vector<Arc> marked_;         // cancel_two_cycles' scratch, all none between calls
+  std::vector<vertex_t> path_;      // the grey vertices, root first
+  std::vector<Arc> current_;        // next arc to scan: starts at the reverse copies
+  std::vector<vertex_t> finished_;  // vertices in finishing order
+  std::vector<vertex_t> pending_;   // searches still to start
+  std::int64_t cycle_budget_;       // arcs of cycles still to cancel before giving up
 };
 
 }  // namespace
@@ -217,10 +217,10 @@ void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vert
   highest_label<Arc>(g, excess, source, sink, 0, stats).run();  // counts into stats
 }
 
-#define MATCHFLOW_FLOW_DECOMPOSITION(Arc)                                                   \
-  template bool decompose_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&,       \
-                                      vertex_t, vertex_t, double);                          \
-  template void return_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t, \
+#define MATCHFLOW_FLOW_DECOMPOSITION(Arc)                                                       \
+  template bool decompose_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t, \
+                                      vertex_t, double);                                        \
+  template void return_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t,    \
                                    vertex_t, flow_stats*);
 MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t)
 MATCHFLOW_FLOW_DECOMPOSITION(std::int64_t)

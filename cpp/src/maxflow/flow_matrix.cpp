@@ -49,7 +49,7 @@ void sort_by_column(entry* first, entry* last) {
 }
 
 struct transpose {
-  std::vector<offset_t> ptr;     // n + 1: in-arcs of v are [ptr[v], ptr[v+1])
+  std::vector<offset_t> ptr;  // n + 1: in-arcs of v are [ptr[v], ptr[v+1])
   // (tail, -flow), sorted by tail within each v; left uninitialised (every
   // slot is written before it is read): a zero fill would cost as much as
   // the rows' merge.
@@ -126,8 +126,8 @@ struct residual_flows {
 // is not (a canonical SciPy input needs no sort at all), then merged with
 // the sorted in-arcs.
 template <class Rows>
-offset_t merge_row(const flow_network& net, const Rows& rows, vertex_t u,
-                   std::vector<entry>& out, vertex_t* cols, capacity_t* vals) {
+offset_t merge_row(const flow_network& net, const Rows& rows, vertex_t u, std::vector<entry>& out,
+                   vertex_t* cols, capacity_t* vals) {
   out.clear();
   for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a)
     out.push_back({net.heads[a], rows.out_flow(a)});
@@ -161,7 +161,10 @@ vertex_t chunk_start(const flow_network& net, const Rows& rows, int team, int c)
   vertex_t hi = net.n;
   while (lo < hi) {  // first u with base(u) >= target
     const vertex_t mid = lo + (hi - lo) / 2;
-    if (net.ptr[mid] + rows.in_before(mid) < target) lo = mid + 1; else hi = mid;
+    if (net.ptr[mid] + rows.in_before(mid) < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return c == team ? net.n : lo;
 }
@@ -176,8 +179,7 @@ vertex_t chunk_start(const flow_network& net, const Rows& rows, int team, int c)
 // moved 15/16 of the matrix at 16 threads.  Where every chunk shrinks a
 // little the waves are a chain, as the sequential moves were.
 void move_chunks(const std::vector<offset_t>& from, const std::vector<offset_t>& to,
-                 const std::vector<offset_t>& len, int team, vertex_t* indices,
-                 capacity_t* data) {
+                 const std::vector<offset_t>& len, int team, vertex_t* indices, capacity_t* data) {
   std::vector<int> wave(std::size_t(team), 0);
   int waves = 0;
   for (int c = 1; c < team; ++c) {
@@ -198,8 +200,7 @@ void move_chunks(const std::vector<offset_t>& from, const std::vector<offset_t>&
       const std::size_t n = std::size_t(len[std::size_t(c)]);
       std::memmove(indices + to[std::size_t(c)], indices + from[std::size_t(c)],
                    n * sizeof(vertex_t));
-      std::memmove(data + to[std::size_t(c)], data + from[std::size_t(c)],
-                   n * sizeof(capacity_t));
+      std::memmove(data + to[std::size_t(c)], data + from[std::size_t(c)], n * sizeof(capacity_t));
     }
   }
 }
@@ -265,8 +266,8 @@ void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, in
   for (std::size_t u = 0; u < std::size_t(net.n); ++u) {  // u's reverse copies: its in-arcs
     rows.in_ptr[u + 1] = rows.in_ptr[u] + (g.first[u + 1] - g.reverse_first[u]);
   }
-  flow_matrix(net, rows, matrix_team(net, threads), result->matrix_indptr,
-              result->matrix_indices, result->matrix_data, &result->matrix_nnz);
+  flow_matrix(net, rows, matrix_team(net, threads), result->matrix_indptr, result->matrix_indices,
+              result->matrix_data, &result->matrix_nnz);
 }
 
 template void write_flow_matrix<std::int32_t>(const flow_network&,

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "../openmp.hpp"
 #include "matchflow/maxflow.hpp"
 #include "matchflow/timing.hpp"
-#include "../openmp.hpp"
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
 
@@ -19,7 +19,7 @@ namespace matchflow::detail {
 /// hi_pr's default global-update frequency (GLOB_UPDT_FREQ): a global
 /// relabel once the relabel work exceeds (alpha * n + m) / freq.
 constexpr double default_global_update_freq = 0.5;
-constexpr double global_update_alpha = 6.0;  ///< hi_pr's ALPHA
+constexpr double global_update_alpha = 6.0;     ///< hi_pr's ALPHA
 constexpr std::int64_t relabel_work_beta = 12;  ///< hi_pr's BETA: fixed work per relabel
 
 inline constexpr vertex_t no_vertex = -1;

@@ -232,11 +232,11 @@ class lock_free_discharge {
         __atomic_fetch_add(&g_.arcs[std::size_t(arc.reverse)].rescap, delta, __ATOMIC_RELAXED);
         ++own.pushes;
         current_[std::size_t(v)] = k;  // before the fetch-sub that may release v
-        const capacity_t before = __atomic_fetch_add(&excess_[std::size_t(w)], delta,
-                                                     __ATOMIC_ACQ_REL);
-        if (before == 0 && w != t_) own.put(w, d - 1);  // w's owner now
+        const capacity_t before =
+            __atomic_fetch_add(&excess_[std::size_t(w)], delta, __ATOMIC_ACQ_REL);
+        if (before == 0 && w != t_) own.put(w, d - 1);        // w's owner now
         e = __atomic_sub_fetch(ev, delta, __ATOMIC_ACQ_REL);  // others' pushes included
-        if (e == 0) return;  // released: v is no longer ours
+        if (e == 0) return;                                   // released: v is no longer ours
       }
       // No admissible arc by the labels read: relabel over every arc.
       ++own.relabels;

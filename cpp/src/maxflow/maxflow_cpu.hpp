@@ -9,8 +9,8 @@ namespace matchflow::detail {
 
 /// Sequential highest-label push-relabel with global relabeling and the gap
 /// heuristic, two phases (hi_pr, Cherkassky & Goldberg 1997).  (push_relabel.cpp)
-void push_relabel_flow(const flow_network& net, const flow_options& options,
-                       flow_result* result, flow_stats* stats);
+void push_relabel_flow(const flow_network& net, const flow_options& options, flow_result* result,
+                       flow_stats* stats);
 
 /// OpenMP synchronous push-relabel (Baumstark, Blelloch & Shun, ESA 2015).
 /// (parallel_push_relabel.cpp)

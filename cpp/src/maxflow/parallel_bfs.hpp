@@ -72,7 +72,13 @@ class reverse_residual_search {
  public:
   reverse_residual_search(const residual_graph<Arc>& g, vertex_t root, vertex_t skip, int team,
                           vertex_t* label, bfs_levels& out)
-      : g_(g), n_(g.n), root_(root), skip_(skip), team_(team), label_(label), out_(out),
+      : g_(g),
+        n_(g.n),
+        root_(root),
+        skip_(skip),
+        team_(team),
+        label_(label),
+        out_(out),
         parts_(static_cast<std::size_t>(team)) {
     out.queue.resize(std::size_t(n_));
     out.level_start.assign({0, 1});
@@ -80,8 +86,8 @@ class reverse_residual_search {
   }
 
   void run() {
-#pragma omp parallel num_threads(team_) \
-    if (team_ > 1 && n_ > std::max(narrow_, bfs_team_min_vertices))
+#pragma omp parallel num_threads(team_) if (team_ > 1 && \
+                                                n_ > std::max(narrow_, bfs_team_min_vertices))
     {
 #ifdef _OPENMP
       const int tid = omp_get_thread_num(), threads = omp_get_num_threads();
@@ -118,8 +124,7 @@ class reverse_residual_search {
   /// Levels narrower than narrow_ (all of them on one thread), expanded by
   /// thread 0 alone, so that it alone appends to level_start; every thread
   /// leaves with the frontier after them.
-  void narrow_stretch(int tid, int threads, std::int64_t& lo, std::int64_t& hi,
-                      vertex_t& level) {
+  void narrow_stretch(int tid, int threads, std::int64_t& lo, std::int64_t& hi, vertex_t& level) {
     if (tid == 0) {
       while (hi > lo && (hi - lo < narrow_ || threads == 1)) {
         const std::int64_t tail = expand_alone(lo, hi, level++);

@@ -70,11 +70,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "matchflow/detail/environment.hpp"
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "highest_label.hpp"
 #include "lock_free_discharge.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "maxflow_cpu.hpp"
 #include "parallel_bfs.hpp"
 #include "residual_graph.hpp"
@@ -207,8 +207,7 @@ class synchronous_push_relabel {
   /// true) or no vertex is active (false).
   bool sequential_epoch() {
     if (!sequential_) {
-      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, epoch_freq_,
-                                                         stats_);
+      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, epoch_freq_, stats_);
     }
     sequential_->adopt_levels(label_, levels_, team_);
     handed_over_ = sequential_->discharge_until_update(handover_share_);
@@ -226,8 +225,8 @@ class synchronous_push_relabel {
     }
     const double threshold =
         (global_update_alpha * double(n_) + double(g_.n_arcs)) / lock_free_freq_;
-    lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1,
-                              threshold, stats_);
+    lock_free_discharge_->run(active_, levels_.queue.data() + 1, levels_.reached() - 1, threshold,
+                              stats_);
   }
 
   bool wins(vertex_t v, vertex_t dv, vertex_t w, vertex_t dw) const {
@@ -431,9 +430,9 @@ class synchronous_push_relabel {
   const int team_;
   flow_stats* stats_;
   std::vector<vertex_t> label_;
-  big_array<vertex_t> new_label_;         // the round state (make_round_state)
-  big_array<capacity_t> added_excess_;    // sync: atomic fetch-add during a round
-  big_array<unsigned char> discovered_;   // sync: test-and-set during a round
+  big_array<vertex_t> new_label_;        // the round state (make_round_state)
+  big_array<capacity_t> added_excess_;   // sync: atomic fetch-add during a round
+  big_array<unsigned char> discovered_;  // sync: test-and-set during a round
   std::vector<thread_buffer> buffers_;
   std::vector<vertex_t> active_;
   const std::int64_t min_active_ = parallel_min_active();
@@ -442,7 +441,7 @@ class synchronous_push_relabel {
   double epoch_freq_ = 0;       // the user's, else default_epoch_update_freq
   bfs_levels levels_;           // the last global relabel's BFS
   std::unique_ptr<highest_label<Arc>> sequential_;  // made at the first sequential epoch
-  double lock_free_freq_ = 0;    // the user's, else default_lock_free_update_freq
+  double lock_free_freq_ = 0;  // the user's, else default_lock_free_update_freq
   const std::int64_t lock_free_min_active_ = lock_free_min_active();
   const double handover_share_ = handover_share();
   bool handed_over_ = false;  // a sequential epoch ran out of its share: lock-free from now
@@ -457,9 +456,7 @@ class synchronous_push_relabel {
 /// decomposition and runs the synchronous rounds back to the source instead
 /// (MATCHFLOW_PPR_CYCLE_ARCS; 0 skips the decomposition).  Lower than pr's
 /// 3: the rounds use the team, the search does not.
-double phase2_cycle_arcs() {
-  return env_number("MATCHFLOW_PPR_CYCLE_ARCS", 1.0, 0);
-}
+double phase2_cycle_arcs() { return env_number("MATCHFLOW_PPR_CYCLE_ARCS", 1.0, 0); }
 
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats) {
@@ -468,8 +465,8 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
       net, options, result, stats,
       [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t* source_side) {
         using Arc = typename std::decay_t<decltype(g)>::arc_t;
-        synchronous_push_relabel<Arc> phase1(g, excess, net.source, net.sink,
-                                             options.relabel_freq, team, stats);
+        synchronous_push_relabel<Arc> phase1(g, excess, net.source, net.sink, options.relabel_freq,
+                                             team, stats);
         if (!phase1.run()) return false;
         phase1.mark_cut(source_side);
         return true;

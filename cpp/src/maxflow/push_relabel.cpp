@@ -39,8 +39,8 @@
 
 namespace matchflow::detail {
 
-void push_relabel_flow(const flow_network& net, const flow_options& options,
-                       flow_result* result, flow_stats* stats) {
+void push_relabel_flow(const flow_network& net, const flow_options& options, flow_result* result,
+                       flow_stats* stats) {
   two_phase_flow(
       net, options, result, stats,
       [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t*) {

@@ -175,11 +175,11 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
   }
 }
 
-#define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                        \
-  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int);          \
-  template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                    \
-                                          std::vector<capacity_t>&);                         \
-  template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int,    \
+#define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
+  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int);       \
+  template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
+                                          std::vector<capacity_t>&);                      \
+  template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \
                                     capacity_t*);
 MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)
 MATCHFLOW_RESIDUAL_GRAPH(std::int64_t)

@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "../big_array.hpp"
-
 #include "matchflow/maxflow.hpp"
 
 namespace matchflow::detail {
@@ -33,7 +32,7 @@ template <class Arc>
 struct residual_arc {  // no initialisers: the build writes every field
   capacity_t rescap;   ///< residual capacity
   vertex_t head;
-  Arc reverse;         ///< index of the paired arc
+  Arc reverse;  ///< index of the paired arc
 };
 
 template <class Arc>
@@ -41,11 +40,12 @@ struct residual_graph {
   using arc_t = Arc;
   vertex_t n = 0;
   Arc n_arcs = 0;
-  std::vector<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
-                                   ///< its reverse copies [reverse_first[u], first[u+1])
+  std::vector<Arc> first;  ///< length n + 1: residual arcs of u are [first[u], first[u+1])
+  std::vector<Arc>
+      reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
+                      ///< its reverse copies [reverse_first[u], first[u+1])
   big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
-  big_array<Arc> forward_of;  ///< per input arc: its forward copy, -1 for a self-loop
+  big_array<Arc> forward_of;          ///< per input arc: its forward copy, -1 for a self-loop
 };
 
 /// True when `net`'s residual graph is indexed by int32.
@@ -61,8 +61,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team);
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
 /// every push-relabel method).  `excess` has g.n entries, all zero.
 template <class Arc>
-void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source,
-                          std::vector<capacity_t>& excess);
+void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess);
 
 /// arc_flow[a] = caps[a] - residual capacity of a's forward copy (0 for self-loops).
 template <class Arc>

@@ -22,15 +22,15 @@
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
 #include "matchflow/maxflow.hpp"
+#include "matchflow/timing.hpp"
 #include "residual_graph.hpp"
 #include "residual_reach.hpp"
-#include "matchflow/timing.hpp"
 
 namespace matchflow::detail {
 
 template <class Arc, class Phase1, class Phase2>
-void two_phase_flow_as(const flow_network& net, const flow_options& options,
-                       flow_result* result, flow_stats* stats, Phase1& phase1, Phase2& phase2) {
+void two_phase_flow_as(const flow_network& net, const flow_options& options, flow_result* result,
+                       flow_stats* stats, Phase1& phase1, Phase2& phase2) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
   residual_graph<Arc> g = build_residual_graph<Arc>(net, team);

@@ -30,8 +30,8 @@ namespace matchflow::detail {
 /// One thread's queues in a windowed search, padded against false sharing.
 struct alignas(64) window_queues {
   std::vector<std::pair<vertex_t, vertex_t>> work;  ///< (vertex, label when queued)
-  std::vector<vertex_t> next;     ///< labelled with the window's end: the next window
-  std::vector<vertex_t> reached;  ///< first labelled by this thread
+  std::vector<vertex_t> next;           ///< labelled with the window's end: the next window
+  std::vector<vertex_t> reached;        ///< first labelled by this thread
   std::vector<std::int64_t> per_label;  ///< the sort's counts, then offsets
 };
 

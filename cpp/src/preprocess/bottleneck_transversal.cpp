@@ -52,8 +52,15 @@ class threshold_matching {
  public:
   threshold_matching(const std::int64_t* ptr, const std::int32_t* idx, const double* a,
                      std::int64_t n)
-      : ptr_(ptr), idx_(idx), a_(a), n_(n), entry4row_(n, -1), row4col_(n, -1),
-        look_(n), next_(n), seen_(n, 0) {}
+      : ptr_(ptr),
+        idx_(idx),
+        a_(a),
+        n_(n),
+        entry4row_(n, -1),
+        row4col_(n, -1),
+        look_(n),
+        next_(n),
+        seen_(n, 0) {}
 
   /// The first test, at t, from no matching: the greedy matching of
   /// {a >= t} on the caller's arrays (perfect at once on many naturally
@@ -143,8 +150,8 @@ class threshold_matching {
         r4c[c4r[i]] = static_cast<vertex_t>(i);
       }
     }
-    detail::push_relabel(bipartite_view{rows.view(), cols.view()}, -1.0, c4r.data(),
-                         r4c.data(), &stats);
+    detail::push_relabel(bipartite_view{rows.view(), cols.view()}, -1.0, c4r.data(), r4c.data(),
+                         &stats);
     return adopt(c4r, t);
   }
 
@@ -274,9 +281,9 @@ status bottleneck_transversal(const std::int64_t* row_ptr, const std::int32_t* c
         matching.columns(col4row);  // the matching may break in a later failed test
         any = true;
         const double found = matching.smallest();
-        open.erase(std::remove_if(open.begin(), open.end(),
-                                  [found](double x) { return x <= found; }),
-                   open.end());
+        open.erase(
+            std::remove_if(open.begin(), open.end(), [found](double x) { return x <= found; }),
+            open.end());
       } else {
         open.erase(std::remove_if(open.begin(), open.end(), [t](double x) { return x >= t; }),
                    open.end());

@@ -31,11 +31,11 @@
 #include <vector>
 
 #include "../openmp.hpp"
-#include "matchflow/timing.hpp"
 #include "../transpose.hpp"
 #include "matchflow/detail/assert.hpp"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/preprocess.hpp"
+#include "matchflow/timing.hpp"
 #include "preprocess_cpu.hpp"
 
 namespace matchflow {
@@ -141,8 +141,7 @@ void alternating_bfs(const adjacency_view& adj, const vertex_t* mate, std::uint8
 // written) when the sets do not pair up, which only a matching that is not
 // maximum can cause.
 bool coarse_permutation(vertex_t m, vertex_t n, const vertex_t* col4row,
-                        const std::uint8_t* row_set, const std::uint8_t* col_set,
-                        dm_result* out) {
+                        const std::uint8_t* row_set, const std::uint8_t* col_set, dm_result* out) {
   vertex_t col_count[4] = {0, 0, 0, 0}, row_count[4] = {0, 0, 0, 0};
   for (vertex_t j = 0; j < n; ++j) ++col_count[col_set[j]];
   for (vertex_t i = 0; i < m; ++i) ++row_count[row_set[i]];
@@ -273,8 +272,8 @@ void mark_coarse_sets(const bipartite_view& g, const vertex_t* col4row, const ve
 /// The square part's strongly connected components (ids as tarjan_scc
 /// gives them); with a device, the component of its pivot vertex first on
 /// the GPU (cuda::gpu_pivot_scc), contracted before Tarjan runs.
-status square_components(const adjacency_view& graph, int threads, int device,
-                         vertex_t* component, vertex_t* n_components, dm_stats* stats) {
+status square_components(const adjacency_view& graph, int threads, int device, vertex_t* component,
+                         vertex_t* n_components, dm_stats* stats) {
   if (device < 0) {
     *n_components = detail::tarjan_scc(graph, component);
     return status::ok;
@@ -316,9 +315,9 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
         square_graph(g.rows, p_square, q_square, ns, n, detail::team_size(threads));
     if (stats) stats->seconds_graph = seconds_since(start);
     start = clock_type::now();
-    const status st = square_components(graph.view(), threads,
-                                        ns >= scc_device_min ? scc_device : -1,
-                                        component.data(), &n_components, stats);
+    const status st =
+        square_components(graph.view(), threads, ns >= scc_device_min ? scc_device : -1,
+                          component.data(), &n_components, stats);
     if (st != status::ok) return st;
     if (stats) stats->seconds_scc = seconds_since(start);
   }
@@ -332,9 +331,9 @@ status decompose(const bipartite_view& g, const vertex_t* col4row, const vertex_
 
 }  // namespace
 
-status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row,
-                          const vertex_t* row4col, int threads, int scc_device,
-                          std::int64_t scc_device_min, dm_result* out, dm_stats* stats) noexcept {
+status dulmage_mendelsohn(const bipartite_view& g, const vertex_t* col4row, const vertex_t* row4col,
+                          int threads, int scc_device, std::int64_t scc_device_min, dm_result* out,
+                          dm_stats* stats) noexcept {
   // A maximum matching of g, both ways (the Python layer computed it).
   MATCHFLOW_ASSERT(g.rows.ptr != nullptr && out != nullptr && threads >= 0);
   MATCHFLOW_ASSERT((g.rows.n == 0 || col4row != nullptr) && (g.cols.n == 0 || row4col != nullptr));

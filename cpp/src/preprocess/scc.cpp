@@ -30,7 +30,7 @@ namespace {
 
 struct frame {
   vertex_t v;
-  bool root;  // no arc found yet into an earlier open vertex
+  bool root;     // no arc found yet into an earlier open vertex
   offset_t arc;  // next arc of v to look at
 };
 
@@ -40,8 +40,8 @@ vertex_t tarjan_scc(const adjacency_view& g, vertex_t* component) {
   const vertex_t n = g.n;
   vertex_t* rindex = component;
   std::fill(rindex, rindex + n, vertex_t(0));
-  std::vector<frame> search;          // the depth-first search path
-  std::vector<vertex_t> open;         // finished vertices whose component is open
+  std::vector<frame> search;   // the depth-first search path
+  std::vector<vertex_t> open;  // finished vertices whose component is open
   vertex_t index = 1, next_id = n - 1;
 
   for (vertex_t start = 0; start < n; ++start) {

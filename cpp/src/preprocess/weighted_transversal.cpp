@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "../lsap/column_heap.hpp"
-#include "../openmp.hpp"
 #include "../lsap/lsap_cpu.hpp"
+#include "../openmp.hpp"
 #include "matchflow/preprocess.hpp"
 
 namespace matchflow {
@@ -66,12 +66,12 @@ std::vector<double> weights(const std::int64_t* ptr, const std::int32_t* idx, co
   const std::int64_t nnz = ptr[n];
   std::vector<double> c(nnz);
   if (objective == transversal_objective::sum) {
-#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static) \
-    if (nnz >= parallel_min_entries)
+#pragma omp parallel for num_threads(detail::team_size(threads)) \
+    schedule(static) if (nnz >= parallel_min_entries)
     for (std::int64_t k = 0; k < nnz; ++k) c[k] = -a[k];
   } else {
-#pragma omp parallel for num_threads(detail::team_size(threads)) schedule(static) \
-    if (nnz >= parallel_min_entries)
+#pragma omp parallel for num_threads(detail::team_size(threads)) \
+    schedule(static) if (nnz >= parallel_min_entries)
     for (std::int64_t k = 0; k < nnz; ++k) c[k] = log_max[idx[k]] - std::log(a[k]);
   }
   return c;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cooperative_groups.h>
+
 #include <cuda/atomic>
 
 namespace matchflow::cuda {
@@ -17,7 +18,7 @@ __device__ inline T atomic_read(const T* addr) {
 template <class T>
 __device__ inline void atomic_write(T* addr, T value) {
   ::cuda::atomic_ref<T, ::cuda::thread_scope_device>(*addr).store(value,
-                                                                 ::cuda::memory_order_relaxed);
+                                                                  ::cuda::memory_order_relaxed);
 }
 
 /// *addr as one block reads it: one load per block, not per warp (every

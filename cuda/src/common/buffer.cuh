@@ -72,8 +72,8 @@ class device_buffer {
     if (size_ == 0) return;
     const detail::allocation_scope& scope = detail::current_allocation;
     if (scope.pooled) {
-      MATCHFLOW_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), size_ * sizeof(T),
-                                         scope.stream));
+      MATCHFLOW_CUDA_TRY(
+          cudaMallocAsync(reinterpret_cast<void**>(&ptr_), size_ * sizeof(T), scope.stream));
       pooled_ = true;
       stream_ = scope.stream;
     } else {
@@ -89,8 +89,10 @@ class device_buffer {
     }
   }
   device_buffer(device_buffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, nullptr)), size_(std::exchange(other.size_, 0)),
-        pooled_(other.pooled_), stream_(other.stream_) {}
+      : ptr_(std::exchange(other.ptr_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        pooled_(other.pooled_),
+        stream_(other.stream_) {}
   device_buffer& operator=(device_buffer&& other) noexcept {
     std::swap(ptr_, other.ptr_);
     std::swap(size_, other.size_);
@@ -106,10 +108,12 @@ class device_buffer {
   std::size_t bytes() const { return size_ * sizeof(T); }
 
   void copy_from_host(const T* h_src, std::size_t n, cudaStream_t s) {
-    if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(ptr_, h_src, n * sizeof(T), cudaMemcpyHostToDevice, s));
+    if (n)
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(ptr_, h_src, n * sizeof(T), cudaMemcpyHostToDevice, s));
   }
   void copy_to_host(T* h_dst, std::size_t n, cudaStream_t s) const {
-    if (n) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, ptr_, n * sizeof(T), cudaMemcpyDeviceToHost, s));
+    if (n)
+      MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_dst, ptr_, n * sizeof(T), cudaMemcpyDeviceToHost, s));
   }
   void fill_bytes(int value, cudaStream_t s) {
     if (size_) MATCHFLOW_CUDA_TRY(cudaMemsetAsync(ptr_, value, bytes(), s));
@@ -118,7 +122,7 @@ class device_buffer {
  private:
   T* ptr_ = nullptr;
   std::size_t size_ = 0;
-  bool pooled_ = false;          ///< from the stream-ordered pool, freed on stream_
+  bool pooled_ = false;  ///< from the stream-ordered pool, freed on stream_
   cudaStream_t stream_ = nullptr;
 };
 

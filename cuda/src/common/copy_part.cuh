@@ -20,8 +20,8 @@ struct copy_part {
 /// that lies in [begin, end): bytes [at, at + length) of `part`, at offset
 /// `out` from `begin`.
 template <class F>
-inline void for_each_piece(const std::vector<copy_part>& parts, std::size_t begin,
-                           std::size_t end, F&& f) {
+inline void for_each_piece(const std::vector<copy_part>& parts, std::size_t begin, std::size_t end,
+                           F&& f) {
   std::size_t start = 0;  // offset of the part in the concatenation
   for (const copy_part& p : parts) {
     const std::size_t lo = std::max(begin, start), hi = std::min(end, start + p.bytes);

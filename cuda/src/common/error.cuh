@@ -21,8 +21,8 @@ struct cuda_failure : std::runtime_error {
 inline void throw_on_error(cudaError_t code, const char* call, const char* file, int line) {
   if (code == cudaSuccess) return;
   throw cuda_failure(code, std::string("CUDA error ") + cudaGetErrorName(code) + " (" +
-                               cudaGetErrorString(code) + ") in " + call + " at " + file +
-                               ":" + std::to_string(line));
+                               cudaGetErrorString(code) + ") in " + call + " at " + file + ":" +
+                               std::to_string(line));
 }
 
 /// Runs `body` (returning status) and maps CUDA failures to statuses.  After

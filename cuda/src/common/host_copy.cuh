@@ -21,11 +21,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -144,21 +144,22 @@ inline std::size_t pieces_for(std::size_t bytes) {
 /// number of items sent: n_items, or where the copy was abandoned, the
 /// chunks before the one it stopped at.
 template <class Fill, class Send>
-inline std::size_t staged_send(std::size_t n_items, std::size_t out_size,
-                               std::size_t chunk_items, const staging& stage, Fill&& fill,
-                               Send&& send, cudaStream_t s,
+inline std::size_t staged_send(std::size_t n_items, std::size_t out_size, std::size_t chunk_items,
+                               const staging& stage, Fill&& fill, Send&& send, cudaStream_t s,
                                unsigned max_workers = default_copy_workers) {
   const std::size_t n_chunks = (n_items + chunk_items - 1) / chunk_items;
   const std::size_t slots = std::max<std::size_t>(1, std::min(stage.slots, n_chunks));
   std::vector<event> done(slots);
   std::size_t sent = 0;
   {
-    chunk_workers pool(n_chunks, pieces_for(chunk_items * out_size), slots, slots,
-                       [&](std::size_t k, std::size_t piece, std::size_t pieces) {
-      const std::size_t first = k * chunk_items;
-      const auto [a, e] = piece_share(std::min(chunk_items, n_items - first), piece, pieces);
-      return a < e ? fill(stage.slot(k) + a * out_size, first + a, e - a) : true;
-    }, max_workers);
+    chunk_workers pool(
+        n_chunks, pieces_for(chunk_items * out_size), slots, slots,
+        [&](std::size_t k, std::size_t piece, std::size_t pieces) {
+          const std::size_t first = k * chunk_items;
+          const auto [a, e] = piece_share(std::min(chunk_items, n_items - first), piece, pieces);
+          return a < e ? fill(stage.slot(k) + a * out_size, first + a, e - a) : true;
+        },
+        max_workers);
     for (std::size_t k = 0; k < n_chunks; ++k) {
       if (!pool.wait(k)) break;
       const std::size_t first = k * chunk_items;
@@ -220,8 +221,7 @@ constexpr copy_shape upload_copy{std::size_t(8) << 20, 4, default_copy_workers};
 constexpr copy_shape download_copy{std::size_t(2) << 20, 4, default_copy_workers};
 
 /// Each of `parts` by one cudaMemcpyAsync of `kind` on `s` (small copies).
-inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind,
-                       cudaStream_t s) {
+inline void copy_plain(const std::vector<copy_part>& parts, cudaMemcpyKind kind, cudaStream_t s) {
   for (const copy_part& p : parts) {
     if (p.bytes) MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, kind, s));
   }
@@ -276,13 +276,12 @@ inline void upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s
         return true;
       },
       [&parts, s](const char* buf, std::size_t first, std::size_t count) {
-        for_each_piece(parts, first, first + count,
-                       [buf, s](const copy_part& p, std::size_t at, std::size_t n,
-                                std::size_t out) {
-                         MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(p.dst) + at,
-                                                            buf + out, n,
-                                                            cudaMemcpyHostToDevice, s));
-                       });
+        for_each_piece(
+            parts, first, first + count,
+            [buf, s](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+              MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(p.dst) + at, buf + out, n,
+                                                 cudaMemcpyHostToDevice, s));
+            });
       },
       s, shape.workers);
 }
@@ -321,17 +320,19 @@ inline void download_parts(const std::vector<copy_part>& all_parts, cudaStream_t
                    });
     MATCHFLOW_CUDA_TRY(cudaEventRecord(done[k % slots].get(), s));
   };
-  chunk_workers pool(n_chunks, pieces_for(chunk), slots, 0,
-                     [&](std::size_t k, std::size_t piece, std::size_t pieces) {
-    const std::size_t first = k * chunk;
-    const auto share = piece_share(std::min(chunk, total - first), piece, pieces);
-    const char* buf = stage.slot(k) + share.first;  // (a structured binding can't be captured)
-    for_each_piece(parts, first + share.first, first + share.second,
-                   [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
-                     std::memcpy(static_cast<char*>(p.dst) + at, buf + out, n);
-                   });
-    return true;
-  }, shape.workers);
+  chunk_workers pool(
+      n_chunks, pieces_for(chunk), slots, 0,
+      [&](std::size_t k, std::size_t piece, std::size_t pieces) {
+        const std::size_t first = k * chunk;
+        const auto share = piece_share(std::min(chunk, total - first), piece, pieces);
+        const char* buf = stage.slot(k) + share.first;  // (a structured binding can't be captured)
+        for_each_piece(parts, first + share.first, first + share.second,
+                       [&](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+                         std::memcpy(static_cast<char*>(p.dst) + at, buf + out, n);
+                       });
+        return true;
+      },
+      shape.workers);
   for (std::size_t k = 0; k < slots; ++k) queue(k);
   for (std::size_t k = 0; k < n_chunks; ++k) {
     MATCHFLOW_CUDA_TRY(cudaEventSynchronize(done[k % slots].get()));  // chunk k is in its slot
@@ -357,15 +358,14 @@ constexpr copy_shape cost_upload_copy{std::size_t(16) << 20, 2, 12};
 /// staged_copy's count of items copied.
 template <class Fill>
 inline std::size_t staged_upload(void* d_dst, std::size_t n_items, std::size_t out_size,
-                                 Fill&& fill, cudaStream_t s,
-                                 copy_shape shape = cost_upload_copy) {
+                                 Fill&& fill, cudaStream_t s, copy_shape shape = cost_upload_copy) {
   const std::size_t chunk_items = std::min(std::max<std::size_t>(shape.chunk_bytes / out_size, 1),
                                            std::max<std::size_t>(n_items, 1));
   const std::size_t chunk_bytes = chunk_items * out_size;
   staging_lease lease(shape.slots * chunk_bytes);
-  return staged_copy(d_dst, n_items, out_size, chunk_items,
-                     staging{lease.data(), chunk_bytes, shape.slots}, std::forward<Fill>(fill),
-                     [](std::size_t, std::size_t) {}, s, shape.workers);
+  return staged_copy(
+      d_dst, n_items, out_size, chunk_items, staging{lease.data(), chunk_bytes, shape.slots},
+      std::forward<Fill>(fill), [](std::size_t, std::size_t) {}, s, shape.workers);
 }
 
 /// Costs copied as they are (any element type).
@@ -377,10 +377,13 @@ void upload_costs(T* d_dst, const T* h_src, std::size_t n_items, cudaStream_t s)
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;
   }
-  staged_upload(d_dst, n_items, sizeof(T), [h_src](char* buf, std::size_t first, std::size_t count) {
-    std::memcpy(buf, h_src + first, count * sizeof(T));
-    return true;
-  }, s);
+  staged_upload(
+      d_dst, n_items, sizeof(T),
+      [h_src](char* buf, std::size_t first, std::size_t count) {
+        std::memcpy(buf, h_src + first, count * sizeof(T));
+        return true;
+      },
+      s);
 }
 
 }  // namespace matchflow::cuda

@@ -21,11 +21,10 @@ namespace matchflow::cuda {
 
 /// Host threads kept for the process: starting and joining a staged copy's
 /// workers costs a sizeable part of what staging saves on a graph of a few
-/// MB (benchmarks/NOTES.md, "Host copies").  start() runs a task at once, on an idle kept thread or a new one
-/// (never queued behind another task: the tasks of a copy wait for each
-/// other, and tasks of two concurrent copies must not starve each other).
-/// Threads are detached and never end; after fork() the child starts a pool
-/// of its own (the parent's threads are not in it).
+/// MB (benchmarks/NOTES.md, "Host copies").  start() runs a task at once, on an idle kept thread or
+/// a new one (never queued behind another task: the tasks of a copy wait for each other, and tasks
+/// of two concurrent copies must not starve each other). Threads are detached and never end; after
+/// fork() the child starts a pool of its own (the parent's threads are not in it).
 class kept_threads {
  public:
   static void start(std::function<void()> task) {

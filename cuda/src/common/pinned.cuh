@@ -76,8 +76,7 @@ class pinned_value {
 
   /// Copies *d_value here and waits for it: a solver's read of its control block.
   const T& read_back(const T* d_value, cudaStream_t stream) {
-    MATCHFLOW_CUDA_TRY(
-        cudaMemcpyAsync(ptr_, d_value, sizeof(T), cudaMemcpyDeviceToHost, stream));
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(ptr_, d_value, sizeof(T), cudaMemcpyDeviceToHost, stream));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(stream));
     return *ptr_;
   }

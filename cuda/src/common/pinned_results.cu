@@ -163,8 +163,8 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
 void give_back_pinned_result(void* data, std::size_t bytes) noexcept {
   pinned_pool& p = pool();
   std::unique_lock<std::mutex> lock(p.mutex);
-  const auto it = std::find_if(p.lent.begin(), p.lent.end(),
-                               [data](const block& b) { return b.data == data; });
+  const auto it =
+      std::find_if(p.lent.begin(), p.lent.end(), [data](const block& b) { return b.data == data; });
   if (it == p.lent.end()) {  // a parent's block, inherited through fork(): plain memory here
     ::munmap(data, bytes);
     return;

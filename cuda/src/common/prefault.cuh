@@ -37,8 +37,7 @@ class host_prefault {
       : work_(std::make_shared<shared>()) {
     work_->ranges = std::move(ranges);
     const unsigned hw = std::thread::hardware_concurrency();
-    const unsigned workers =
-        hw > 2 && !work_->ranges.empty() ? std::min(max_workers, hw - 1) : 0u;
+    const unsigned workers = hw > 2 && !work_->ranges.empty() ? std::min(max_workers, hw - 1) : 0u;
     for (unsigned w = 0; w < workers; ++w) {
       work_->running.fetch_add(1);
       try {

@@ -4,10 +4,9 @@
 // arcs mapped to their forward arcs) and the pivot SCC's backward search.
 #pragma once
 
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <cstddef>
+#include <cub/device/device_scan.cuh>
 
 #include "common/error.cuh"
 #include "common/launch.cuh"
@@ -48,7 +47,10 @@ __device__ vertex_t tail_of(offset_t a, vertex_t n, const offset_t* __restrict__
   vertex_t lo = 0, hi = n;  // ptr[lo] <= a < ptr[hi]
   while (hi - lo > 1) {
     const vertex_t mid = lo + (hi - lo) / 2;
-    if (ptr[mid] <= a) lo = mid; else hi = mid;
+    if (ptr[mid] <= a)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -77,26 +79,26 @@ __global__ void reverse_fill_kernel(vertex_t n, offset_t m, const offset_t* __re
 /// least 1); the current device's.
 inline std::size_t reverse_csr_temp_bytes(std::int64_t n) {
   std::size_t bytes = 0;
-  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(
-      nullptr, bytes, static_cast<const unsigned long long*>(nullptr),
-      static_cast<offset_t*>(nullptr), n + 1));
+  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes,
+                                                   static_cast<const unsigned long long*>(nullptr),
+                                                   static_cast<offset_t*>(nullptr), n + 1));
   return std::max<std::size_t>(bytes, 1);
 }
 
 /// rptr (n + 1), rtail (m) and, when not null, rarc (m) of the graph
 /// (ptr, heads), queued on `s`; cursor: n + 1 counters of scratch, temp:
 /// reverse_csr_temp_bytes(n) bytes.  Returns the kernel launches queued.
-inline int build_reverse_csr(std::int64_t n, offset_t m, const offset_t* ptr,
-                             const vertex_t* heads, offset_t* rptr, vertex_t* rtail,
-                             offset_t* rarc, unsigned long long* cursor, void* temp,
-                             std::size_t temp_bytes, cudaStream_t s) {
+inline int build_reverse_csr(std::int64_t n, offset_t m, const offset_t* ptr, const vertex_t* heads,
+                             offset_t* rptr, vertex_t* rtail, offset_t* rarc,
+                             unsigned long long* cursor, void* temp, std::size_t temp_bytes,
+                             cudaStream_t s) {
   MATCHFLOW_CUDA_TRY(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long) * (n + 1), s));
-  indegree_kernel<<<std::min<unsigned>(blocks_for(m), 65535u), threads_per_block, 0, s>>>(
-      m, heads, cursor);
+  indegree_kernel<<<std::min<unsigned>(blocks_for(m), 65535u), threads_per_block, 0, s>>>(m, heads,
+                                                                                          cursor);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cursor, rptr, n + 1, s));
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(cursor, rptr, sizeof(offset_t) * n,
-                                     cudaMemcpyDeviceToDevice, s));
+  MATCHFLOW_CUDA_TRY(
+      cudaMemcpyAsync(cursor, rptr, sizeof(offset_t) * n, cudaMemcpyDeviceToDevice, s));
   reverse_fill_kernel<<<std::min<unsigned>(blocks_for(m), 65535u), threads_per_block, 0, s>>>(
       vertex_t(n), m, ptr, heads, cursor, rtail, rarc);
   MATCHFLOW_CUDA_CHECK_LAUNCH();

@@ -65,10 +65,10 @@ schedule default_schedule() {
   schedule s{3.0, 1.0, 1024, 64, 16};
   if (const char* env = matchflow::detail::env_text("MATCHFLOW_GPU_AUCTION")) {
     schedule t = s;
-    const int got = std::sscanf(env, "%lf,%lf,%d,%d,%d", &t.theta, &t.final_divisor,
-                                &t.phase_bids, &t.arr_rounds, &t.phase_free);
-    if (got >= 4 && t.theta > 1 && t.final_divisor > 0 && t.phase_bids > 0 &&
-        t.arr_rounds >= 0 && t.phase_free >= 0)
+    const int got = std::sscanf(env, "%lf,%lf,%d,%d,%d", &t.theta, &t.final_divisor, &t.phase_bids,
+                                &t.arr_rounds, &t.phase_free);
+    if (got >= 4 && t.theta > 1 && t.final_divisor > 0 && t.phase_bids > 0 && t.arr_rounds >= 0 &&
+        t.phase_free >= 0)
       s = t;
   }
   return s;
@@ -83,8 +83,16 @@ struct buffers {
   device_buffer<control> ctl;
 
   buffers(std::int64_t n_rows, std::int64_t n_cols)
-      : u(n_rows), v(n_cols), bid_v(n_rows), col4row(n_rows), row4col(n_cols),
-        bid_col(n_rows), lists(3 * n_rows), path(n_cols), key(n_cols), ctl(1) {}
+      : u(n_rows),
+        v(n_cols),
+        bid_v(n_rows),
+        col4row(n_rows),
+        row4col(n_cols),
+        bid_col(n_rows),
+        lists(3 * n_rows),
+        path(n_cols),
+        key(n_cols),
+        ctl(1) {}
 
   static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols) {
     return static_cast<std::size_t>(n_rows) * (2 * sizeof(double) + 5 * sizeof(int)) +
@@ -159,8 +167,8 @@ status run(const S* d_cost, std::int64_t n_rows, std::int64_t n_cols, bool integ
   auto t0 = wall_clock::now();
   b.ctl.fill_bytes(0, strm);
   void* args[] = {&p};
-  MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(auction_kernel<S>),
-                                                 blocks, solve_threads, args, 0, strm));
+  MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(auction_kernel<S>), blocks,
+                                                 solve_threads, args, 0, strm));
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(strm));
   st.seconds_init = seconds_since(t0);
@@ -245,8 +253,8 @@ status solve_in_place(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
 
 /// In: the caller's cost type; U: the duals' type (In for floats, int64 for integers).
 template <class In, class U>
-status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
-             const lsap_options& options, std::int64_t* col4row, U* u, U* v, lsap_stats* stats) {
+status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, const lsap_options& options,
+             std::int64_t* col4row, U* u, U* v, lsap_stats* stats) {
   constexpr bool integer = std::is_integral_v<In>;
   lsap_stats st{};
   st.paths_per_iteration = stats->paths_per_iteration;
@@ -256,16 +264,15 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
     return status::ok;
   }
   if (n_cols > max_finish_columns) {  // the final searches hold columns in registers
-    return fail(status::invalid_input, "gpu-auction: more than " +
-                                           std::to_string(max_finish_columns) +
-                                           " columns (use gpu-tree)");
+    return fail(
+        status::invalid_input,
+        "gpu-auction: more than " + std::to_string(max_finish_columns) + " columns (use gpu-tree)");
   }
   MATCHFLOW_CUDA_TRY(cudaSetDevice(options.device));
   const auto n_items = static_cast<std::size_t>(n_rows * n_cols);
   if (options.cost_on_device)
     return solve_in_place(cost, n_rows, n_cols, options, col4row, u, v, stats);
-  use_device_with_memory(options.device,
-                         n_items * sizeof(In) + buffers<In>::bytes(n_rows, n_cols));
+  use_device_with_memory(options.device, n_items * sizeof(In) + buffers<In>::bytes(n_rows, n_cols));
   stream strm;
   device_buffer<In> d_cost(n_items);
 
@@ -274,8 +281,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
   if constexpr (std::is_same_v<In, std::int64_t>) {
     std::uint64_t max_abs = 0;
     // int32 at the narrowest: the auction's kernels read T or int32
-    narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm,
-                              sizeof(std::int32_t)) == sizeof(std::int32_t);
+    narrow = upload_int_costs(d_cost.data(), cost, n_items, &max_abs, strm, sizeof(std::int32_t)) ==
+             sizeof(std::int32_t);
     const int_route route = route_int64(max_abs, n_rows, n_cols);
     if (route == int_route::overflow)
       return fail(status::overflow, matchflow::detail::int_overflow_message);
@@ -297,8 +304,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
                  options.device, b, strm, col4row, du, dv, st);
   } else {
     buffers<In> b(n_rows, n_cols);
-    result = run(d_cost.data(), n_rows, n_cols, integer, options.device, b, strm, col4row, du,
-                 dv, st);
+    result =
+        run(d_cost.data(), n_rows, n_cols, integer, options.device, b, strm, col4row, du, dv, st);
   }
   if (result != status::ok) return result;
   return deliver(du, dv, n_rows, n_cols, st, u, v, stats);

@@ -95,11 +95,11 @@ struct control {
   int error;                        ///< 1: a row with no allowed column, or a search found none
   unsigned long long max_abs_bits;  ///< largest finite |c| (non-negative double's bits)
   long long phases, rounds, bids, searches;
-  int tail_slot, tail_round;        ///< where block 0's tail rounds stopped
-  int next_row;                     ///< asynchronous phase: the next row not yet started
-  int capped;                       ///< 1: a phase hit its bid cap (the phases stop)
-  unsigned long long phase_bids;    ///< bids of the current phase, counted in batches
-  int assigned;                     ///< chains of the current phase ended on a free column
+  int tail_slot, tail_round;      ///< where block 0's tail rounds stopped
+  int next_row;                   ///< asynchronous phase: the next row not yet started
+  int capped;                     ///< 1: a phase hit its bid cap (the phases stop)
+  unsigned long long phase_bids;  ///< bids of the current phase, counted in batches
+  int assigned;                   ///< chains of the current phase ended on a free column
 };
 
 /// Everything the kernels share (sizes: auction_dispatch.cu).
@@ -107,12 +107,12 @@ template <class S>
 struct params {
   const S* cost;  ///< n_rows x n_cols, row-major, in the stored type
   int n_rows, n_cols;
-  bool integer;   ///< integer costs: integer eps
+  bool integer;  ///< integer costs: integer eps
   schedule sched;
   double *u, *v;
   int *col4row, *row4col;
-  int* bid_col;   ///< per row: the column it bid on this round (-1: none)
-  double* bid_v;  ///< per row: its bid (the new v of bid_col)
+  int* bid_col;             ///< per row: the column it bid on this round (-1: none)
+  double* bid_v;            ///< per row: its bid (the new v of bid_col)
   unsigned long long* key;  ///< per column: this round's best (price, row + 1); 0 = none
   int* list[3];             ///< free rows, round robin
   int* path;                ///< search state (finish)
@@ -203,7 +203,8 @@ __device__ void bid_step(const params<S>& p, const int* rows, int m, double eps,
     const int offset = i % n;
     const S* row = p.cost + static_cast<std::int64_t>(i) * n;
     top2 t{INFINITY, INFINITY, -1, -1, 0};
-    for (int j = lane; j < n; j += 32) insert(t, static_cast<double>(row[j]) - p.v[j], j, offset, n);
+    for (int j = lane; j < n; j += 32)
+      insert(t, static_cast<double>(row[j]) - p.v[j], j, offset, n);
     warp_top2(t, offset, n);
     if (lane != 0) continue;
     if (!(t.w1 < INFINITY)) {  // no allowed column: infeasible (Python checks it first)
@@ -239,8 +240,8 @@ __device__ void resolve_step(const P& p, const int* rows, int m, int* next, int*
   for (std::int64_t k = tid; k < m; k += n_threads) {
     const int i = rows[k];
     const int j = p.bid_col[i];
-    const bool won = j >= 0 && static_cast<unsigned>(atomic_read(&p.key[j])) ==
-                                   static_cast<unsigned>(i + 1);
+    const bool won =
+        j >= 0 && static_cast<unsigned>(atomic_read(&p.key[j])) == static_cast<unsigned>(i + 1);
     if (!won) {
       push(next, next_count, i);
       continue;
@@ -289,8 +290,8 @@ struct column_record {
 /// the column was free (or the row has no allowed column), or i itself when
 /// the column's v fell since it was read (bid again on fresh prices).
 template <class S>
-__device__ int claim(const params<S>& p, const column_record& rec, int i, const top2& t,
-                     double eps, double big) {
+__device__ int claim(const params<S>& p, const column_record& rec, int i, const top2& t, double eps,
+                     double big) {
   if (!(t.w1 < INFINITY)) {  // no allowed column: infeasible (Python checks it first)
     atomicExch(&p.ctl->error, 1);
     return -1;
@@ -353,7 +354,8 @@ __device__ void async_phase(const params<S>& p, const column_record& rec, double
     if ((i < 0 && uncounted > 0) || uncounted == batch) {  // count, and check the cap
       int stop = 0;
       if (lane == 0) {
-        const auto counted = atomicAdd(&ctl->phase_bids, static_cast<unsigned long long>(uncounted));
+        const auto counted =
+            atomicAdd(&ctl->phase_bids, static_cast<unsigned long long>(uncounted));
         stop = counted + uncounted > bid_cap;  // so too for every later count
         if (stop) atomicExch(&ctl->capped, 1);
       }
@@ -423,15 +425,16 @@ __device__ void scale_step(const params<S>& p, std::int64_t tid, std::int64_t n_
       if (x < INFINITY && x > a) a = x;
     }
     for (int d = 16; d > 0; d >>= 1) a = fmax(a, __shfl_xor_sync(batched::full_mask, a, d));
-    if (lane == 0) atomicMax(&p.ctl->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(a)));
+    if (lane == 0)
+      atomicMax(&p.ctl->max_abs_bits, static_cast<unsigned long long>(__double_as_longlong(a)));
   }
 }
 
 /// Step 3: u_i = min_j x_ij; a row whose column is not at that minimum is
 /// freed; the free rows are appended to `out`.
 template <class S>
-__device__ void exact_duals_step(const params<S>& p, int* out, int* out_count,
-                                 std::int64_t warp, std::int64_t n_warps, int lane) {
+__device__ void exact_duals_step(const params<S>& p, int* out, int* out_count, std::int64_t warp,
+                                 std::int64_t n_warps, int lane) {
   for (std::int64_t i = warp; i < p.n_rows; i += n_warps) {
     const S* row = p.cost + i * p.n_cols;
     double w = INFINITY;
@@ -491,8 +494,8 @@ __device__ void block_rounds(const P& p, int slot, int r, int cap, double eps, d
 /// bid_step and record_win (found by argument-dependent lookup): the rounds
 /// are the same.
 template <class P>
-__device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, double big,
-                      int cap, int stop_at = 0) {
+__device__ int rounds(const P& p, cg::grid_group& grid, int slot, double eps, double big, int cap,
+                      int stop_at = 0) {
   const std::int64_t tid = grid.thread_rank(), n_threads = grid.size();
   const std::int64_t warp = tid / 32, n_warps = n_threads / 32;
   const int lane = threadIdx.x & 31;
@@ -540,7 +543,8 @@ __global__ __launch_bounds__(solve_threads) void auction_kernel(params<S> p) {
     ctl->count[1] = ctl->count[2] = 0;
   }
   grid.sync();
-  const double c_max = __longlong_as_double(static_cast<long long>(atomic_read(&ctl->max_abs_bits)));
+  const double c_max =
+      __longlong_as_double(static_cast<long long>(atomic_read(&ctl->max_abs_bits)));
   // Capped so that the capped rounds' bids cannot overflow float64.
   const double big = c_max > 0 ? fmin(3 * c_max, 0x1p1000) : 1.0;
   int slot = 0;
@@ -603,9 +607,9 @@ __global__ __launch_bounds__(finish_threads) void finish_kernel(params<S> p) {
   for (int k = 0; k < m; ++k) {
     const int root = roots[k];
     double reached = 0;
-    const int sink = batched::shortest_path<false, S, K>(
-        p.cost, p.n_cols, 1.0, root, p.u, own, p.path, p.row4col,
-        slot_val, slot_key, parity, &reached);
+    const int sink =
+        batched::shortest_path<false, S, K>(p.cost, p.n_cols, 1.0, root, p.u, own, p.path,
+                                            p.row4col, slot_val, slot_key, parity, &reached);
     if (sink < 0) {  // uniform over the block
       if (threadIdx.x == 0) p.ctl->error = 1;
       return;

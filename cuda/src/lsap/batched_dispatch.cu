@@ -93,8 +93,8 @@ void prefer_l1(const sap_plan& plan, unsigned launch_grid) {
       cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
   // The occupancy with the driver's carveout (a previous call's may be set).
   set_carveout<T, K>(cudaSharedmemCarveoutDefault);
-  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &fit, sap_kernel<T, K, false>, plan.block, plan.smem));
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, sap_kernel<T, K, false>,
+                                                                   plan.block, plan.smem));
   const auto blocks = std::clamp<std::int64_t>((grid + n_sm - 1) / n_sm, 1, std::max(fit, 1));
   const auto need = blocks * static_cast<std::int64_t>(plan.smem + reserved);
   const auto percent = std::min<std::int64_t>(100, (100 * need + per_sm - 1) / per_sm);
@@ -142,14 +142,16 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
                                            std::to_string(max_columns) + " columns (use omp-sap)");
   }
   int max_smem = 0;
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                            options.device));
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
   const smem_layout state_only(p.n_rows, p.n_cols, cost_size, false);
   if (state_only.total_bytes > static_cast<std::size_t>(max_smem)) {
-    return fail(status::invalid_input,
-                "gpu-sap: problems of " + std::to_string(p.n_cols) + " columns need " +
-                    std::to_string(state_only.total_bytes) + " bytes of shared memory per block; "
-                    "the device has " + std::to_string(max_smem) + " (use omp-sap)");
+    return fail(status::invalid_input, "gpu-sap: problems of " + std::to_string(p.n_cols) +
+                                           " columns need " +
+                                           std::to_string(state_only.total_bytes) +
+                                           " bytes of shared memory per block; "
+                                           "the device has " +
+                                           std::to_string(max_smem) + " (use omp-sap)");
   }
   const smem_layout with_costs(p.n_rows, p.n_cols, cost_size, true);
   p.costs_shared = with_costs.total_bytes <= static_cast<std::size_t>(max_smem);
@@ -157,13 +159,13 @@ status plan_sap(std::int64_t n_rows_in, std::int64_t n_cols_in, std::size_t cost
   p.scratch = p.transposed && !p.costs_shared;
   // The search keeps at most max_columns_per_thread columns per thread in
   // registers: a block asked for fewer threads is widened.
-  const int needed = 32 * ((p.n_cols + 32 * max_columns_per_thread - 1) /
-                           (32 * max_columns_per_thread));
-  p.block = std::max(options.block_threads > 0 ? options.block_threads
-                                               : pick_block_threads(p.n_cols),
-                     needed);
+  const int needed =
+      32 * ((p.n_cols + 32 * max_columns_per_thread - 1) / (32 * max_columns_per_thread));
+  p.block = std::max(
+      options.block_threads > 0 ? options.block_threads : pick_block_threads(p.n_cols), needed);
   p.columns_per_thread = columns_per_thread(p.n_cols, p.block);
-  const int carveout = matchflow::detail::env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"});
+  const int carveout =
+      matchflow::detail::env_choice("MATCHFLOW_GPU_SAP_CARVEOUT", {"l1", "driver"});
   if (carveout < 0) {
     return fail(status::invalid_input, "gpu-sap: MATCHFLOW_GPU_SAP_CARVEOUT must be l1 or driver");
   }
@@ -199,16 +201,36 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.first_failure = d_failure;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
   switch (plan.columns_per_thread) {  // the values columns_per_thread returns
-    case 1: launch_k<T, 1>(plan, prm, grid, s); break;
-    case 2: launch_k<T, 2>(plan, prm, grid, s); break;
-    case 3: launch_k<T, 3>(plan, prm, grid, s); break;
-    case 4: launch_k<T, 4>(plan, prm, grid, s); break;
-    case 5: launch_k<T, 5>(plan, prm, grid, s); break;
-    case 6: launch_k<T, 6>(plan, prm, grid, s); break;
-    case 8: launch_k<T, 8>(plan, prm, grid, s); break;
-    case 10: launch_k<T, 10>(plan, prm, grid, s); break;
-    case 12: launch_k<T, 12>(plan, prm, grid, s); break;
-    default: launch_k<T, max_columns_per_thread>(plan, prm, grid, s); break;
+    case 1:
+      launch_k<T, 1>(plan, prm, grid, s);
+      break;
+    case 2:
+      launch_k<T, 2>(plan, prm, grid, s);
+      break;
+    case 3:
+      launch_k<T, 3>(plan, prm, grid, s);
+      break;
+    case 4:
+      launch_k<T, 4>(plan, prm, grid, s);
+      break;
+    case 5:
+      launch_k<T, 5>(plan, prm, grid, s);
+      break;
+    case 6:
+      launch_k<T, 6>(plan, prm, grid, s);
+      break;
+    case 8:
+      launch_k<T, 8>(plan, prm, grid, s);
+      break;
+    case 10:
+      launch_k<T, 10>(plan, prm, grid, s);
+      break;
+    case 12:
+      launch_k<T, 12>(plan, prm, grid, s);
+      break;
+    default:
+      launch_k<T, max_columns_per_thread>(plan, prm, grid, s);
+      break;
   }
   return launches + 1;
 }
@@ -242,8 +264,7 @@ std::int64_t chunk_problems(std::int64_t batch, std::size_t problem_bytes) {
 template <class T>
 void pipelined_solve(const sap_plan& plan, const T* cost, std::int64_t batch, T* d_cost,
                      T* d_scratch, std::int64_t* d_rows, std::int64_t* d_cols,
-                     unsigned long long* d_failure, cudaStream_t copy,
-                     batched_lsap_stats* stats) {
+                     unsigned long long* d_failure, cudaStream_t copy, batched_lsap_stats* stats) {
   const std::int64_t entries = static_cast<std::int64_t>(plan.n_rows) * plan.n_cols;
   const std::size_t problem_bytes = static_cast<std::size_t>(entries) * sizeof(T);
   const std::int64_t per_chunk = chunk_problems(batch, problem_bytes);
@@ -324,9 +345,8 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
     if (!dev) upload_costs(d_cost.data(), cost, n_entries, s);  // returns once the copy is done
     stats->seconds_transfer = seconds_since(t0);
     t0 = wall_clock::now();
-    stats->kernel_launches +=
-        launch_sap<T>(plan, dev ? cost : d_cost.data(), d_scratch.data(), batch, 0, d_row_ind,
-                      d_col_ind, d_failure.data(), s);
+    stats->kernel_launches += launch_sap<T>(plan, dev ? cost : d_cost.data(), d_scratch.data(),
+                                            batch, 0, d_row_ind, d_col_ind, d_failure.data(), s);
     s.synchronize();
     stats->seconds_solve = seconds_since(t0);
   }
@@ -351,16 +371,15 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows_in, std::int
 }  // namespace
 
 template <class T>
-status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
-                       std::int64_t n_cols, bool maximize, const batched_lsap_options& options,
-                       std::int64_t* row_ind, std::int64_t* col_ind,
-                       batched_lsap_stats* stats) noexcept {
+status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows, std::int64_t n_cols,
+                       bool maximize, const batched_lsap_options& options, std::int64_t* row_ind,
+                       std::int64_t* col_ind, batched_lsap_stats* stats) noexcept {
   return cuda_guarded([&] {
     return solve(cost, batch, n_rows, n_cols, maximize, options, row_ind, col_ind, stats);
   });
 }
 
-#define MATCHFLOW_INSTANTIATE_LAUNCH_SAP(T)                                              \
+#define MATCHFLOW_INSTANTIATE_LAUNCH_SAP(T)                                                 \
   template int batched::launch_sap<T>(const batched::sap_plan&, const T*, T*, std::int64_t, \
                                       std::int64_t, std::int64_t*, std::int64_t*,           \
                                       unsigned long long*, cudaStream_t);

@@ -78,7 +78,7 @@ constexpr unsigned long long no_failure = ~0ull;
 constexpr int max_block_threads = 512;
 constexpr int max_warps = max_block_threads / 32;
 constexpr int max_columns_per_thread = 16;  ///< the largest K instantiated
-constexpr unsigned assigned_bit = 30;  ///< arg-min key: (column assigned) << 30 | column
+constexpr unsigned assigned_bit = 30;       ///< arg-min key: (column assigned) << 30 | column
 constexpr unsigned column_mask = (1u << assigned_bit) - 1;
 constexpr unsigned no_key = 0xffffffffu;
 constexpr unsigned long long no_value = ~0ull;  ///< above the image of +inf
@@ -92,9 +92,14 @@ struct smem_layout {
 
   __host__ __device__ static std::size_t align8(std::size_t b) { return (b + 7) & ~std::size_t(7); }
 
-  __host__ __device__ smem_layout(int n_rows, int n_cols, std::size_t cost_size, bool costs_shared) {
+  __host__ __device__ smem_layout(int n_rows, int n_cols, std::size_t cost_size,
+                                  bool costs_shared) {
     std::size_t at = 0;
-    auto take = [&](std::size_t bytes) { const std::size_t here = at; at = align8(at + bytes); return here; };
+    auto take = [&](std::size_t bytes) {
+      const std::size_t here = at;
+      at = align8(at + bytes);
+      return here;
+    };
     u = take(sizeof(double) * n_rows);
     path = take(sizeof(int) * n_cols);
     row4col = take(sizeof(int) * n_cols);
@@ -110,15 +115,15 @@ struct smem_layout {
 /// What the kernel needs; `cost` holds `batch` problems back to back.
 template <class T>
 struct sap_params {
-  const T* cost;            ///< per problem n_rows x n_cols, or n_cols x n_rows when load_transposed
+  const T* cost;  ///< per problem n_rows x n_cols, or n_cols x n_rows when load_transposed
   std::int64_t batch;
   std::int64_t first_problem;  ///< the caller's index of problem 0 here (failures name it)
-  int n_rows, n_cols;       ///< the oriented problem: n_rows <= n_cols
-  bool load_transposed;     ///< the caller's problems are tall: transpose them into shared memory
-  bool transposed;          ///< report the caller's rows as our columns
+  int n_rows, n_cols;          ///< the oriented problem: n_rows <= n_cols
+  bool load_transposed;  ///< the caller's problems are tall: transpose them into shared memory
+  bool transposed;       ///< report the caller's rows as our columns
   bool costs_shared;
-  double sign;              ///< -1 when maximising
-  std::int64_t* row_ind;    ///< batch x n_rows
+  double sign;            ///< -1 when maximising
+  std::int64_t* row_ind;  ///< batch x n_rows
   std::int64_t* col_ind;
   unsigned long long* first_failure;  ///< see problem_status; the caller sets no_failure
 };
@@ -262,8 +267,8 @@ __device__ bool copy_and_check(const sap_params<T>& prm, const T* src, T* tile) 
       // Shared problems have fewer than 2^31 entries.  Transposed: e walks
       // the caller's (n_cols x n_rows) problem.
       const int ei = static_cast<int>(e), caller_row = ei / prm.n_rows;
-      const int at = prm.load_transposed
-          ? (ei - caller_row * prm.n_rows) * prm.n_cols + caller_row : ei;
+      const int at =
+          prm.load_transposed ? (ei - caller_row * prm.n_rows) * prm.n_cols + caller_row : ei;
       tile[at] = x[b];
     }
   }
@@ -272,8 +277,7 @@ __device__ bool copy_and_check(const sap_params<T>& prm, const T* src, T* tile) 
 
 /// Row i's least entry (u_i) and its first column into u and col4row
 /// (-1 when every entry is +inf), from the warp's lanes' (least, column).
-__device__ inline void write_row_minimum(int i, double best, unsigned at, double* u,
-                                         int* col4row) {
+__device__ inline void write_row_minimum(int i, double best, unsigned at, double* u, int* col4row) {
   unsigned long long key = ordered(best);
   warp_argmin(key, at);
   if ((threadIdx.x & 31) == 0) {
@@ -332,7 +336,8 @@ __device__ bool row_minima_global(const T* cost, int n_rows, int n_cols, double 
       // at the row's end, it issued a few at a time, each group waited for).
       T x[span];
 #pragma unroll
-      for (int s = 0; s < span; ++s) x[s] = base + 32 * s < n_cols ? __ldg(row + base + 32 * s) : T(0);
+      for (int s = 0; s < span; ++s)
+        x[s] = base + 32 * s < n_cols ? __ldg(row + base + 32 * s) : T(0);
 #pragma unroll
       for (int s = 0; s < span; ++s) {
         if (base + 32 * s >= n_cols) continue;
@@ -593,7 +598,7 @@ __device__ void augment(int root, int sink, double reached, double* u, owned_col
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const int j = own.column(k);
-    if (!((own.scanned >> k) & 1u)) continue;  // absent columns are never scanned
+    if (!((own.scanned >> k) & 1u)) continue;   // absent columns are never scanned
     const double step = reached - own.done[k];  // 0 at the sink
     own.v[k] -= step;
     if (row4col[j] >= 0) u[row4col[j]] += step;  // the row reached through j
@@ -692,9 +697,8 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
       for (int root = 0; root < prm.n_rows; ++root) {
         if (col4row[root] >= 0) continue;  // uniform: col4row changes before barriers only
         double reached = 0;
-        const int sink = shortest_path<Shared, T, K>(cost, prm.n_cols, prm.sign,
-                                                     root, u, own, path, row4col, slot_val,
-                                                     slot_key, parity, &reached);
+        const int sink = shortest_path<Shared, T, K>(cost, prm.n_cols, prm.sign, root, u, own, path,
+                                                     row4col, slot_val, slot_key, parity, &reached);
         if (sink < 0) {  // uniform: every thread got the same arg-min
           outcome = infeasible;
           break;
@@ -703,8 +707,8 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
       }
     }
     if (outcome == solved) {
-      write_assignment(p, prm.n_rows, prm.n_cols, prm.transposed, row4col, col4row,
-                       prm.row_ind, prm.col_ind);
+      write_assignment(p, prm.n_rows, prm.n_cols, prm.transposed, row4col, col4row, prm.row_ind,
+                       prm.col_ind);
     }
     if (threadIdx.x == 0 && outcome != solved) {
       atomicMin(prm.first_failure,
@@ -717,8 +721,7 @@ __global__ void __launch_bounds__(max_block_threads) sap_kernel(const sap_params
 /// out[p] = in[p] transposed, for `batch` problems of n_rows x n_cols (in)
 /// each; 32 x 32 tiles through shared memory (grid: tiles x tiles x problems).
 template <class T>
-__global__ void transpose_kernel(const T* in, T* out, std::int64_t batch, int n_rows,
-                                 int n_cols) {
+__global__ void transpose_kernel(const T* in, T* out, std::int64_t batch, int n_rows, int n_cols) {
   __shared__ T tile[32][33];
   const std::int64_t entries = static_cast<std::int64_t>(n_rows) * n_cols;
   const int col0 = blockIdx.x * 32, row0 = blockIdx.y * 32;
@@ -727,12 +730,14 @@ __global__ void transpose_kernel(const T* in, T* out, std::int64_t batch, int n_
     T* b = out + p * entries;
     for (int r = threadIdx.y; r < 32; r += blockDim.y) {
       const int i = row0 + r, j = col0 + threadIdx.x;
-      if (i < n_rows && j < n_cols) tile[r][threadIdx.x] = a[static_cast<std::int64_t>(i) * n_cols + j];
+      if (i < n_rows && j < n_cols)
+        tile[r][threadIdx.x] = a[static_cast<std::int64_t>(i) * n_cols + j];
     }
     __syncthreads();
     for (int r = threadIdx.y; r < 32; r += blockDim.y) {
       const int j = col0 + r, i = row0 + threadIdx.x;
-      if (i < n_rows && j < n_cols) b[static_cast<std::int64_t>(j) * n_rows + i] = tile[threadIdx.x][r];
+      if (i < n_rows && j < n_cols)
+        b[static_cast<std::int64_t>(j) * n_rows + i] = tile[threadIdx.x][r];
     }
     __syncthreads();
   }

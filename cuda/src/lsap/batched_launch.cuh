@@ -17,15 +17,15 @@ namespace matchflow::cuda::batched {
 
 /// How gpu-sap runs problems of one shape on one device.
 struct sap_plan {
-  int n_rows = 0, n_cols = 0;   ///< the oriented problem: n_rows <= n_cols
-  bool transposed = false;      ///< the caller's problems are tall (n_rows > n_cols)
-  bool costs_shared = false;    ///< costs copied to shared memory
-  bool scratch = false;         ///< tall and not shared: transposed into a scratch stack first
+  int n_rows = 0, n_cols = 0;  ///< the oriented problem: n_rows <= n_cols
+  bool transposed = false;     ///< the caller's problems are tall (n_rows > n_cols)
+  bool costs_shared = false;   ///< costs copied to shared memory
+  bool scratch = false;        ///< tall and not shared: transposed into a scratch stack first
   bool maximize = false;
-  std::size_t cost_size = 0;    ///< sizeof(T)
-  std::size_t smem = 0;         ///< dynamic shared memory per block
-  int block = 0;                ///< threads per block
-  int columns_per_thread = 0;   ///< K: 1-6, 8, 10, 12 or 16
+  std::size_t cost_size = 0;   ///< sizeof(T)
+  std::size_t smem = 0;        ///< dynamic shared memory per block
+  int block = 0;               ///< threads per block
+  int columns_per_thread = 0;  ///< K: 1-6, 8, 10, 12 or 16
   /// Global costs only (environment, read by plan_sap; for A/B runs):
   /// MATCHFLOW_GPU_SAP_CARVEOUT = l1 (default) | driver: the smallest
   /// shared-memory carveout that holds the grid's blocks (the rest of the

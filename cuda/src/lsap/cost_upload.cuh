@@ -87,8 +87,8 @@ int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t
           to + from, n_items - from, sizeof(Out),
           [&](char* buf, std::size_t first, std::size_t count) {
             int_range r;
-            if (!narrow_to<Out, Streaming>(h_src + from + first, reinterpret_cast<Out*>(buf),
-                                           count, &r))
+            if (!narrow_to<Out, Streaming>(h_src + from + first, reinterpret_cast<Out*>(buf), count,
+                                           &r))
               return false;  // abandons this width; a wider one goes on
             merge(r);
             return true;
@@ -125,8 +125,8 @@ int upload_int_costs(std::int64_t* d_dst, const std::int64_t* h_src, std::size_t
           s, shape);
     }
   }
-  *max_abs = std::max(matchflow::detail::magnitude(range.lo),
-                      matchflow::detail::magnitude(range.hi));
+  *max_abs =
+      std::max(matchflow::detail::magnitude(range.lo), matchflow::detail::magnitude(range.hi));
   return width;
 }
 

@@ -30,15 +30,15 @@
 // All work runs on one stream; every call and launch is checked; buffers
 // are RAII, from the stream-ordered pool; the memory need is computed and
 // checked before any allocation.
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -46,8 +46,8 @@
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
-#include "common/launch.cuh"
 #include "common/host_copy.cuh"
+#include "common/launch.cuh"
 #include "lsap/cost_upload.cuh"
 #include "lsap/hungarian_kernels.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
@@ -72,19 +72,36 @@ struct buffers {
   /// chunks: capacity of part_val / part_row in rows of n_cols.
   buffers(std::int64_t n_rows, std::int64_t n_cols, std::int64_t chunks, bool tree)
       : cost(static_cast<std::size_t>(n_rows * n_cols)),
-        u(n_rows), v(n_cols), slack(n_cols),
-        part_val(tree ? chunks * n_cols : 0), row_min(tree ? 0 : n_rows), theta(1),
-        ar(n_rows), ac(n_cols), pr(n_rows), pc(n_cols), sr(n_rows), sc(n_cols),
-        vr(n_rows), vc(n_cols), rev(n_cols), rvis(n_rows), aug(n_rows), act(n_rows),
-        frontier(3 * n_rows), roots(2 * n_rows), part_row(tree ? chunks * n_cols : 0),
-        paths(tree ? n_rows : 0), ctl(1) {}
+        u(n_rows),
+        v(n_cols),
+        slack(n_cols),
+        part_val(tree ? chunks * n_cols : 0),
+        row_min(tree ? 0 : n_rows),
+        theta(1),
+        ar(n_rows),
+        ac(n_cols),
+        pr(n_rows),
+        pc(n_cols),
+        sr(n_rows),
+        sc(n_cols),
+        vr(n_rows),
+        vc(n_cols),
+        rev(n_cols),
+        rvis(n_rows),
+        aug(n_rows),
+        act(n_rows),
+        frontier(3 * n_rows),
+        roots(2 * n_rows),
+        part_row(tree ? chunks * n_cols : 0),
+        paths(tree ? n_rows : 0),
+        ctl(1) {}
 
   static std::size_t bytes(std::int64_t n_rows, std::int64_t n_cols, std::int64_t chunks,
                            bool tree) {
     const std::size_t t = sizeof(T), i = sizeof(int);
     std::size_t b = static_cast<std::size_t>(n_rows * n_cols) * t;
-    b += static_cast<std::size_t>(n_rows) * (t + (tree ? 0 : t) + 9 * i + 3 * i + 2 * i +
-                                             (tree ? sizeof(long long) : 0));
+    b += static_cast<std::size_t>(n_rows) *
+         (t + (tree ? 0 : t) + 9 * i + 3 * i + 2 * i + (tree ? sizeof(long long) : 0));
     b += static_cast<std::size_t>(n_cols) * (2 * t + 6 * i);
     if (tree) b += static_cast<std::size_t>(chunks * n_cols) * (t + i);
     return b + sizeof(control) + t;
@@ -109,7 +126,8 @@ struct buffers {
     s.rev = rev.data();
     s.rvis = rvis.data();
     s.aug = aug.data();
-    for (int k = 0; k < 3; ++k) s.frontier[k] = frontier.data() + static_cast<std::int64_t>(k) * n_rows;
+    for (int k = 0; k < 3; ++k)
+      s.frontier[k] = frontier.data() + static_cast<std::int64_t>(k) * n_rows;
     for (int k = 0; k < 2; ++k) s.roots[k] = roots.data() + static_cast<std::int64_t>(k) * n_rows;
     s.part_val = part_val.data();
     s.part_row = part_row.data();
@@ -130,13 +148,14 @@ void initial_reduction(buffers<T>& b, const state<T>& s, cudaStream_t stream, ls
   for (auto* a : {&b.ar, &b.ac, &b.pr, &b.pc, &b.sr, &b.sc}) a->fill_bytes(0xFF, stream);
   for (auto* a : {&b.vr, &b.vc, &b.rev, &b.rvis, &b.aug, &b.act}) a->fill_bytes(0, stream);
   b.paths.fill_bytes(0, stream);
-  row_reduce_kernel<T><<<blocks_for(static_cast<std::int64_t>(s.n_rows) * 32), threads_per_block, 0,
-                         stream>>>(s.cost, s.n_rows, s.n_cols, s.u, &s.ctl->max_abs_key);
+  row_reduce_kernel<T>
+      <<<blocks_for(static_cast<std::int64_t>(s.n_rows) * 32), threads_per_block, 0, stream>>>(
+          s.cost, s.n_rows, s.n_cols, s.u, &s.ctl->max_abs_key);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++st.kernel_launches;
   if (s.n_rows == s.n_cols) {
-    col_reduce_kernel<T><<<blocks_for(s.n_cols, 32), dim3(32, 32), 0, stream>>>(
-        s.cost, s.n_rows, s.n_cols, s.u, s.v);
+    col_reduce_kernel<T><<<blocks_for(s.n_cols, 32), dim3(32, 32), 0, stream>>>(s.cost, s.n_rows,
+                                                                                s.n_cols, s.u, s.v);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     ++st.kernel_launches;
   } else {
@@ -197,7 +216,8 @@ class classic_solver {
           MATCHFLOW_CUDA_CHECK_LAUNCH();
           ++st_.kernel_launches;
           int* out = fr == x_.list_a.data() ? x_.list_b.data() : x_.list_a.data();
-          nf = select(thrust::counting_iterator<int>(0), out, s_.n_rows, stamp_equals{b_.act.data(), level});
+          nf = select(thrust::counting_iterator<int>(0), out, s_.n_rows,
+                      stamp_equals{b_.act.data(), level});
           launch_mark(out, nf, it, false);
           fr = out;
         }
@@ -224,9 +244,9 @@ class classic_solver {
     x_.next_roots = device_buffer<int>(s_.n_rows);
     x_.frev = device_buffer<int>(s_.n_cols);
     std::size_t t1 = 0, t2 = 0, t3 = 0, t4 = 0;
-    MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, t1, thrust::counting_iterator<int>(0),
-                                             x_.list_a.data(), &s_.ctl->fcount[1], static_cast<int>(n),
-                                             stamp_equals{nullptr, 0}, stream_));
+    MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
+        nullptr, t1, thrust::counting_iterator<int>(0), x_.list_a.data(), &s_.ctl->fcount[1],
+        static_cast<int>(n), stamp_equals{nullptr, 0}, stream_));
     MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, t2, x_.list_a.data(), x_.list_b.data(),
                                              &s_.ctl->fcount[1], s_.n_rows,
                                              root_without_path{nullptr, 0}, stream_));
@@ -246,8 +266,8 @@ class classic_solver {
                                              pred, stream_));
     ++st_.kernel_launches;
     int count = 0;
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&count, &s_.ctl->fcount[1], sizeof(int),
-                                       cudaMemcpyDeviceToHost, stream_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(&count, &s_.ctl->fcount[1], sizeof(int), cudaMemcpyDeviceToHost, stream_));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(stream_));
     return count;
   }
@@ -262,8 +282,8 @@ class classic_solver {
   void launch_mark(const int* rows, int count, int it, bool root) {
     if (count == 0) return;
     // the count lives at ctl->fcount[1] (written by the last select)
-    mark_rows_kernel<<<blocks_for(count), threads_per_block, 0, stream_>>>(
-        rows, &s_.ctl->fcount[1], it, s_.vr, s_.pr, root);
+    mark_rows_kernel<<<blocks_for(count), threads_per_block, 0, stream_>>>(rows, &s_.ctl->fcount[1],
+                                                                           it, s_.vr, s_.pr, root);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     ++st_.kernel_launches;
   }
@@ -278,8 +298,8 @@ class classic_solver {
     MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(x_.temp.data(), bytes, x_.ptr.data(),
                                                      x_.ptr.data(), s_.n_rows + 1, stream_));
     long long m = 0;
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&m, x_.ptr.data() + s_.n_rows, sizeof(m),
-                                       cudaMemcpyDeviceToHost, stream_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(&m, x_.ptr.data() + s_.n_rows, sizeof(m), cudaMemcpyDeviceToHost, stream_));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(stream_));
     if (static_cast<std::size_t>(m) > x_.z.size()) {
       const std::size_t cap = std::max<std::size_t>(m, 2 * x_.z.size());
@@ -287,21 +307,24 @@ class classic_solver {
       use_device_with_memory(device_, cap * sizeof(int));
       x_.z = device_buffer<int>(cap);
     }
-    classic_scatter_kernel<T><<<grid, threads_per_block, 0, stream_>>>(s_, tol_, x_.ptr.data(), x_.z.data());
+    classic_scatter_kernel<T>
+        <<<grid, threads_per_block, 0, stream_>>>(s_, tol_, x_.ptr.data(), x_.z.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     st_.kernel_launches += 3;
   }
 
   /// Algorithms 7 and 8.
   void dual_update(int it) {
-    classic_min_slack_kernel<T><<<blocks_for(static_cast<std::int64_t>(s_.n_rows) * 32),
-                                  threads_per_block, 0, stream_>>>(s_, it, b_.row_min.data());
+    classic_min_slack_kernel<T>
+        <<<blocks_for(static_cast<std::int64_t>(s_.n_rows) * 32), threads_per_block, 0, stream_>>>(
+            s_, it, b_.row_min.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     std::size_t bytes = x_.temp_bytes;
     MATCHFLOW_CUDA_TRY(cub::DeviceReduce::Min(x_.temp.data(), bytes, b_.row_min.data(),
                                               b_.theta.data(), s_.n_rows, stream_));
-    classic_dual_kernel<T><<<blocks_for(std::max(s_.n_rows, s_.n_cols)), threads_per_block, 0,
-                             stream_>>>(s_, it, b_.theta.data());
+    classic_dual_kernel<T>
+        <<<blocks_for(std::max(s_.n_rows, s_.n_cols)), threads_per_block, 0, stream_>>>(
+            s_, it, b_.theta.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     st_.kernel_launches += 3;
     ++st_.dual_updates;
@@ -315,14 +338,16 @@ class classic_solver {
     classic_reverse_kernel<T><<<blocks_for(nrev), threads_per_block, 0, stream_>>>(
         s_, x_.frev.data(), &s_.ctl->fcount[1], it);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
-    const int naug = select(x_.next_roots.data(), x_.list_a.data(), nroots, stamp_equals{s_.aug, it});
+    const int naug =
+        select(x_.next_roots.data(), x_.list_a.data(), nroots, stamp_equals{s_.aug, it});
     classic_augment_kernel<T><<<blocks_for(naug), threads_per_block, 0, stream_>>>(
         s_, x_.list_a.data(), &s_.ctl->fcount[1]);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     st_.kernel_launches += 2;
     st_.augmenting_paths += naug;
     paths_per_iteration.push_back(naug);
-    const int left = select(x_.next_roots.data(), x_.list_b.data(), nroots, root_without_path{s_.aug, it});
+    const int left =
+        select(x_.next_roots.data(), x_.list_b.data(), nroots, root_without_path{s_.aug, it});
     std::swap(x_.list_b, x_.next_roots);
     return left;
   }
@@ -363,8 +388,8 @@ bool copy_device_costs(buffers<T>& b, state<T>& s, const T* cost, std::size_t n_
                        const lsap_options& options, cudaStream_t strm, lsap_stats& st) {
   const bool narrow = std::is_same_v<T, std::int64_t> && options.cost_int32;
   const std::size_t item = narrow ? sizeof(std::int32_t) : sizeof(T);
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(b.cost.data(), cost, n_items * item,
-                                     cudaMemcpyDeviceToDevice, strm));
+  MATCHFLOW_CUDA_TRY(
+      cudaMemcpyAsync(b.cost.data(), cost, n_items * item, cudaMemcpyDeviceToDevice, strm));
   if constexpr (std::is_same_v<T, std::int64_t>) {
     if (narrow) {
       s.cost.narrow = reinterpret_cast<const std::int32_t*>(b.cost.data());
@@ -387,8 +412,8 @@ status query_tree_shape(int device, std::int64_t n_cols, tree_shape* shape) {
   int sms = 0, occupancy = 0, coop = 0;
   MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &occupancy, tree_solve_kernel<T>, solve_threads, 0));
+  MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, tree_solve_kernel<T>,
+                                                                   solve_threads, 0));
   if (!coop || occupancy < 1)
     return fail(status::cuda_error, "gpu-tree needs a device with cooperative launch");
   shape->blocks = sms * occupancy;
@@ -440,8 +465,8 @@ status upload_cost_matrix(buffers<T>& b, state<T>& s, const In* cost, const lsap
 /// the classical loop (whose paths per iteration go to `record` here; the
 /// tree's are read back with the answer).
 template <class T>
-status run_phases(buffers<T>& b, state<T>& s, bool tree, int blocks, int device,
-                  cudaStream_t strm, lsap_stats& st, std::int64_t* record) {
+status run_phases(buffers<T>& b, state<T>& s, bool tree, int blocks, int device, cudaStream_t strm,
+                  lsap_stats& st, std::int64_t* record) {
   if (tree) {
     solve_tree(b, s, blocks, strm, st);
   } else {
@@ -533,8 +558,8 @@ status solve(const In* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree
   // matrix's 400-800 MB per call otherwise.
   pooled_allocations pool(strm, options.device);
   buffers<T> b(n_rows, n_cols, chunks, tree);
-  state<T> s = b.view(static_cast<int>(n_rows), static_cast<int>(n_cols),
-                      static_cast<int>(shape.k_max));
+  state<T> s =
+      b.view(static_cast<int>(n_rows), static_cast<int>(n_cols), static_cast<int>(shape.k_max));
 
   auto t0 = wall_clock::now();
   if (const status up = upload_cost_matrix(b, s, cost, options, strm, st); up != status::ok)
@@ -565,13 +590,15 @@ template <class T>
 status gpu_hungarian(const T* cost, std::int64_t n_rows, std::int64_t n_cols, bool tree,
                      const lsap_options& options, std::int64_t* col4row, T* u, T* v,
                      lsap_stats* stats) noexcept {
-  return cuda_guarded([&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
+  return cuda_guarded(
+      [&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
 }
 
 status gpu_hungarian_int32(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
                            bool tree, const lsap_options& options, std::int64_t* col4row,
                            std::int64_t* u, std::int64_t* v, lsap_stats* stats) noexcept {
-  return cuda_guarded([&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
+  return cuda_guarded(
+      [&] { return solve(cost, n_rows, n_cols, tree, options, col4row, u, v, stats); });
 }
 
 MATCHFLOW_GPU_HUNGARIAN_TYPES(MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN)

@@ -71,26 +71,34 @@ constexpr int solve_threads = 1024;  // persistent kernel block size
 /// "Infinity" of a cost type: +inf for floats, INT64_MAX for integers.
 template <class T>
 __host__ __device__ constexpr T cost_inf() {
-  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::max();
+  if constexpr (std::is_floating_point_v<T>)
+    return std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::max();
 }
 
 /// Order-preserving encoding of a non-negative cost into 64 bits, so that
 /// atomicMin/atomicMax on keys reduce costs (floats through double bits).
 template <class T>
 __device__ inline key_t encode(T x) {
-  if constexpr (std::is_floating_point_v<T>) return static_cast<key_t>(__double_as_longlong(static_cast<double>(x)));
-  else return static_cast<key_t>(x);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<key_t>(__double_as_longlong(static_cast<double>(x)));
+  else
+    return static_cast<key_t>(x);
 }
 template <class T>
 __device__ inline T decode(key_t k) {
-  if constexpr (std::is_floating_point_v<T>) return static_cast<T>(__longlong_as_double(static_cast<long long>(k)));
-  else return static_cast<T>(k);
+  if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(__longlong_as_double(static_cast<long long>(k)));
+  else
+    return static_cast<T>(k);
 }
 template <class T>
 __host__ __device__ constexpr key_t key_inf() {
-  if constexpr (std::is_floating_point_v<T>) return 0x7FF0000000000000ull;  // +inf as double bits
-  else return static_cast<key_t>(std::numeric_limits<T>::max());
+  if constexpr (std::is_floating_point_v<T>)
+    return 0x7FF0000000000000ull;  // +inf as double bits
+  else
+    return static_cast<key_t>(std::numeric_limits<T>::max());
 }
 
 /// Tightness tolerance from the largest finite |c| (encoded in max_abs_key).
@@ -98,7 +106,8 @@ template <class T>
 __device__ inline T tolerance(key_t max_abs_key) {
   if constexpr (std::is_floating_point_v<T>)
     return static_cast<T>(16) * std::numeric_limits<T>::epsilon() * decode<T>(max_abs_key);
-  else return 0;
+  else
+    return 0;
 }
 
 /// The cost matrix on the device: T, or int32 or int16 for int64 costs that
@@ -137,9 +146,8 @@ __device__ inline key_t warp_min(key_t x) {
 /// One warp per row: u[i] = min_j c_ij; also the largest finite |c| (floats).
 /// sync: max_abs_key (atomicMax).  safe: u (one writer per row).
 template <class T>
-__global__ __launch_bounds__(256) void row_reduce_kernel(cost_ref<T> cost, int n_rows,
-                                                         int n_cols, T* __restrict__ u,
-                                                         key_t* max_abs_key) {
+__global__ __launch_bounds__(256) void row_reduce_kernel(cost_ref<T> cost, int n_rows, int n_cols,
+                                                         T* __restrict__ u, key_t* max_abs_key) {
   const std::int64_t warp = (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (warp >= n_rows) return;
@@ -172,8 +180,8 @@ __global__ __launch_bounds__(256) void row_reduce_kernel(cost_ref<T> cost, int n
 /// columns per block, threadIdx.y strides the rows, shared-memory reduction.
 /// safe: v (one writer per column).
 template <class T>
-__global__ __launch_bounds__(1024) void col_reduce_kernel(cost_ref<T> cost, int n_rows,
-                                                          int n_cols, const T* __restrict__ u,
+__global__ __launch_bounds__(1024) void col_reduce_kernel(cost_ref<T> cost, int n_rows, int n_cols,
+                                                          const T* __restrict__ u,
                                                           T* __restrict__ v) {
   __shared__ T part[32][33];
   const int j = blockIdx.x * 32 + threadIdx.x;
@@ -195,16 +203,16 @@ __global__ __launch_bounds__(1024) void col_reduce_kernel(cost_ref<T> cost, int 
 
 /// Scalars shared between steps and with the host.
 struct control {
-  int fcount[3];            // sizes of frontier[3]
-  int rcount[2];            // sizes of roots[2]
-  key_t theta_key[3];       // min uncovered slack found in step s, slot s % 3
-  key_t max_abs_key;        // largest finite |c| (tolerance of floating costs)
-  int rev_found;            // stamp: an augmenting path exists in iteration rev_found
-  int rev_step[3];          // CU-TREE: stamp `it` when step s found a reverse column, slot s % 3
-  int error;                // 1 = no finite dual step (infeasible input); multi_gpu_error
-  int revs[2];              // multi-GPU: this part's reverse columns of iterations of each parity
+  int fcount[3];       // sizes of frontier[3]
+  int rcount[2];       // sizes of roots[2]
+  key_t theta_key[3];  // min uncovered slack found in step s, slot s % 3
+  key_t max_abs_key;   // largest finite |c| (tolerance of floating costs)
+  int rev_found;       // stamp: an augmenting path exists in iteration rev_found
+  int rev_step[3];     // CU-TREE: stamp `it` when step s found a reverse column, slot s % 3
+  int error;           // 1 = no finite dual step (infeasible input); multi_gpu_error
+  int revs[2];         // multi-GPU: this part's reverse columns of iterations of each parity
   long long iterations, augmenting_paths, dual_updates;
-  long long steps;          // CU-TREE: forward and dual steps (exchanges, multi-GPU)
+  long long steps;  // CU-TREE: forward and dual steps (exchanges, multi-GPU)
 };
 
 /// Everything both variants keep on the device (see hungarian_dispatch.cu
@@ -214,19 +222,19 @@ struct state {
   cost_ref<T> cost;
   int n_rows, n_cols;
   T *u, *v, *slack;
-  int *ar, *ac;        // A_r / A_c (col4row / row4col), -1 = unassigned
-  int *pr, *pc;        // P_r / P_c predecessors
-  int *sr, *sc;        // S_r / S_c successors (reverse pass)
-  int *vr, *vc;        // tree-row / tree-column stamps (the paper's covers)
-  int *rev, *rvis;     // reverse-column stamps; rows passed by a reverse walker
-  int *aug;            // roots whose tree yields a path this iteration
-  int* frontier[3];    // CU-TREE frontier queues, used round robin by step
-  int* roots[2];       // CU-TREE roots of this / next iteration
-  T* part_val;         // CU-TREE split expansion: per (chunk, column) minimum
-  int* part_row;       //   and its row
-  int k_max;           //   chunks of one-column items that fill the grid (part_* hold
-                       //   max_item_columns * k_max * n_cols)
-  long long* paths;    // paths[it - 1]: paths augmented in iteration it (capacity n_rows)
+  int *ar, *ac;      // A_r / A_c (col4row / row4col), -1 = unassigned
+  int *pr, *pc;      // P_r / P_c predecessors
+  int *sr, *sc;      // S_r / S_c successors (reverse pass)
+  int *vr, *vc;      // tree-row / tree-column stamps (the paper's covers)
+  int *rev, *rvis;   // reverse-column stamps; rows passed by a reverse walker
+  int* aug;          // roots whose tree yields a path this iteration
+  int* frontier[3];  // CU-TREE frontier queues, used round robin by step
+  int* roots[2];     // CU-TREE roots of this / next iteration
+  T* part_val;       // CU-TREE split expansion: per (chunk, column) minimum
+  int* part_row;     //   and its row
+  int k_max;         //   chunks of one-column items that fill the grid (part_* hold
+                     //   max_item_columns * k_max * n_cols)
+  long long* paths;  // paths[it - 1]: paths augmented in iteration it (capacity n_rows)
   control* ctl;
 };
 
@@ -279,7 +287,8 @@ __device__ inline void augment_walk(const state<T>& s, int r) {
 /// A column becomes tight (slack <= tol): cover it; its assigned row joins the
 /// tree (appended to `out`), or it is a reverse column.
 template <class T>
-__device__ inline void tighten(const state<T>& s, int j, int it, int slot, int* out, int* out_count) {
+__device__ inline void tighten(const state<T>& s, int j, int it, int slot, int* out,
+                               int* out_count) {
   s.vc[j] = it;
   const int inew = s.ac[j];
   if (inew == none) {
@@ -368,8 +377,10 @@ __device__ int partial_step(const state<T>& s, const Frontier& fr, int nf, int k
   const bool pairs = K > max_item_columns * k_cap;
   K = pairs ? max_item_columns * k_cap : K < k_cap ? K : k_cap;
   if (K > 1) {
-    if (pairs) tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
-    else tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
+    if (pairs)
+      tree_partial_step<max_item_columns>(s, fr, nf, K, it, tid, nthreads);
+    else
+      tree_partial_step<1>(s, fr, nf, K, it, tid, nthreads);
     grid.sync();
   }
   return K;
@@ -431,8 +442,10 @@ __device__ void expand_columns(const state<T>& s, const Frontier& fr, int nf, in
     }
     s.slack[j] = sl;
     s.pc[j] = p;
-    if (sl <= tol) join(j);
-    else local = encode<T>(sl) < local ? encode<T>(sl) : local;
+    if (sl <= tol)
+      join(j);
+    else
+      local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
 }
@@ -472,8 +485,10 @@ __device__ void dual_step(const state<T>& s, T theta, int it, T tol, int slot, s
     }
     const T sl = s.slack[j] == cost_inf<T>() ? s.slack[j] : s.slack[j] - theta;
     s.slack[j] = sl;
-    if (sl <= tol) join(j);
-    else local = encode<T>(sl) < local ? encode<T>(sl) : local;
+    if (sl <= tol)
+      join(j);
+    else
+      local = encode<T>(sl) < local ? encode<T>(sl) : local;
   }
   reduce_min_into(local, &s.ctl->theta_key[slot]);
 }
@@ -490,7 +505,8 @@ __device__ void tree_dual_step(const state<T>& s, T theta, int it, T tol, int sl
 
 /// Roots of iteration `it`: unassigned rows (the optimality check, Alg. 2).
 template <class T>
-__device__ void tree_roots_step(const state<T>& s, int it, std::int64_t tid, std::int64_t nthreads) {
+__device__ void tree_roots_step(const state<T>& s, int it, std::int64_t tid,
+                                std::int64_t nthreads) {
   for (std::int64_t i = tid; i < s.n_rows; i += nthreads)
     if (s.ar[i] == none) {
       s.vr[i] = it;
@@ -504,8 +520,8 @@ __device__ void tree_roots_step(const state<T>& s, int it, std::int64_t tid, std
 /// this thread augmented counted, and the slacks reset.
 /// sync: the counts (atomicAdd).  safe: slack (column owner).
 template <class T>
-__device__ inline void close_iteration(const state<T>& s, int it, long long paths,
-                                       std::int64_t tid, std::int64_t nthreads) {
+__device__ inline void close_iteration(const state<T>& s, int it, long long paths, std::int64_t tid,
+                                       std::int64_t nthreads) {
   if (paths) {
     atomicAdd(reinterpret_cast<unsigned long long*>(&s.ctl->augmenting_paths),
               static_cast<unsigned long long>(paths));
@@ -646,9 +662,9 @@ __global__ __launch_bounds__(solve_threads, 1) void tree_solve_kernel(state<T> s
 /// Roots of iteration `it` (rows listed in `rows`): stamp them as tree rows.
 /// safe: vr, pr (one writer per row).
 static __global__ __launch_bounds__(256) void mark_rows_kernel(const int* __restrict__ rows,
-                                                        const int* __restrict__ count, int it,
-                                                        int* __restrict__ vr,
-                                                        int* __restrict__ pr, bool root) {
+                                                               const int* __restrict__ count,
+                                                               int it, int* __restrict__ vr,
+                                                               int* __restrict__ pr, bool root) {
   const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= *count) return;
   vr[rows[k]] = it;

@@ -58,8 +58,8 @@ class arena_memory {
 /// Copies items [first, first + count) of a part's block (row-major, width
 /// columns; row i at host + i * stride) into `out`, complemented on request.
 template <class In>
-void fill_block(In* out, const In* host, std::int64_t stride, std::int64_t width,
-                std::size_t first, std::size_t count, bool complement) {
+void fill_block(In* out, const In* host, std::int64_t stride, std::int64_t width, std::size_t first,
+                std::size_t count, bool complement) {
   while (count > 0) {
     const auto i = static_cast<std::int64_t>(first / width);
     const auto jl = static_cast<std::int64_t>(first % width);
@@ -131,7 +131,8 @@ class part_of final : public lsap_part {
         arenas[q] = arena();
         continue;
       }
-      MATCHFLOW_CUDA_TRY(cudaIpcOpenMemHandle(&arenas[q], handles[q], cudaIpcMemLazyEnablePeerAccess));
+      MATCHFLOW_CUDA_TRY(
+          cudaIpcOpenMemHandle(&arenas[q], handles[q], cudaIpcMemLazyEnablePeerAccess));
       opened_.push_back(arenas[q]);
     }
     connect(arenas, true);
@@ -143,8 +144,9 @@ class part_of final : public lsap_part {
     bool square = c_.n_rows == c_.n_cols;
     verdict_box* vb = verdict_.data();
     void* args[] = {&m_, &vb, &square};
-    MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(
-        reinterpret_cast<void*>(multi_tree_solve_kernel<T>), blocks_, solve_threads, args, 0, stream_));
+    MATCHFLOW_CUDA_TRY(
+        cudaLaunchCooperativeKernel(reinterpret_cast<void*>(multi_tree_solve_kernel<T>), blocks_,
+                                    solve_threads, args, 0, stream_));
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
 
@@ -157,10 +159,10 @@ class part_of final : public lsap_part {
     if (ctl.error == multi_gpu_error::infeasible)
       return fail(status::infeasible, "cost matrix is infeasible");
     if (ctl.error == multi_gpu_error::timeout)
-      return fail(status::cuda_error,
-                  "multi-GPU assignment: part " + std::to_string(c_.part) + " heard nothing from " +
-                      "another part for " + std::to_string(c_.timeout_seconds) +
-                      " s (a GPU or a process of the solve stopped)");
+      return fail(status::cuda_error, "multi-GPU assignment: part " + std::to_string(c_.part) +
+                                          " heard nothing from " + "another part for " +
+                                          std::to_string(c_.timeout_seconds) +
+                                          " s (a GPU or a process of the solve stopped)");
     const auto t0 = wall_clock::now();
     if (col4row) {
       std::vector<int> ar(static_cast<std::size_t>(c_.n_rows));
@@ -200,9 +202,11 @@ class part_of final : public lsap_part {
     MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &occupancy, multi_tree_solve_kernel<T>, solve_threads, 0));
     if (!coop || occupancy < 1)
-      throw cuda::cuda_failure(cudaErrorNotSupported, "multi-GPU assignment needs cooperative launch");
+      throw cuda::cuda_failure(cudaErrorNotSupported,
+                               "multi-GPU assignment needs cooperative launch");
     blocks_ = std::max(1, sms * occupancy / std::max(1, c_.parts_on_device));
-    k_max_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks_) * solve_threads / c_.width);
+    k_max_ =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks_) * solve_threads / c_.width);
   }
 
   std::int64_t chunks() const { return max_item_columns * k_max_; }
@@ -237,8 +241,10 @@ class part_of final : public lsap_part {
   void view() {
     state<T>& s = m_.s;
     const In* cost = c_.device_cost ? static_cast<const In*>(c_.device_cost) : cost_.data();
-    if constexpr (std::is_same_v<In, T>) s.cost = cost_ref<T>{cost, nullptr, nullptr};
-    else s.cost = cost_ref<T>{nullptr, cost, nullptr};
+    if constexpr (std::is_same_v<In, T>)
+      s.cost = cost_ref<T>{cost, nullptr, nullptr};
+    else
+      s.cost = cost_ref<T>{nullptr, cost, nullptr};
     s.n_rows = static_cast<int>(c_.n_rows);
     s.n_cols = static_cast<int>(c_.width);
     s.u = u_.data();
@@ -271,13 +277,14 @@ class part_of final : public lsap_part {
     if (c_.device_cost) return;
     const auto* host = static_cast<const In*>(c_.host_cost);
     const std::size_t n_items = static_cast<std::size_t>(c_.n_rows) * c_.width;
-    cuda::staged_upload(cost_.data(), n_items, sizeof(In),
-                        [&](char* buf, std::size_t first, std::size_t count) {
-                          fill_block(reinterpret_cast<In*>(buf), host, c_.host_stride, c_.width,
-                                     first, count, c_.complement);
-                          return true;
-                        },
-                        stream_);
+    cuda::staged_upload(
+        cost_.data(), n_items, sizeof(In),
+        [&](char* buf, std::size_t first, std::size_t count) {
+          fill_block(reinterpret_cast<In*>(buf), host, c_.host_stride, c_.width, first, count,
+                     c_.complement);
+          return true;
+        },
+        stream_);
   }
 
   /// Every array to its start (assignments -1, stamps 0, claims none, v 0,
@@ -285,19 +292,20 @@ class part_of final : public lsap_part {
   void reset_and_reduce_rows() {
     control c{};
     for (auto& k : c.theta_key) k = key_inf<T>();
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(ctl_.data(), &c, sizeof(c), cudaMemcpyHostToDevice, stream_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(ctl_.data(), &c, sizeof(c), cudaMemcpyHostToDevice, stream_));
     for (auto* b : {&ar_, &ac_, &pr_, &pc_}) b->fill_bytes(0xFF, stream_);
     for (auto* b : {&vr_, &vc_}) b->fill_bytes(0, stream_);
     claim_.fill_bytes(0xFF, stream_);
     paths_.fill_bytes(0, stream_);
     v_.fill_bytes(0, stream_);
     verdict_.fill_bytes(0, stream_);
-    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(arena(), 0, arena_view<T>::bytes(c_.parts, c_.n_rows, c_.n_cols),
-                                       stream_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemsetAsync(arena(), 0, arena_view<T>::bytes(c_.parts, c_.n_rows, c_.n_cols), stream_));
     const state<T>& s = m_.s;
-    row_reduce_kernel<T><<<cuda::blocks_for(static_cast<std::int64_t>(s.n_rows) * 32),
-                           cuda::threads_per_block, 0, stream_>>>(s.cost, s.n_rows, s.n_cols, s.u,
-                                                                  &s.ctl->max_abs_key);
+    row_reduce_kernel<T>
+        <<<cuda::blocks_for(static_cast<std::int64_t>(s.n_rows) * 32), cuda::threads_per_block, 0,
+           stream_>>>(s.cost, s.n_rows, s.n_cols, s.u, &s.ctl->max_abs_key);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
 
@@ -321,10 +329,14 @@ class part_of final : public lsap_part {
 
 lsap_part* make_part(const lsap_part_config& c) {
   switch (c.kind) {
-    case cost_kind::int32: return new part_of<std::int64_t, std::int32_t>(c);
-    case cost_kind::int64: return new part_of<std::int64_t, std::int64_t>(c);
-    case cost_kind::float32: return new part_of<float, float>(c);
-    case cost_kind::float64: return new part_of<double, double>(c);
+    case cost_kind::int32:
+      return new part_of<std::int64_t, std::int32_t>(c);
+    case cost_kind::int64:
+      return new part_of<std::int64_t, std::int64_t>(c);
+    case cost_kind::float32:
+      return new part_of<float, float>(c);
+    case cost_kind::float64:
+      return new part_of<double, double>(c);
   }
   throw std::invalid_argument("lsap_part_create: unknown cost kind");
 }
@@ -344,8 +356,10 @@ void enable_peer_access(lsap_part* const* parts, int count) {
                                      " cannot access each other's memory (no peer-to-peer path)");
       MATCHFLOW_CUDA_TRY(cudaSetDevice(a));
       const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
-      else MATCHFLOW_CUDA_TRY(e);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();
+      else
+        MATCHFLOW_CUDA_TRY(e);
     }
 }
 

@@ -48,8 +48,8 @@ struct reverse_entry {
 /// One part's post of one exchange; `epoch` is written last.
 struct mailbox {
   int epoch;
-  int count;      // tree entries this part wrote in the step
-  int revs;       // reverse columns this part found in the iteration so far
+  int count;  // tree entries this part wrote in the step
+  int revs;   // reverse columns this part found in the iteration so far
   int pad;
   key_t theta;    // least uncovered slack over this part's columns
   key_t max_abs;  // prologue: largest finite |c| of this part's block
@@ -70,7 +70,8 @@ struct arena_view {
   reverse_entry* revs;
   T* row_min;
 
-  __host__ __device__ static std::size_t bytes(int parts, std::int64_t n_rows, std::int64_t n_cols) {
+  __host__ __device__ static std::size_t bytes(int parts, std::int64_t n_rows,
+                                               std::int64_t n_cols) {
     const std::size_t p = static_cast<std::size_t>(parts);
     return 3 * p * sizeof(mailbox) + 3 * p * n_rows * sizeof(tree_entry) +
            2 * p * n_cols * sizeof(reverse_entry) + p * n_rows * sizeof(T) + 64;
@@ -86,7 +87,8 @@ struct arena_view {
     c += 3 * p * n_rows * sizeof(tree_entry);
     a.revs = reinterpret_cast<reverse_entry*>(c);
     c += 2 * p * n_cols * sizeof(reverse_entry);
-    a.row_min = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(c) + 7) & ~std::uintptr_t(7));
+    a.row_min =
+        reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(c) + 7) & ~std::uintptr_t(7));
     return a;
   }
 };
@@ -98,19 +100,21 @@ template <class T>
 struct multi_state {
   state<T> s;
   int part, parts;
-  int col0;               // the part's first global column
+  int col0;  // the part's first global column
   int n_cols_total;
-  int* parent;            // row -> predecessor row of the column it joined through
-  int* root;              // row -> root of its tree
+  int* parent;                // row -> predecessor row of the column it joined through
+  int* root;                  // row -> root of its tree
   unsigned long long* claim;  // root -> least (column, parent) of its reverse columns
   arena_view<T> peer[max_parts];
   long long timeout_ns;
-  bool across_devices;    // a peer on another GPU (or process): fences at system scope
+  bool across_devices;  // a peer on another GPU (or process): fences at system scope
 
   /// Orders this thread's writes to the arenas before what it writes next.
   __device__ void fence() const {
-    if (across_devices) __threadfence_system();
-    else __threadfence();
+    if (across_devices)
+      __threadfence_system();
+    else
+      __threadfence();
   }
 
   __device__ tree_entry* entries(int q, int slot, int from) const {
@@ -261,7 +265,8 @@ __device__ inline void multi_join(const multi_state<T>& m, int j, int it, int sl
     for (int q = 0; q < m.parts; ++q) m.revs(q, it & 1, m.part)[at] = reverse_entry{col, s.pc[j]};
   } else {
     const int at = claim_place(&s.ctl->fcount[slot]);
-    for (int q = 0; q < m.parts; ++q) m.entries(q, slot, m.part)[at] = tree_entry{inew, col, s.pc[j]};
+    for (int q = 0; q < m.parts; ++q)
+      m.entries(q, slot, m.part)[at] = tree_entry{inew, col, s.pc[j]};
   }
 }
 
@@ -388,8 +393,8 @@ __device__ multi_frontier entry_frontier(const multi_state<T>& m, int step,
 /// step s writes entry slot s % 3 and mailbox slot s % 3.
 template <class T>
 __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(multi_state<T> m,
-                                                                           verdict_box* vb,
-                                                                           bool square) {
+                                                                            verdict_box* vb,
+                                                                            bool square) {
   cg::grid_group grid = cg::this_grid();
   const std::int64_t tid = grid.thread_rank();
   const std::int64_t nthreads = grid.size();
@@ -468,9 +473,8 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
         const int dslot = step % 3;
         const T theta = decode<T>(t->theta);
         next_slots(true);
-        joining(it, dslot, [&](auto&& join) {
-          dual_step(s, theta, it, tol, dslot, tid, nthreads, join);
-        });
+        joining(it, dslot,
+                [&](auto&& join) { dual_step(s, theta, it, tol, dslot, tid, nthreads, join); });
         exchanged();
       }
       found = nf == 0;

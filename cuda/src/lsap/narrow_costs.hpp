@@ -61,13 +61,13 @@ inline bool narrow_to(const std::int64_t* in, Out* out, std::size_t count, int_r
     const __m128i bias = _mm_set1_epi64x(static_cast<long long>(half));
     __m128i bad = _mm_setzero_si128();
     __m128i vlo = _mm_set1_epi32(0), vhi = vlo;  // replaced by the first group's values
-    auto low_halves = [&](std::size_t at) {  // in[at..at+4) as int32, and their fit test
+    auto low_halves = [&](std::size_t at) {      // in[at..at+4) as int32, and their fit test
       const __m128i p = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + at));
       const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + at + 2));
       bad = _mm_or_si128(bad, _mm_srli_epi64(_mm_add_epi64(p, bias), bits));
       bad = _mm_or_si128(bad, _mm_srli_epi64(_mm_add_epi64(q, bias), bits));
-      return _mm_castps_si128(_mm_shuffle_ps(_mm_castsi128_ps(p), _mm_castsi128_ps(q),
-                                             _MM_SHUFFLE(2, 0, 2, 0)));
+      return _mm_castps_si128(
+          _mm_shuffle_ps(_mm_castsi128_ps(p), _mm_castsi128_ps(q), _MM_SHUFFLE(2, 0, 2, 0)));
     };
     auto group = [&](std::size_t at) {  // `step` values, narrowed
       if constexpr (sizeof(Out) == 4) {

@@ -56,12 +56,12 @@ struct sparse_params {
   const int* idx;           ///< column of each entry
   const T* w;               ///< weight of each entry
   int n;
-  double* v;                ///< column duals (-price)
+  double* v;  ///< column duals (-price)
   int* row4col;
-  int* bid_col;             ///< per row: the column it bid on this round (-1: none)
-  double* bid_v;            ///< per row: its bid (the new v of bid_col)
-  unsigned long long* key;  ///< per column: this round's best (price, row + 1); 0 = none
-  int* list[3];             ///< free rows, round robin
+  int* bid_col;                  ///< per row: the column it bid on this round (-1: none)
+  double* bid_v;                 ///< per row: its bid (the new v of bid_col)
+  unsigned long long* key;       ///< per column: this round's best (price, row + 1); 0 = none
+  int* list[3];                  ///< free rows, round robin
   unsigned long long* extremes;  ///< ordered keys of the least and the largest weight
   control* ctl;
 };
@@ -78,8 +78,8 @@ __device__ inline double from_ordered_key(unsigned long long k) {
 
 /// One warp per free row over its entries: the best two and the bid.
 template <class T>
-__device__ void bid_step(const sparse_params<T>& p, const int* rows, int m, double eps,
-                         double big, std::int64_t warp, std::int64_t n_warps, int lane) {
+__device__ void bid_step(const sparse_params<T>& p, const int* rows, int m, double eps, double big,
+                         std::int64_t warp, std::int64_t n_warps, int lane) {
   for (std::int64_t k = warp; k < m; k += n_warps) {
     const int i = rows[k];
     const int offset = i % p.n;
@@ -110,8 +110,8 @@ __device__ void record_win(const sparse_params<T>&, int, int, int) {}
 /// The least and the largest weight into p.extremes (a warp's, then one
 /// atomic per warp).
 template <class T>
-__device__ void weight_extremes(const sparse_params<T>& p, std::int64_t tid,
-                                std::int64_t n_threads, int lane) {
+__device__ void weight_extremes(const sparse_params<T>& p, std::int64_t tid, std::int64_t n_threads,
+                                int lane) {
   unsigned long long lo = ~0ull, hi = 0;
   const std::int64_t nnz = p.ptr[p.n];
   for (std::int64_t e = tid; e < nnz; e += n_threads) {
@@ -144,8 +144,8 @@ __global__ __launch_bounds__(solve_threads) void sparse_auction_kernel(sparse_pa
   }
   weight_extremes(p, tid, n_threads, static_cast<int>(threadIdx.x & 31));
   grid.sync();
-  const double range = from_ordered_key(atomic_read(&p.extremes[1])) -
-                       from_ordered_key(atomic_read(&p.extremes[0]));
+  const double range =
+      from_ordered_key(atomic_read(&p.extremes[1])) - from_ordered_key(atomic_read(&p.extremes[0]));
   if (!(range > 0)) return;  // every assignment costs the same: v = 0 will do
   const double final_eps = range / p.n;
   int slot = 0;
@@ -186,21 +186,29 @@ struct sparse_buffers {
   device_buffer<control> ctl;
 
   sparse_buffers(std::int64_t n, std::int64_t nnz)
-      : ptr(n + 1), idx(nnz), w(nnz), v(n), bid_v(n), row4col(n), bid_col(n), lists(3 * n),
-        key(n), extremes(2), ctl(1) {}
+      : ptr(n + 1),
+        idx(nnz),
+        w(nnz),
+        v(n),
+        bid_v(n),
+        row4col(n),
+        bid_col(n),
+        lists(3 * n),
+        key(n),
+        extremes(2),
+        ctl(1) {}
 
   static std::size_t bytes(std::int64_t n, std::int64_t nnz) {
     return static_cast<std::size_t>(nnz) * (sizeof(int) + sizeof(T)) +
-           static_cast<std::size_t>(n + 1) *
-               (sizeof(std::int64_t) + 2 * sizeof(double) + 5 * sizeof(int) +
-                sizeof(unsigned long long)) +
+           static_cast<std::size_t>(n + 1) * (sizeof(std::int64_t) + 2 * sizeof(double) +
+                                              5 * sizeof(int) + sizeof(unsigned long long)) +
            2 * sizeof(unsigned long long) + sizeof(control);
   }
 
   sparse_params<T> view(int n) {
-    sparse_params<T> p{ptr.data(), idx.data(), w.data(), n, v.data(), row4col.data(),
-                       bid_col.data(), bid_v.data(), key.data(), {}, extremes.data(),
-                       ctl.data()};
+    sparse_params<T> p{ptr.data(),      idx.data(),     w.data(),     n,          v.data(),
+                       row4col.data(),  bid_col.data(), bid_v.data(), key.data(), {},
+                       extremes.data(), ctl.data()};
     for (int k = 0; k < 3; ++k) p.list[k] = lists.data() + static_cast<std::int64_t>(k) * n;
     return p;
   }
@@ -218,7 +226,8 @@ status run(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* we
   MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &occupancy, sparse_auction_kernel<T>, solve_threads, 0));
   if (!coop || occupancy < 1) {
-    return fail(status::cuda_error, "the GPU sparse auction needs a device with cooperative launch");
+    return fail(status::cuda_error,
+                "the GPU sparse auction needs a device with cooperative launch");
   }
   stream strm;
   sparse_buffers<T> b(n, nnz);
@@ -248,8 +257,8 @@ status run(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* we
 }  // namespace
 
 template <class T>
-status gpu_sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx,
-                          const T* weight, std::int64_t n, int device, double* v, bool* usable,
+status gpu_sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
+                          std::int64_t n, int device, double* v, bool* usable,
                           sparse_lsap_stats* stats) noexcept {
   return cuda_guarded([&] {
     *usable = false;

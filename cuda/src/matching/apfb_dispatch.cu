@@ -116,8 +116,8 @@ cudaGraph_t add_while(cudaGraph_t g, cudaGraphNode_t dep, cudaGraphConditionalHa
 template <bool WR>
 void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   cudaGraph_t top = owner.graph();
-  MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.phase_loop, top, 1,
-                                                      cudaGraphCondAssignDefault));
+  MATCHFLOW_CUDA_TRY(
+      cudaGraphConditionalHandleCreate(&args.phase_loop, top, 1, cudaGraphCondAssignDefault));
   // Kernel parameters are copied when a node is added, so both handles must
   // be in `args` before the first kernel node: create the phase loop's
   // body first, then the level loop's handle in it.
@@ -127,19 +127,16 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
                                                       cudaGraphCondAssignDefault));
   const unsigned int col_blocks = lay.blocks(args.n_cols);
   const unsigned int row_blocks = lay.blocks(args.n_rows);
-  cudaGraphNode_t first = add_kernel(top, nullptr,
-                                     reinterpret_cast<void*>(&ap::first_init_kernel<WR>),
-                                     col_blocks, &args);
+  cudaGraphNode_t first = add_kernel(
+      top, nullptr, reinterpret_cast<void*>(&ap::first_init_kernel<WR>), col_blocks, &args);
   MATCHFLOW_CUDA_TRY(cudaGraphAddDependencies(top, &first, &phase_node, nullptr, 1));
-  cudaGraphNode_t begin = add_kernel(phase_body, nullptr,
-                                     reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
+  cudaGraphNode_t begin =
+      add_kernel(phase_body, nullptr, reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
   cudaGraphNode_t level_node = nullptr;
   cudaGraph_t level_body = add_while(phase_body, begin, args.level_loop, &level_node);
-  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR>), col_blocks,
-             &args);
-  void* alternate = (WR && args.shortest)
-                        ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
-                        : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
+  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR>), col_blocks, &args);
+  void* alternate = (WR && args.shortest) ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
+                                          : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
   cudaGraphNode_t alt = add_kernel(phase_body, level_node, alternate, row_blocks, &args);
   add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
              &args);
@@ -214,8 +211,8 @@ void record_search(const ap::ap_control& ctl, matching_stats* stats) {
 }
 
 /// Both forms of the entry point (host graph, or the caller's raw CSR).
-status run_ap(const matching_input& in, gpu_start start, bool apfb,
-              const matching_options& options, matching_stats* stats) {
+status run_ap(const matching_input& in, gpu_start start, bool apfb, const matching_options& options,
+              matching_stats* stats) {
   const vertex_t nr = in.m, nc = in.n;
   if (nr == 0 || nc == 0) {
     if (start != gpu_start::host_mates) empty_matching(in);
@@ -225,8 +222,8 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   const auto setup_start = clock_type::now();
   const bool wr = options.bfs_kernel != 0;
   const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
-  use_device_with_memory(options.device, graph_bytes(in, start, false) +
-                                             ap_buffers::bytes(n_rows, n_cols, wr));
+  use_device_with_memory(options.device,
+                         graph_bytes(in, start, false) + ap_buffers::bytes(n_rows, n_cols, wr));
   stats->seconds_per_launch = launch_seconds(options.device);
   const layout lay = resident_layout(options.device, options.thread_layout != 0);
 
@@ -256,25 +253,23 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb,
   download_matching(d, in, s, stats);
   record_search(ctl, stats);
   if (ctl.error != 0) {
-    return fail(status::cuda_error,
-                std::string("gpu-ap") + (apfb ? "fb" : "sb") +
-                    ": safety cap on phases reached (internal error)");
+    return fail(status::cuda_error, std::string("gpu-ap") + (apfb ? "fb" : "sb") +
+                                        ": safety cap on phases reached (internal error)");
   }
   return status::ok;
 }
 
 }  // namespace
 
-status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
-              const matching_options& options, vertex_t* col4row, vertex_t* row4col,
-              matching_stats* stats) noexcept {
+status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb, const matching_options& options,
+              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
   return cuda_guarded(
       [&] { return run_ap(host_input(g, col4row, row4col), start, apfb, options, stats); });
 }
 
-status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb,
-                     const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
-                     vertex_t* row4col, matching_stats* stats) noexcept {
+status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb, const matching_options& options,
+                  std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) noexcept {
   return cuda_guarded([&] {
     use_device_with_memory(options.device, 0);
     const auto s = reinterpret_cast<cudaStream_t>(stream);

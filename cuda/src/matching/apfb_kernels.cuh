@@ -91,19 +91,19 @@ constexpr unsigned full_mask = 0xffffffffu;
 
 /// Algorithm 1's loop state, in device memory (one per solve, zeroed).
 struct ap_control {
-  int bfs_level;            ///< level being expanded (Algorithm 1, bfs_level)
-  int cur;                  ///< which of the two queues this phase uses
-  int tail;                 ///< columns queued in this phase
-  int next_tail;            ///< roots queued for the next phase
-  int level_begin;          ///< queue segment of the current level
+  int bfs_level;    ///< level being expanded (Algorithm 1, bfs_level)
+  int cur;          ///< which of the two queues this phase uses
+  int tail;         ///< columns queued in this phase
+  int next_tail;    ///< roots queued for the next phase
+  int level_begin;  ///< queue segment of the current level
   int level_end;
-  int n_roots;              ///< queue[0, n_roots) are this phase's roots
-  int n_ends;               ///< end rows claimed in this phase
-  int error;                ///< the phase cap was hit (never expected)
-  unsigned int blocks_done; ///< last-block ticket of the BFS launch
-  int first_free;           ///< free columns before the first phase
-  long long phases;         ///< outer iterations run
-  long long bfs_levels;     ///< BFS launches run
+  int n_roots;               ///< queue[0, n_roots) are this phase's roots
+  int n_ends;                ///< end rows claimed in this phase
+  int error;                 ///< the phase cap was hit (never expected)
+  unsigned int blocks_done;  ///< last-block ticket of the BFS launch
+  int first_free;            ///< free columns before the first phase
+  long long phases;          ///< outer iterations run
+  long long bfs_levels;      ///< BFS launches run
 };
 
 /// Everything the kernels read or write; passed by value to every kernel.
@@ -178,8 +178,8 @@ __global__ void phase_begin_kernel(const ap_args a) {
 // One BFS edge (column c at `level` -> row), Algorithm 2 lines 6-17 /
 // Algorithm 4 lines 9-22.
 template <bool WR>
-__device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row,
-                                 int level, vertex_t my_root) {
+__device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row, int level,
+                                 vertex_t my_root) {
   // Benign race: rmatch[row] may turn -1 -> -2 under us (another thread
   // claims it as a path end); both values mean "free row" below.
   const vertex_t col_match = atomic_read(&a.rmatch[row]);

@@ -55,7 +55,6 @@
 // the two BFS queues and CUB scratch; computed up front (lists at their
 // largest, n) and checked by use_device_with_memory before anything is
 // allocated.
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
@@ -63,14 +62,15 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cub/device/device_select.cuh>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
-#include "common/pinned.cuh"
 #include "common/launch.cuh"
+#include "common/pinned.cuh"
+#include "matchflow/detail/cuda_backend.hpp"
 #include "matching/gpr_kernels.cuh"
 #include "matching/graph_upload.cuh"
-#include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 namespace {
@@ -95,7 +95,7 @@ struct gpr_state {
   label_t infinity;
   device_buffer<label_t> psi_row, psi_col;
   device_buffer<int> ia;
-  device_buffer<vertex_t> list_a, list_b;  // A_c and A_p (roles swap on compaction)
+  device_buffer<vertex_t> list_a, list_b;    // A_c and A_p (roles swap on compaction)
   device_buffer<vertex_t> queue_a, queue_b;  // frontier BFS row queues (m each)
   device_buffer<control> ctl;
   device_buffer<unsigned char> cub_temp;
@@ -139,28 +139,24 @@ class gpr_solver {
   int loop_ = 0;             // Algorithm 7's loop counter (iA stamps)
   int max_level_ = 0;        // maxLevel of the last global relabel
   int last_levels_ = level_batch_min;
-  bool paper_bfs_ = false;   // G-GR-KRNL as in the paper (scan all rows per level)
-  bool use_tail_ = true;     // short lists: many iterations per launch
+  bool paper_bfs_ = false;  // G-GR-KRNL as in the paper (scan all rows per level)
+  bool use_tail_ = true;    // short lists: many iterations per launch
   unsigned frontier_blocks_ = 1;
 };
 
 std::size_t gpr_solver::cub_temp_bytes(std::int64_t capacity) const {
   std::size_t all_bytes = 0, list_bytes = 0;
   const gpr::active_column pred{nullptr, nullptr, nullptr, 0};
-  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, all_bytes,
-                                           thrust::counting_iterator<vertex_t>(0),
-                                           static_cast<vertex_t*>(nullptr),
-                                           static_cast<int*>(nullptr), in_.n, pred));
-  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, list_bytes,
-                                           static_cast<const vertex_t*>(nullptr),
-                                           static_cast<vertex_t*>(nullptr),
-                                           static_cast<int*>(nullptr), capacity, pred));
+  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
+      nullptr, all_bytes, thrust::counting_iterator<vertex_t>(0), static_cast<vertex_t*>(nullptr),
+      static_cast<int*>(nullptr), in_.n, pred));
+  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
+      nullptr, list_bytes, static_cast<const vertex_t*>(nullptr), static_cast<vertex_t*>(nullptr),
+      static_cast<int*>(nullptr), capacity, pred));
   std::size_t row_bytes = 0;
-  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(nullptr, row_bytes,
-                                           thrust::counting_iterator<vertex_t>(0),
-                                           static_cast<vertex_t*>(nullptr),
-                                           static_cast<int*>(nullptr), in_.m,
-                                           gpr::unmatched_row{nullptr}));
+  MATCHFLOW_CUDA_TRY(cub::DeviceSelect::If(
+      nullptr, row_bytes, thrust::counting_iterator<vertex_t>(0), static_cast<vertex_t*>(nullptr),
+      static_cast<int*>(nullptr), in_.m, gpr::unmatched_row{nullptr}));
   return std::max<std::size_t>({all_bytes, list_bytes, row_bytes, 1});
 }
 
@@ -175,8 +171,8 @@ bool gpr_solver::allocate_and_upload() {
   // Lists hold the unmatched columns: at most n before the start is known.
   const std::size_t temp = cub_temp_bytes(std::max<std::int64_t>(n, 1));
   const std::size_t bytes = graph_bytes(in_, start_, true) +
-                            sizeof(label_t) * std::size_t(m + n) +   // labels
-                            sizeof(int) * std::size_t(n) +           // iA
+                            sizeof(label_t) * std::size_t(m + n) +  // labels
+                            sizeof(int) * std::size_t(n) +          // iA
                             sizeof(vertex_t) * std::size_t(2 * n) + sizeof(control) +
                             (paper_bfs_ ? 0 : sizeof(vertex_t) * std::size_t(2 * m)) + temp;
   use_device_with_memory(options_.device, bytes);
@@ -200,8 +196,8 @@ bool gpr_solver::allocate_and_upload() {
     s_.queue_a = device_buffer<vertex_t>(std::size_t(m));
     s_.queue_b = device_buffer<vertex_t>(std::size_t(m));
     int sms = 1;
-    MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                              options_.device));
+    MATCHFLOW_CUDA_TRY(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options_.device));
     frontier_blocks_ = std::min<unsigned>(blocks_for(m), unsigned(sms) * 8);
   }
   s_.ctl = device_buffer<control>(1);
@@ -228,8 +224,8 @@ void gpr_solver::launch_bfs_level(int level) {
     gpr::gr_frontier_kernel<<<frontier_blocks_, threads_per_block, 0, stream_>>>(
         d_.row_ptr.data(), d_.row_adj.data(), d_.col4row.data(), d_.row4col.data(),
         s_.psi_row.data(), s_.psi_col.data(), s_.infinity, level,
-        even ? s_.queue_a.data() : s_.queue_b.data(),
-        even ? s_.queue_b.data() : s_.queue_a.data(), s_.ctl.data());
+        even ? s_.queue_a.data() : s_.queue_b.data(), even ? s_.queue_b.data() : s_.queue_a.data(),
+        s_.ctl.data());
   }
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
@@ -304,8 +300,7 @@ void gpr_solver::shrink() {
 
 void gpr_solver::launch_init() {
   gpr::pr_init_kernel<<<blocks_for(count_), threads_per_block, 0, stream_>>>(
-      count_, a_c_, a_p_, d_.col4row.data(), d_.row4col.data(), s_.ia.data(), loop_,
-      s_.ctl.data());
+      count_, a_c_, a_p_, d_.col4row.data(), d_.row4col.data(), s_.ia.data(), loop_, s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
 }
@@ -313,8 +308,7 @@ void gpr_solver::launch_init() {
 void gpr_solver::launch_push() {
   gpr::pr_push_kernel<<<blocks_for(count_), threads_per_block, 0, stream_>>>(
       count_, a_c_, a_p_, d_.col_ptr.data(), d_.col_adj.data(), d_.col4row.data(),
-      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
-      s_.infinity);
+      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_, s_.infinity);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
 }
@@ -338,8 +332,8 @@ void gpr_solver::run_iterations(int iterations) {
 void gpr_solver::run_tail(int iterations) {
   gpr::pr_tail_kernel<<<1, gpr::tail_block, 0, stream_>>>(
       count_, a_c_, a_p_, d_.col_ptr.data(), d_.col_adj.data(), d_.col4row.data(),
-      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_,
-      iterations, s_.infinity, s_.ctl.data());
+      d_.row4col.data(), s_.psi_row.data(), s_.psi_col.data(), s_.ia.data(), loop_, iterations,
+      s_.infinity, s_.ctl.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   ++stats_->kernel_launches;
   loop_ += iterations;  // stamps stay unique even if the kernel stopped early
@@ -392,7 +386,7 @@ void gpr_solver::solve() {
       select_all_columns();
       if (count_ == 0) break;  // exact labels reach no unmatched column: maximum
     } else {
-      shrink();  // lines 11-14
+      shrink();           // lines 11-14
       if (count_ == 0) {  // labels are fresh: re-check over all columns
         list_valid = false;
         need_relabel = false;
@@ -434,12 +428,13 @@ status run_gpr(const matching_input& in, gpu_start start, const matching_options
 
 status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& options,
               vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept {
-  return cuda_guarded([&] { return run_gpr(host_input(g, col4row, row4col), start, options, stats); });
+  return cuda_guarded(
+      [&] { return run_gpr(host_input(g, col4row, row4col), start, options, stats); });
 }
 
 status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& options,
-                     std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
-                     matching_stats* stats) noexcept {
+                  std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) noexcept {
   return cuda_guarded([&] {
     use_device_with_memory(options.device, 0);
     const auto s = reinterpret_cast<cudaStream_t>(stream);

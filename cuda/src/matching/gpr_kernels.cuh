@@ -63,12 +63,12 @@ namespace matchflow::cuda::gpr {
 
 using label_t = std::int32_t;
 
-constexpr vertex_t none = -1;      ///< unmatched / empty slot
-constexpr vertex_t given_up = -2;  ///< column found no row with a finite label (Alg. 9 l. 20)
-constexpr int warp_degree = 32;    ///< columns of larger degree are scanned by a whole warp
-constexpr int flag_ring = 4;       ///< ring of per-level BFS flags (see gr_level_kernel)
-constexpr int scan_chunk = 4;      ///< neighbours whose labels one thread loads at once
-constexpr int bfs_lanes = 4;       ///< threads sharing one frontier row in gr_frontier_kernel
+constexpr vertex_t none = -1;           ///< unmatched / empty slot
+constexpr vertex_t given_up = -2;       ///< column found no row with a finite label (Alg. 9 l. 20)
+constexpr int warp_degree = 32;         ///< columns of larger degree are scanned by a whole warp
+constexpr int flag_ring = 4;            ///< ring of per-level BFS flags (see gr_level_kernel)
+constexpr int scan_chunk = 4;           ///< neighbours whose labels one thread loads at once
+constexpr int bfs_lanes = 4;            ///< threads sharing one frontier row in gr_frontier_kernel
 constexpr offset_t block_degree = 512;  ///< frontier rows of larger degree: scanned by a block
 
 /// Device-side counters and flags of one solve (one allocation).
@@ -82,8 +82,7 @@ struct control {
 };
 
 /// Column v is not consistently matched (paper: mu(v) = -1 or mu(mu(v)) != v).
-__device__ inline bool column_active(vertex_t v, const vertex_t* row4col,
-                                     const vertex_t* col4row) {
+__device__ inline bool column_active(vertex_t v, const vertex_t* row4col, const vertex_t* col4row) {
   const vertex_t u = row4col[v];
   return u < 0 || col4row[u] != v;
 }
@@ -132,8 +131,8 @@ __global__ __launch_bounds__(threads_per_block) void init_relabel_kernel(
 /// safe: col4row, row4col (read only during a global relabel).
 __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
     vertex_t m, const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
-    const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col,
-    label_t* psi_row, label_t* psi_col, label_t infinity, int level, control* ctl) {
+    const vertex_t* __restrict__ col4row, const vertex_t* __restrict__ row4col, label_t* psi_row,
+    label_t* psi_col, label_t infinity, int level, control* ctl) {
   const int step = level / 2;
   const int prev_slot = (step + flag_ring - 1) % flag_ring;
   const int this_slot = step % flag_ring;
@@ -143,15 +142,15 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
 
   const std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   bool added = false;
-  if (u < m && atomic_read(&psi_row[u]) == level) {  // Alg. 5 line 2
+  if (u < m && atomic_read(&psi_row[u]) == level) {           // Alg. 5 line 2
     for (offset_t e = row_ptr[u]; e < row_ptr[u + 1]; ++e) {  // line 3
       const vertex_t v = row_adj[e];
       if (atomic_read(&psi_col[v]) != infinity) continue;  // line 4
       atomic_write(&psi_col[v], label_t(level + 1));       // line 5
       const vertex_t w = row4col[v];
-      if (w >= 0 && col4row[w] == v) {                     // line 6
-        atomic_write(&psi_row[w], label_t(level + 2));     // line 7
-        added = true;                                      // line 8
+      if (w >= 0 && col4row[w] == v) {                  // line 6
+        atomic_write(&psi_row[w], label_t(level + 2));  // line 7
+        added = true;                                   // line 8
       }
     }
   }
@@ -163,8 +162,8 @@ __global__ __launch_bounds__(threads_per_block) void gr_level_kernel(
 __device__ inline void frontier_visit(vertex_t v, const vertex_t* __restrict__ col4row,
                                       const vertex_t* __restrict__ row4col,
                                       label_t* __restrict__ psi_row, label_t* psi_col,
-                                      label_t infinity, int level,
-                                      vertex_t* __restrict__ q_out, int* tail) {
+                                      label_t infinity, int level, vertex_t* __restrict__ q_out,
+                                      int* tail) {
   if (atomic_read(&psi_col[v]) != infinity) return;
   if (atomicCAS(&psi_col[v], infinity, label_t(level + 1)) != infinity) return;
   const vertex_t w = row4col[v];
@@ -261,18 +260,18 @@ struct unmatched_row {
 ///       slot); col4row, row4col (read only: no PUSH runs concurrently).
 /// sync: ctl->act_exists (raise_flag; thread 0 clears the next parity).
 __device__ inline vertex_t init_slot(std::int64_t i, int count, vertex_t* __restrict__ a_c,
-                                    const vertex_t* __restrict__ a_p, const vertex_t* col4row,
-                                    const vertex_t* row4col, int* __restrict__ ia, int loop) {
+                                     const vertex_t* __restrict__ a_p, const vertex_t* col4row,
+                                     const vertex_t* row4col, int* __restrict__ ia, int loop) {
   vertex_t v = i < count ? a_c[i] : none;
   if (v == none) return none;
   if (!column_active(v, row4col, col4row)) {  // v's push won: the slot takes w
     const vertex_t w = a_p[i];
     v = (w != none && column_active(w, row4col, col4row)) ? w : none;
-  } else if (row4col[v] == given_up) {        // v gave up (Alg. 9 line 20)
+  } else if (row4col[v] == given_up) {  // v gave up (Alg. 9 line 20)
     v = none;
-  }                                           // else: roll back, v stays
+  }  // else: roll back, v stays
   a_c[i] = v;
-  if (v != none) ia[v] = loop;                // Alg. 8 line 10
+  if (v != none) ia[v] = loop;  // Alg. 8 line 10
   return v;
 }
 
@@ -295,8 +294,8 @@ struct min_row {
 /// Algorithm 9 lines 4-11 by one thread: first row of minimum label, stopping
 /// early at an admissible row (psi(u) = psi(v) - 1, the lower bound).
 __device__ inline min_row scan_thread(vertex_t v, const offset_t* __restrict__ col_ptr,
-                                      const vertex_t* __restrict__ col_adj,
-                                      const label_t* psi_row, label_t psi_v, label_t infinity) {
+                                      const vertex_t* __restrict__ col_adj, const label_t* psi_row,
+                                      label_t psi_v, label_t infinity) {
   // Neighbours are read `scan_chunk` at a time so that their loads overlap
   // (a low-degree column costs one round trip, not one per neighbour); the
   // early stop is tested after each chunk.
@@ -308,7 +307,8 @@ __device__ inline min_row scan_thread(vertex_t v, const offset_t* __restrict__ c
 #pragma unroll
     for (int k = 0; k < scan_chunk; ++k) u[k] = e + k < end ? col_adj[e + k] : none;
 #pragma unroll
-    for (int k = 0; k < scan_chunk; ++k) p[k] = u[k] != none ? atomic_read(&psi_row[u[k]]) : infinity;
+    for (int k = 0; k < scan_chunk; ++k)
+      p[k] = u[k] != none ? atomic_read(&psi_row[u[k]]) : infinity;
 #pragma unroll
     for (int k = 0; k < scan_chunk; ++k) {
       if (p[k] < best.psi) best = {u[k], p[k]};
@@ -335,8 +335,7 @@ __device__ inline min_row scan_warp(vertex_t v, const offset_t* __restrict__ col
       u = col_adj[e];
       p = atomic_read(&psi_row[u]);
     }
-    const label_t chunk_min =
-        label_t(__reduce_min_sync(0xffffffffu, static_cast<unsigned>(p)));
+    const label_t chunk_min = label_t(__reduce_min_sync(0xffffffffu, static_cast<unsigned>(p)));
     if (chunk_min < best.psi) {
       const unsigned holders = __ballot_sync(0xffffffffu, p == chunk_min);
       const vertex_t chunk_u = __shfl_sync(0xffffffffu, u, __ffs(holders) - 1);
@@ -351,8 +350,8 @@ __device__ inline min_row scan_warp(vertex_t v, const offset_t* __restrict__ col
 /// Returns nothing; writes the matching, labels and a_p[i].
 __device__ inline void push_or_give_up(int i, vertex_t v, min_row best, vertex_t* a_c,
                                        vertex_t* a_p, vertex_t* col4row, vertex_t* row4col,
-                                       label_t* psi_row, label_t* psi_col, const int* ia,
-                                       int loop, label_t infinity) {
+                                       label_t* psi_row, label_t* psi_col, const int* ia, int loop,
+                                       label_t infinity) {
   if (best.psi >= infinity) {  // lines 19-22: v cannot reach an unmatched row
     row4col[v] = given_up;
     a_c[i] = none;
@@ -367,11 +366,11 @@ __device__ inline void push_or_give_up(int i, vertex_t v, min_row best, vertex_t
     a_p[i] = none;
     return;
   }
-  atomic_write(&col4row[u], v);                             // line 14 (raced: last wins)
-  row4col[v] = u;                                           // line 15
-  psi_col[v] = best.psi + 1;                                // line 16
-  atomic_write(&psi_row[u], label_t(best.psi + 2));         // line 17
-  a_p[i] = w;                                               // line 18: displaced column
+  atomic_write(&col4row[u], v);                      // line 14 (raced: last wins)
+  row4col[v] = u;                                    // line 15
+  psi_col[v] = best.psi + 1;                         // line 16
+  atomic_write(&psi_row[u], label_t(best.psi + 2));  // line 17
+  a_p[i] = w;                                        // line 18: displaced column
 }
 
 /// G-PR-PUSHKRNL (Algorithm 9).  Thread mapping: one thread per slot
@@ -414,13 +413,13 @@ __device__ inline void push_slot(std::int64_t i, int count, vertex_t v, vertex_t
 
 __global__ __launch_bounds__(threads_per_block) void pr_push_kernel(
     int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
-    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
-    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
-    label_t* __restrict__ psi_col, const int* __restrict__ ia, int loop, label_t infinity) {
+    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj, vertex_t* col4row,
+    vertex_t* __restrict__ row4col, label_t* psi_row, label_t* __restrict__ psi_col,
+    const int* __restrict__ ia, int loop, label_t infinity) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const vertex_t v = i < count ? a_c[i] : none;  // line 2
-  push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia,
-            loop, infinity);
+  push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia, loop,
+            infinity);
 }
 
 constexpr int tail_block = 1024;  ///< lists this short run in pr_tail_kernel
@@ -438,10 +437,9 @@ constexpr int tail_block = 1024;  ///< lists this short run in pr_tail_kernel
 /// sync/safe: as pr_init_kernel and pr_push_kernel.
 __global__ __launch_bounds__(tail_block) void pr_tail_kernel(
     int count, vertex_t* __restrict__ a_c, vertex_t* __restrict__ a_p,
-    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj,
-    vertex_t* col4row, vertex_t* __restrict__ row4col, label_t* psi_row,
-    label_t* __restrict__ psi_col, int* __restrict__ ia, int loop0, int iterations,
-    label_t infinity, control* ctl) {
+    const offset_t* __restrict__ col_ptr, const vertex_t* __restrict__ col_adj, vertex_t* col4row,
+    vertex_t* __restrict__ row4col, label_t* psi_row, label_t* __restrict__ psi_col,
+    int* __restrict__ ia, int loop0, int iterations, label_t infinity, control* ctl) {
   const std::int64_t i = threadIdx.x;
   int done = 0;
   bool active = true;
@@ -450,8 +448,8 @@ __global__ __launch_bounds__(tail_block) void pr_tail_kernel(
     const vertex_t v = init_slot(i, count, a_c, a_p, col4row, row4col, ia, loop);
     active = __syncthreads_or(v != none);  // also the INIT -> PUSH barrier
     if (!active) break;
-    push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia,
-              loop, infinity);
+    push_slot(i, count, v, a_c, a_p, col_ptr, col_adj, col4row, row4col, psi_row, psi_col, ia, loop,
+              infinity);
     __syncthreads();
   }
   if (threadIdx.x == 0) {

@@ -33,18 +33,15 @@
 // allocations to seconds_setup).  Kernel launches, CUB's included, are
 // counted in stats->kernel_launches (for the radix sort, CUB's onesweep
 // launch sequence: histogram, scan, one kernel per 8-bit digit pass).
-#include "matching/graph_upload.cuh"
-
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -53,6 +50,7 @@
 #include "common/host_copy.cuh"
 #include "common/launch.cuh"
 #include "common/pinned.cuh"
+#include "matching/graph_upload.cuh"
 #include "matching/graph_upload_kernels.cuh"
 
 namespace matchflow::cuda {
@@ -70,18 +68,15 @@ int key_bits(vertex_t n) {
 /// CUB scratch for the transpose (max over its three calls).
 std::size_t transpose_temp_bytes(vertex_t n, offset_t nnz) {
   std::size_t scan_rows = 0, scan_cols = 0, sort = 0;
-  MATCHFLOW_CUDA_TRY(cub::DeviceScan::InclusiveScan(nullptr, scan_rows,
-                                                    static_cast<vertex_t*>(nullptr),
-                                                    static_cast<vertex_t*>(nullptr), max_op{},
-                                                    nnz));
-  MATCHFLOW_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_cols,
-                                                   static_cast<offset_t*>(nullptr),
-                                                   static_cast<offset_t*>(nullptr),
-                                                   std::int64_t(n) + 1));
+  MATCHFLOW_CUDA_TRY(
+      cub::DeviceScan::InclusiveScan(nullptr, scan_rows, static_cast<vertex_t*>(nullptr),
+                                     static_cast<vertex_t*>(nullptr), max_op{}, nnz));
+  MATCHFLOW_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(nullptr, scan_cols, static_cast<offset_t*>(nullptr),
+                                    static_cast<offset_t*>(nullptr), std::int64_t(n) + 1));
   MATCHFLOW_CUDA_TRY(cub::DeviceRadixSort::SortPairs(
       nullptr, sort, static_cast<const vertex_t*>(nullptr), static_cast<vertex_t*>(nullptr),
-      static_cast<const vertex_t*>(nullptr), static_cast<vertex_t*>(nullptr), nnz, 0,
-      key_bits(n)));
+      static_cast<const vertex_t*>(nullptr), static_cast<vertex_t*>(nullptr), nnz, 0, key_bits(n)));
   return std::max<std::size_t>({scan_rows, scan_cols, sort, 1});
 }
 
@@ -89,14 +84,15 @@ std::size_t transpose_temp_bytes(vertex_t n, offset_t nnz) {
 
 /// Scratch of step 2 (allocated with the graph: setup).
 struct greedy_scratch {
-  device_buffer<offset_t> cursor;      ///< per row: next column to propose to
-  device_buffer<vertex_t> rows[2];     ///< rows looking in the next round (ping-pong)
-  device_buffer<int> looking;          ///< length of the list being filled
+  device_buffer<offset_t> cursor;   ///< per row: next column to propose to
+  device_buffer<vertex_t> rows[2];  ///< rows looking in the next round (ping-pong)
+  device_buffer<int> looking;       ///< length of the list being filled
   device_buffer<unsigned long long> matched;
   explicit greedy_scratch(vertex_t m)
-      : cursor(std::size_t(m)), rows{device_buffer<vertex_t>(std::size_t(m)),
-                                     device_buffer<vertex_t>(std::size_t(m))},
-        looking(1), matched(1) {}
+      : cursor(std::size_t(m)),
+        rows{device_buffer<vertex_t>(std::size_t(m)), device_buffer<vertex_t>(std::size_t(m))},
+        looking(1),
+        matched(1) {}
   greedy_scratch() = default;
   static std::size_t bytes(vertex_t m) {
     return std::size_t(m) * (sizeof(offset_t) + 2 * sizeof(vertex_t)) + 64;
@@ -109,8 +105,8 @@ struct greedy_scratch {
 std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
                           matching_stats* stats) {
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(g.cursor.data(), d.row_ptr.data(),
-                                     std::size_t(d.m) * sizeof(offset_t),
-                                     cudaMemcpyDeviceToDevice, s));
+                                     std::size_t(d.m) * sizeof(offset_t), cudaMemcpyDeviceToDevice,
+                                     s));
   d.row4col.fill_bytes(0xff, s);  // -1: no holder
   d.col4row.fill_bytes(0xff, s);
   g.matched.fill_bytes(0, s);
@@ -125,8 +121,8 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
         looking, d.n, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
         next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int),
-                                       cudaMemcpyDeviceToHost, s));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     looking = *readback.get();
     rows = next;
@@ -275,8 +271,8 @@ void load_raw_csr(const raw_csr& g, device_graph& d, cudaStream_t s, matching_st
   }
   ++stats->kernel_launches;
   pinned_value<unsigned> h_faults;
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(h_faults.get(), faults.data(), sizeof(unsigned),
-                                     cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(
+      cudaMemcpyAsync(h_faults.get(), faults.data(), sizeof(unsigned), cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   if (*h_faults.get() != 0) throw std::invalid_argument(csr_fault_text(*h_faults.get(), g));
 }
@@ -294,8 +290,7 @@ matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* 
   return in;
 }
 
-matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
-                         cudaStream_t s) {
+matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col, cudaStream_t s) {
   matching_input in;
   in.m = g.n_rows;
   in.n = g.n_cols;
@@ -312,10 +307,10 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
   const std::size_t nnz = std::size_t(in.nnz);
   const bool build = !in.has_cols();
   const bool rows = keep_rows || build || start == gpu_start::greedy;
-  std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                       // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);       // before the CSC
-  bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);              // CSC
-  if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);    // CSR
+  std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                     // mates
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);    // before the CSC
+  bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);            // CSC
+  if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSR
   if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
     if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes + 256;
     if (in.raw->index_bytes != sizeof(vertex_t)) bytes += nnz * in.raw->index_bytes;

@@ -23,7 +23,7 @@ struct device_graph {
   device_buffer<vertex_t> row_adj, col_adj;
   device_buffer<vertex_t> col4row, row4col;
   std::int64_t init_cardinality = 0;  ///< size of the initial matching
-  populate_ahead result_pages;  ///< host result arrays mapped while the solve runs
+  populate_ahead result_pages;        ///< host result arrays mapped while the solve runs
 };
 
 /// What a GPU matching method is given: the host's checked graph
@@ -49,8 +49,7 @@ matching_input host_input(const bipartite_view& g, vertex_t* col4row, vertex_t* 
 
 /// The input of the caller's raw CSR `g`, results to col4row / row4col (in
 /// g's memory); ordered on `s` when g is in GPU memory.
-matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
-                         cudaStream_t s);
+matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col, cudaStream_t s);
 
 /// The stream a solve runs on: the caller's for a device input, else its own.
 inline stream solve_stream(const matching_input& in) {

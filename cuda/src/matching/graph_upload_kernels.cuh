@@ -65,9 +65,8 @@ constexpr int max_greedy_rounds = 64;
 /// only the atomicMin that replaces it there returns its id).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
     vertex_t count, vertex_t n_cols, const vertex_t* __restrict__ rows,
-    const offset_t* __restrict__ row_ptr,
-    const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, vertex_t* holder,
-    vertex_t* next_rows, int* next_count) {
+    const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
+    offset_t* __restrict__ cursor, vertex_t* holder, vertex_t* next_rows, int* next_count) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const vertex_t u = rows ? rows[i] : vertex_t(i);
@@ -174,8 +173,7 @@ struct max_op {
 __global__ __launch_bounds__(threads_per_block) void count_columns_kernel(
     offset_t nnz, const vertex_t* __restrict__ row_adj, unsigned long long* counts) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
-       e += stride) {
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz; e += stride) {
     atomicAdd(&counts[row_adj[e]], 1ull);
   }
 }
@@ -210,8 +208,7 @@ __global__ __launch_bounds__(threads_per_block) void widen_offsets_kernel(
     vertex_t m, const Src* src, offset_t nnz, offset_t* dst, unsigned* faults) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   unsigned fault = 0;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= m;
-       i += stride) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= m; i += stride) {
     const offset_t v = offset_t(src[i]);
     dst[i] = v;
     if (i == 0 && v != 0) fault |= fault_first_offset;
@@ -224,12 +221,12 @@ __global__ __launch_bounds__(threads_per_block) void widen_offsets_kernel(
 /// Thread mapping: grid-stride loop over the nnz ids.
 /// sync: faults (atomicOr).  safe: dst[e] (one writer each).
 template <class Src>
-__global__ __launch_bounds__(threads_per_block) void narrow_ids_kernel(
-    offset_t nnz, const Src* src, vertex_t n, vertex_t* dst, unsigned* faults) {
+__global__ __launch_bounds__(threads_per_block) void narrow_ids_kernel(offset_t nnz, const Src* src,
+                                                                       vertex_t n, vertex_t* dst,
+                                                                       unsigned* faults) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   unsigned fault = 0;
-  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz;
-       e += stride) {
+  for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz; e += stride) {
     const Src v = src[e];
     if (v < 0) fault |= fault_id_low;
     if (v >= Src(n)) fault |= fault_id_high;
@@ -245,8 +242,7 @@ __global__ __launch_bounds__(threads_per_block) void count_matched_kernel(
     vertex_t m, const vertex_t* __restrict__ col4row, unsigned long long* matched) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   unsigned count = 0;
-  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < m;
-       u += stride) {
+  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < m; u += stride) {
     count += col4row[u] >= 0;
   }
   for (int offset = warp_size / 2; offset > 0; offset /= 2) {

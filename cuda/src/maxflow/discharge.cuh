@@ -245,7 +245,7 @@ __device__ inline short_scan scan_short(const graph_view& g, vertex_t v, const a
   sc.lowest = warp_min(lowest);
   sc.e = __shfl_sync(0xffffffffu, sc.e, 0);
   hv = __shfl_sync(0xffffffffu, hv, 0);
-  sc.push = sc.e > 0 && hv < infinity;  // line 2
+  sc.push = sc.e > 0 && hv < infinity;                          // line 2
   if (sc.push && (sc.lowest == no_label || hv <= sc.lowest)) {  // lines 17-21
     const label_t lifted =
         sc.lowest == no_label || sc.lowest >= infinity - 1 ? infinity : sc.lowest + 1;
@@ -291,11 +291,11 @@ __device__ inline void push_short(const graph_view& g, const list_view& l, verte
 template <int Block>
 struct hub_scratch {
   static constexpr int warps = Block / warp_size;
-  flow_t e;                   ///< e(v), as thread 0 read it
-  label_t hv;                 ///< h(v), likewise
-  label_t warp_min[warps];    ///< per warp: least label it saw
-  flow_t warp_sum[warps];     ///< per warp: its capped share of a push chunk
-  vertex_t hub[warps];        ///< per warp: its list entry if a hub, else -1
+  flow_t e;                 ///< e(v), as thread 0 read it
+  label_t hv;               ///< h(v), likewise
+  label_t warp_min[warps];  ///< per warp: least label it saw
+  flow_t warp_sum[warps];   ///< per warp: its capped share of a push chunk
+  vertex_t hub[warps];      ///< per warp: its list entry if a hub, else -1
 };
 
 /// The least label over the block (every thread calls it, every thread gets

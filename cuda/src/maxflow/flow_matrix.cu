@@ -5,16 +5,15 @@
 // parallel arcs and an arc against its reverse summed, explicit zeros kept
 // (a self-loop meets itself: a stored 0).  The CPU builder's cost was the
 // largest part of a gpu-pr call beyond the solve (NOTES.md, "gpu-pr's flow matrix").
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
-
-#include <algorithm>
 #include <cuda/std/functional>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
-#include "common/launch.cuh"
 #include "common/host_copy.cuh"
+#include "common/launch.cuh"
 #include "maxflow/flow_matrix.cuh"
 
 namespace matchflow::cuda {
@@ -71,9 +70,8 @@ int bits_for(std::int64_t n) {
 
 }  // namespace
 
-bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
-                        vertex_t* indices, capacity_t* data, offset_t* nnz,
-                        std::int64_t* kernel_launches) {
+bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr, vertex_t* indices,
+                        capacity_t* data, offset_t* nnz, std::int64_t* kernel_launches) {
   const std::int64_t items = 2 * f.m;
   if (items == 0) {
     std::fill(indptr, indptr + f.n + 1, offset_t(0));
@@ -85,12 +83,11 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   const int bits = bits_for(f.n);
   const int end_bit = 2 * bits;
   std::size_t sort_bytes = 0, reduce_bytes = 0;
-  MATCHFLOW_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, values, items,
-                                                      0, end_bit, s));
+  MATCHFLOW_CUDA_TRY(
+      cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, keys, values, items, 0, end_bit, s));
   MATCHFLOW_CUDA_TRY(cub::DeviceReduce::ReduceByKey(
-      nullptr, reduce_bytes, keys.Current(), keys.Alternate(), values.Current(),
-      values.Alternate(), static_cast<long long*>(nullptr), ::cuda::std::plus<long long>{},
-      items, s));
+      nullptr, reduce_bytes, keys.Current(), keys.Alternate(), values.Current(), values.Alternate(),
+      static_cast<long long*>(nullptr), ::cuda::std::plus<long long>{}, items, s));
   const std::size_t temp = std::max(sort_bytes, reduce_bytes);
   const std::size_t need = std::size_t(items) * 2 * (sizeof(key_t) + sizeof(long long)) +
                            std::size_t(f.n + 1) * sizeof(offset_t) + temp + 64;
@@ -107,12 +104,12 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
       f, bits, keys.Current(), values.Current());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   std::size_t bytes = temp;
-  MATCHFLOW_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scratch.data(), bytes, keys, values, items,
-                                                      0, end_bit, s));
+  MATCHFLOW_CUDA_TRY(
+      cub::DeviceRadixSort::SortPairs(scratch.data(), bytes, keys, values, items, 0, end_bit, s));
   bytes = temp;
   MATCHFLOW_CUDA_TRY(cub::DeviceReduce::ReduceByKey(
-      scratch.data(), bytes, keys.Current(), keys.Alternate(), values.Current(),
-      values.Alternate(), count.data(), ::cuda::std::plus<long long>{}, items, s));
+      scratch.data(), bytes, keys.Current(), keys.Alternate(), values.Current(), values.Alternate(),
+      count.data(), ::cuda::std::plus<long long>{}, items, s));
   // The sorted keys are spent: their buffer takes the int32 columns.
   vertex_t* columns = reinterpret_cast<vertex_t*>(keys.Current());
   csr_kernel<<<std::min<unsigned>(blocks_for(items), 65535u), threads_per_block, 0, s>>>(
@@ -121,17 +118,16 @@ bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
   *kernel_launches += 4;
 
   long long entries = 0;
-  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&entries, count.data(), sizeof(entries),
-                                     cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(
+      cudaMemcpyAsync(&entries, count.data(), sizeof(entries), cudaMemcpyDeviceToHost, s));
   MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
   // 12 bytes per entry into pageable arrays, one staged pass
   // (common/host_copy.cuh); gpu-pr pages them in while its phases run
   // (common/prefault.cuh).
-  download_parts(
-      {copy_part{indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1)},
-       copy_part{indices, columns, sizeof(vertex_t) * std::size_t(entries)},
-       copy_part{data, values.Alternate(), sizeof(capacity_t) * std::size_t(entries)}},
-      s);
+  download_parts({copy_part{indptr, d_indptr.data(), sizeof(offset_t) * std::size_t(f.n + 1)},
+                  copy_part{indices, columns, sizeof(vertex_t) * std::size_t(entries)},
+                  copy_part{data, values.Alternate(), sizeof(capacity_t) * std::size_t(entries)}},
+                 s);
   *nnz = entries;
   return true;
 }

@@ -25,8 +25,7 @@ struct device_flow {
 /// caller's host buffers (sizes as build_flow_matrix's).  Returns false,
 /// having done nothing, when the device lacks the 64 bytes per arc that it
 /// takes: the caller then copies the arc flows and the CPU builds it.
-bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr,
-                        vertex_t* indices, capacity_t* data, offset_t* nnz,
-                        std::int64_t* kernel_launches);
+bool device_flow_matrix(const device_flow& f, cudaStream_t s, offset_t* indptr, vertex_t* indices,
+                        capacity_t* data, offset_t* nnz, std::int64_t* kernel_launches);
 
 }  // namespace matchflow::cuda

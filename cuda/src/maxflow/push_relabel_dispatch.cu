@@ -67,26 +67,25 @@
 // forward CSR + caps + flow (20 bytes per arc), reverse CSR (12 per arc),
 // 2 offsets arrays, excess, labels, timestamps, two lists, the cut, CUB
 // scratch.
-#include <cub/device/device_scan.cuh>
-
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cub/device/device_scan.cuh>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
+#include "common/host_copy.cuh"
+#include "common/launch.cuh"
+#include "common/phase_clock.cuh"
 #include "common/pinned.cuh"
 #include "common/prefault.cuh"
 #include "common/reverse_csr.cuh"
-#include "common/launch.cuh"
-#include "common/host_copy.cuh"
-#include "common/phase_clock.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/detail/environment.hpp"
 #include "matchflow/timing.hpp"
@@ -117,17 +116,21 @@ ecl::discharge_rules tuned_rules() {
   using matchflow::detail::env_number;
   const double hubs = env_number("MATCHFLOW_GPU_PR_HUB_ARCS", ecl::default_hub_arcs, 1);
   const double short_arcs = env_number("MATCHFLOW_GPU_PR_SHORT_ARCS", ecl::short_span_arcs, 0);
-  return ecl::discharge_rules{
-      offset_t(std::min(hubs, double(ecl::no_hubs))),
-      offset_t(std::min(short_arcs, double(ecl::short_span_arcs)))};
+  return ecl::discharge_rules{offset_t(std::min(hubs, double(ecl::no_hubs))),
+                              offset_t(std::min(short_arcs, double(ecl::short_span_arcs)))};
 }
 
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
              flow_stats* stats)
-      : net_(net), options_(options), result_(result), stats_(stats),
-        n_(net.n), m_(net.n_arcs()), paper_(options.paper_variant) {}
+      : net_(net),
+        options_(options),
+        result_(result),
+        stats_(stats),
+        n_(net.n),
+        m_(net.n_arcs()),
+        paper_(options.paper_variant) {}
 
   void run();
 
@@ -220,11 +223,11 @@ void ecl_solver::allocate() {
   use_device_with_memory(options_.device, 0);  // selects the device for the CUB query
   const std::size_t temp = reverse_csr_temp_bytes(n_);
   const std::size_t n = std::size_t(n_), m = std::size_t(m_);
-  const std::size_t bytes = m * (sizeof(vertex_t) * 2 + sizeof(flow_t) * 2 + sizeof(offset_t)) +
-                            (n + 1) * (sizeof(offset_t) * 2 + sizeof(unsigned long long)) +
-                            n * (sizeof(flow_t) + sizeof(label_t) + sizeof(int) +
-                                 2 * sizeof(vertex_t) + 1) +
-                            sizeof(control) + temp;
+  const std::size_t bytes =
+      m * (sizeof(vertex_t) * 2 + sizeof(flow_t) * 2 + sizeof(offset_t)) +
+      (n + 1) * (sizeof(offset_t) * 2 + sizeof(unsigned long long)) +
+      n * (sizeof(flow_t) + sizeof(label_t) + sizeof(int) + 2 * sizeof(vertex_t) + 1) +
+      sizeof(control) + temp;
   use_device_with_memory(options_.device, bytes);
   ptr_ = device_buffer<offset_t>(n + 1);
   rptr_ = device_buffer<offset_t>(n + 1);
@@ -243,8 +246,7 @@ void ecl_solver::allocate() {
   ctl_ = device_buffer<control>(1);
   scan_temp_ = device_buffer<unsigned char>(temp);
   int sms = 1;
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                            options_.device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, options_.device));
   fixed_blocks_ = std::min<unsigned>(blocks_for(n_ * warp_size), unsigned(sms * blocks_per_sm));
   if (!paper_) {
     setup_cooperative(sms);
@@ -253,16 +255,15 @@ void ecl_solver::allocate() {
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
   relabel_freq_ = int(std::clamp(freq, double(min_relabel_freq), double(1 << 24)));
-  g_ = ecl::graph_view{vertex_t(n_),  net_.source,  net_.sink,     ptr_.data(),
-                       heads_.data(), caps_.data(), rptr_.data(),  rtail_.data(),
-                       rarc_.data(),  flow_.data(), excess_.data(), h_.data(),
-                       time_.data()};
+  g_ = ecl::graph_view{vertex_t(n_),   net_.source,  net_.sink,     ptr_.data(),  heads_.data(),
+                       caps_.data(),   rptr_.data(), rtail_.data(), rarc_.data(), flow_.data(),
+                       excess_.data(), h_.data(),    time_.data()};
 }
 
 void ecl_solver::setup_cooperative(int sms) {
   int supported = 0;
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch,
-                                            options_.device));
+  MATCHFLOW_CUDA_TRY(
+      cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, options_.device));
   if (!supported) return;
   bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
   pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
@@ -272,8 +273,8 @@ void ecl_solver::setup_cooperative(int sms) {
 /// Reverse CSR: histogram of heads, exclusive scan, scatter (section III-B).
 void ecl_solver::build_reverse() {
   count_launch(build_reverse_csr(n_, m_, ptr_.data(), heads_.data(), rptr_.data(), rtail_.data(),
-                                 rarc_.data(), cursor_.data(), scan_temp_.data(),
-                                 scan_temp_.size(), stream_));
+                                 rarc_.data(), cursor_.data(), scan_temp_.data(), scan_temp_.size(),
+                                 stream_));
   flow_.fill_bytes(0, stream_);
   excess_.fill_bytes(0, stream_);
   time_.fill_bytes(0, stream_);
@@ -310,8 +311,8 @@ void ecl_solver::global_relabel(bool phase1) {
   count_launch();
   int first = 1;  // the first level the loops below run
   if (!paper_) {  // level 1: the root's arcs over the whole grid
-    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(
-        g_, lists(), phase1, bfs_id, reached);
+    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(g_, lists(), phase1,
+                                                                               bfs_id, reached);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     count_launch();
     advance(1);
@@ -321,8 +322,7 @@ void ecl_solver::global_relabel(bool phase1) {
   if (cooperative_) {  // all levels in one launch
     int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached,
-                       levels);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached, levels);
     count_launch();
     read_control();
     stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);
@@ -414,10 +414,9 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
 /// cycles run (and has read the control block).
 int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
-    launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_,
-                       list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-                       infinity(phase1), cycle_, cycles, ecl::tail_max_list / 2, rules_,
-                       ctl_.data());
+    launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_, list0_.data(),
+                       list1_.data(), parity_, ctl_.data()->count, ring_, phase1, infinity(phase1),
+                       cycle_, cycles, ecl::tail_max_list / 2, rules_, ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,

@@ -108,12 +108,11 @@
 
 namespace matchflow::cuda::ecl {
 
-constexpr int tail_block = 1024;           ///< threads of push_relabel_tail_kernel
-constexpr int tail_max_list = 64;          ///< the tail kernel returns above this size
-                                           ///< (two vertices per warp of its block)
-constexpr int persistent_block = 512;      ///< threads per block of the cooperative kernels
-                                           ///< (fewer, larger blocks: a cheaper grid.sync)
-
+constexpr int tail_block = 1024;       ///< threads of push_relabel_tail_kernel
+constexpr int tail_max_list = 64;      ///< the tail kernel returns above this size
+                                       ///< (two vertices per warp of its block)
+constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
+                                       ///< (fewer, larger blocks: a cheaper grid.sync)
 
 // ---------------------------------------------------------------------------
 // Algorithm 4, line 3: saturating pushes from s
@@ -179,12 +178,11 @@ __device__ inline void visit(const graph_view& g, const list_view& l, bool phase
   }
 }
 
-
 /// Algorithm 7's test for the k-th BFS arc of v: the neighbour if it can
 /// send to v (flow on a forward arc (v, w) can come back, both phases; a
 /// reverse arc (w, v) with capacity left, phase 1), else v.
-__device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& span,
-                                         offset_t k, vertex_t v) {
+__device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& span, offset_t k,
+                                         vertex_t v) {
   const span_arc arc = arc_at(g, span, k);
   return (arc.forward ? arc.flow > 0 : arc.flow < g.caps[arc.a]) ? arc.w : v;
 }
@@ -230,11 +228,10 @@ __device__ inline std::int64_t global_warps() {
 
 /// One BFS level per launch (the paper's form; also the fallback loop).
 /// Thread 0 clears the counter nobody reads in this launch.
-__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level,
-                                     int bfs_id, int* reached) {
+__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level, int bfs_id,
+                                     int* reached) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(),
-                global_warps());
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(), global_warps());
 }
 
 /// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
@@ -243,8 +240,8 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
 /// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
 /// left the root at list0 / count[0]: a ring reset).
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
-    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id,
-    int first, int* reached, int* levels) {
+    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id, int first,
+    int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
@@ -261,8 +258,7 @@ __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
 
 /// The overflowing vertices with a label below `infinity` (s and t never).
 /// Grid over vertices; one append each, so no timestamps are needed.
-__global__ void collect_active_kernel(graph_view g, label_t infinity, vertex_t* list,
-                                      int* count) {
+__global__ void collect_active_kernel(graph_view g, label_t infinity, vertex_t* list, int* count) {
   const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v >= g.n || v == g.source || v == g.sink) return;
   if (g.excess[v] > 0 && g.h[v] < infinity) push(list, count, vertex_t(v));
@@ -283,7 +279,7 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
                                     int stamp, discharge_rules rules, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
   const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
-  if (size == 0) return;  // the fallback loop may run past the end: nothing to do
+  if (size == 0) return;         // the fallback loop may run past the end: nothing to do
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
   unsigned long long pushes = 0, lifts = 0;
   discharge_list<threads_per_block>(g, l, size, phase1, infinity, stamp, rules, pushes, lifts);
@@ -296,9 +292,8 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 /// ring_view(parity + c, ring + c) as the host would; the cycles run go to
 /// ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
-    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, int min_size, discharge_rules rules,
-    control* ctl) {
+    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
+    label_t infinity, int stamp, int cycles, int min_size, discharge_rules rules, control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
@@ -307,8 +302,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;
-    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes,
-                                     lifts);
+    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
     grid.sync();
   }
   if (grid.thread_rank() == 0) {
@@ -325,8 +319,8 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 /// `lists` and `counts` are the two buffers and the three counters; cycle c
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
-    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring,
-    bool phase1, label_t infinity, int stamp, int cycles, discharge_rules rules, control* ctl) {
+    graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
+    label_t infinity, int stamp, int cycles, discharge_rules rules, control* ctl) {
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {

@@ -17,13 +17,13 @@ using flow_t = long long;  // capacity_t on the device (atomics want long long)
 
 /// Device-side counters of one solve (one allocation).
 struct control {
-  int count[3];              ///< worklist sizes, a ring (see the header)
-  int source_reached;        ///< phase-1 BFS reached s: the preflow is not maximum
-  int tail_cycles;           ///< cycles push_relabel_tail_kernel ran
-  int busy_cycles;           ///< cycles that found a non-empty worklist
-  int bfs_levels;            ///< levels of the last relabel_persistent_kernel BFS
-  unsigned long long pushes; ///< pushes (Algorithm 5, line 12)
-  unsigned long long lifts;  ///< lifts (Algorithm 5, line 18)
+  int count[3];               ///< worklist sizes, a ring (see the header)
+  int source_reached;         ///< phase-1 BFS reached s: the preflow is not maximum
+  int tail_cycles;            ///< cycles push_relabel_tail_kernel ran
+  int busy_cycles;            ///< cycles that found a non-empty worklist
+  int bfs_levels;             ///< levels of the last relabel_persistent_kernel BFS
+  unsigned long long pushes;  ///< pushes (Algorithm 5, line 12)
+  unsigned long long lifts;   ///< lifts (Algorithm 5, line 18)
 };
 
 /// What a cycle needs; passed by value to the kernels.
@@ -61,14 +61,13 @@ __host__ __device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1,
 }
 
 __device__ inline flow_t atomic_add(flow_t* addr, flow_t v) {
-  return static_cast<flow_t>(atomicAdd(reinterpret_cast<unsigned long long*>(addr),
-                                       static_cast<unsigned long long>(v)));
+  return static_cast<flow_t>(
+      atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v)));
 }
 
 /// Appends w to WL_next once per cycle (section IV, timestamps); s and t are
 /// never active.
-__device__ inline void append_once(const graph_view& g, const list_view& l, vertex_t w,
-                                   int stamp) {
+__device__ inline void append_once(const graph_view& g, const list_view& l, vertex_t w, int stamp) {
   if (w == g.source || w == g.sink) return;
   if (atomicMax(&g.time[w], stamp) != stamp) push(l.out, l.count_out, w);
 }
@@ -82,8 +81,7 @@ struct arc_span {
   offset_t fwd_begin, fwd_count, rev_begin, total;
 };
 
-__device__ inline arc_span arcs_of(const graph_view& g, vertex_t v, bool forward,
-                                   bool reverse) {
+__device__ inline arc_span arcs_of(const graph_view& g, vertex_t v, bool forward, bool reverse) {
   const offset_t fb = forward ? g.ptr[v] : 0, fc = forward ? g.ptr[v + 1] - fb : 0;
   const offset_t rb = reverse ? g.rptr[v] : 0, rc = reverse ? g.rptr[v + 1] - rb : 0;
   return arc_span{fb, fc, rb, fc + rc};

@@ -15,10 +15,9 @@
 // input, output, and the one cleared for the next level, as gpu-pr's BFS),
 // and the host reads a size back only once per `levels_per_check` launches;
 // the launches after the search ends find an empty frontier and return.
-#include <cub/device/device_reduce.cuh>
-
 #include <algorithm>
 #include <cstdint>
+#include <cub/device/device_reduce.cuh>
 
 #include "common/buffer.cuh"
 #include "common/error.cuh"
@@ -48,8 +47,8 @@ __global__ void reach_level_kernel(const offset_t* __restrict__ ptr,
   int* count_out = &counts[(level + 1) % 3];
   const int lane = threadIdx.x % warp_size;
   const std::int64_t warps = std::int64_t(gridDim.x) * blockDim.x / warp_size;
-  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
-       i < size; i += warps) {
+  for (std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size; i < size;
+       i += warps) {
     const vertex_t v = in[i];
     for (offset_t a = ptr[v] + lane; a < ptr[v + 1]; a += warp_size) {
       const vertex_t w = adj[a];
@@ -93,9 +92,10 @@ class pivot_search {
     use_device_with_memory(device, 0);  // selects the device for the CUB queries
     temp_bytes_ = std::max(reverse_csr_temp_bytes(n_), max_temp_bytes());
     const std::size_t n = std::size_t(n_) + 1, m = std::size_t(m_);
-    use_device_with_memory(device, m * 2 * sizeof(vertex_t) + n * (3 * sizeof(offset_t) +
-                                   2 * sizeof(unsigned) + 2 * sizeof(vertex_t) + 1) +
-                                   temp_bytes_ + 64);
+    use_device_with_memory(
+        device, m * 2 * sizeof(vertex_t) +
+                    n * (3 * sizeof(offset_t) + 2 * sizeof(unsigned) + 2 * sizeof(vertex_t) + 1) +
+                    temp_bytes_ + 64);
     ptr_ = device_buffer<offset_t>(n);
     rptr_ = device_buffer<offset_t>(n);
     cursor_ = device_buffer<unsigned long long>(n);  // also the pivot keys
@@ -167,10 +167,10 @@ class pivot_search {
     const unsigned one = 1;
     const int first[3] = {1, 0, 0};
     MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(seen + root, &one, sizeof(one), cudaMemcpyHostToDevice, s_));
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(list0_.data(), &root, sizeof(root), cudaMemcpyHostToDevice,
-                                       s_));
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(counts_.data(), first, sizeof(first),
-                                       cudaMemcpyHostToDevice, s_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(list0_.data(), &root, sizeof(root), cudaMemcpyHostToDevice, s_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(counts_.data(), first, sizeof(first), cudaMemcpyHostToDevice, s_));
     for (int level = 0;; level += levels_per_check) {
       for (int k = level; k < level + levels_per_check; ++k) {
         reach_level_kernel<<<grid_, threads_per_block, 0, s_>>>(ptr, adj, seen, list0_.data(),
@@ -186,8 +186,8 @@ class pivot_search {
   /// counts_[k], after the stream drains (it also orders the host copies
   /// made from stack memory above).
   int read_count(int k) {
-    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(count_.get(), counts_.data() + k, sizeof(int),
-                                       cudaMemcpyDeviceToHost, s_));
+    MATCHFLOW_CUDA_TRY(
+        cudaMemcpyAsync(count_.get(), counts_.data() + k, sizeof(int), cudaMemcpyDeviceToHost, s_));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s_));
     return *count_.get();
   }

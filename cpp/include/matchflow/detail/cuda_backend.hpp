@@ -40,20 +40,19 @@ status gpu_pr(const bipartite_view& g, gpu_start start, const matching_options& 
 
 /// APFB / APsB (paper 004); `apfb` selects APFB, else APsB.  Same contract
 /// as gpu_pr.
-status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb,
-              const matching_options& options, vertex_t* col4row, vertex_t* row4col,
-              matching_stats* stats) noexcept;
+status gpu_ap(const bipartite_view& g, gpu_start start, bool apfb, const matching_options& options,
+              vertex_t* col4row, vertex_t* row4col, matching_stats* stats) noexcept;
 
 /// gpu_pr / gpu_ap on the caller's raw CSR (matchflow::solve_matching_raw):
 /// `start` greedy or empty; for a CSR in GPU memory `stream` is the caller's
 /// cudaStream_t, which every copy and kernel is ordered on; col4row /
 /// row4col are in the CSR's memory.
 status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& options,
-                     std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
-                     matching_stats* stats) noexcept;
-status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb,
-                     const matching_options& options, std::uintptr_t stream, vertex_t* col4row,
-                     vertex_t* row4col, matching_stats* stats) noexcept;
+                  std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) noexcept;
+status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb, const matching_options& options,
+                  std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
+                  matching_stats* stats) noexcept;
 
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
@@ -82,44 +81,42 @@ status gpu_auction(const In* cost, std::int64_t n_rows, std::int64_t n_cols,
 /// matchflow::detail::sparse_auction computes them on the CPU; *usable is
 /// false when the auction stopped early (an empty row).  T: double or int64.
 template <class T>
-status gpu_sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx,
-                          const T* weight, std::int64_t n, int device, double* v, bool* usable,
+status gpu_sparse_auction(const std::int64_t* row_ptr, const std::int32_t* col_idx, const T* weight,
+                          std::int64_t n, int device, double* v, bool* usable,
                           sparse_lsap_stats* stats) noexcept;
 /// gpu-sap: one thread block per problem (cuda/src/lsap/batched_kernels.cuh);
 /// same contract as matchflow::solve_batched_lsap, except that a failing
 /// problem's status comes back with its index in stats->failed_problem and
 /// no message (the caller writes it).
 template <class T>
-status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows,
-                       std::int64_t n_cols, bool maximize, const batched_lsap_options& options,
-                       std::int64_t* row_ind, std::int64_t* col_ind,
-                       batched_lsap_stats* stats) noexcept;
+status gpu_batched_sap(const T* cost, std::int64_t batch, std::int64_t n_rows, std::int64_t n_cols,
+                       bool maximize, const batched_lsap_options& options, std::int64_t* row_ind,
+                       std::int64_t* col_ind, batched_lsap_stats* stats) noexcept;
 
 /// The types each template above is built for, and its explicit
 /// instantiation: the CUDA sources and cpp/src/cuda_stub.cpp apply the same
 /// lists, so that a CPU-only build links the same symbols.
 #define MATCHFLOW_GPU_HUNGARIAN_TYPES(X) X(double) X(float) X(std::int64_t)
-#define MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN(T)                                           \
-  template status gpu_hungarian<T>(const T*, std::int64_t, std::int64_t, bool,             \
-                                   const lsap_options&, std::int64_t*, T*, T*, lsap_stats*) \
-      noexcept;
+#define MATCHFLOW_INSTANTIATE_GPU_HUNGARIAN(T)                                 \
+  template status gpu_hungarian<T>(const T*, std::int64_t, std::int64_t, bool, \
+                                   const lsap_options&, std::int64_t*, T*, T*, \
+                                   lsap_stats*) noexcept;
 #define MATCHFLOW_GPU_AUCTION_TYPES(X) \
   X(double, double) X(float, float) X(std::int64_t, std::int64_t) X(std::int32_t, std::int64_t)
-#define MATCHFLOW_INSTANTIATE_GPU_AUCTION(In, U)                                         \
-  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t,              \
-                                     const lsap_options&, std::int64_t*, U*, U*,         \
-                                     lsap_stats*) noexcept;
+#define MATCHFLOW_INSTANTIATE_GPU_AUCTION(In, U)                                                 \
+  template status gpu_auction<In, U>(const In*, std::int64_t, std::int64_t, const lsap_options&, \
+                                     std::int64_t*, U*, U*, lsap_stats*) noexcept;
 #define MATCHFLOW_GPU_SPARSE_AUCTION_TYPES(X) X(double) X(std::int64_t)
-#define MATCHFLOW_INSTANTIATE_GPU_SPARSE_AUCTION(T)                                        \
+#define MATCHFLOW_INSTANTIATE_GPU_SPARSE_AUCTION(T)                                         \
   template status gpu_sparse_auction<T>(const std::int64_t*, const std::int32_t*, const T*, \
-                                        std::int64_t, int, double*, bool*,                 \
+                                        std::int64_t, int, double*, bool*,                  \
                                         sparse_lsap_stats*) noexcept;
 #define MATCHFLOW_GPU_BATCHED_TYPES(X) \
   X(double) X(float) X(std::int64_t) X(std::int32_t) X(std::uint8_t)
-#define MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP(T)                                         \
-  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, \
-                                     bool, const batched_lsap_options&, std::int64_t*,   \
-                                     std::int64_t*, batched_lsap_stats*) noexcept;
+#define MATCHFLOW_INSTANTIATE_GPU_BATCHED_SAP(T)                                                \
+  template status gpu_batched_sap<T>(const T*, std::int64_t, std::int64_t, std::int64_t, bool,  \
+                                     const batched_lsap_options&, std::int64_t*, std::int64_t*, \
+                                     batched_lsap_stats*) noexcept;
 
 /// The strongly connected component of the vertex of greatest in-degree x
 /// out-degree of `g` (cuda/src/preprocess/pivot_scc.cu): member[v] = 1 for
