@@ -25,7 +25,15 @@ def device_count() -> int:
 
 
 def cuda_available() -> bool:
-    """True when matchflow was built with CUDA and a device is usable."""
+    """True when matchflow was built with CUDA and a device is usable.
+
+    Examples
+    --------
+    >>> import matchflow
+    >>> device = "cuda" if matchflow.cuda_available() else "cpu"
+    >>> device in ("cuda", "cpu")
+    True
+    """
     return device_count() > 0
 
 
@@ -181,7 +189,15 @@ def config() -> dict:
 
 
 def show_config() -> None:
-    """Print how matchflow was built and what it can use on this machine."""
+    """Print how matchflow was built and what it can use on this machine.
+
+    Examples
+    --------
+    >>> import matchflow
+    >>> matchflow.show_config()  # doctest: +ELLIPSIS
+    matchflow ... (python ..., numpy ..., scipy ...)
+    ...
+    """
     info = config()
     print(f"matchflow {info['matchflow']} (python {info['python']}, numpy {info['numpy']}, "
           f"scipy {info['scipy']})")

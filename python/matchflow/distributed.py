@@ -287,14 +287,30 @@ def _picked(local, rows, cols):
 
 def linear_sum_assignment(block, maximize: bool = False, *, comm=None, device: int | None = None,
                           timeout: float = _lsap_multi.DEFAULT_TIMEOUT):
-    """`solve_assignment`'s (row_ind, col_ind), as SciPy returns them."""
+    """`solve_assignment`'s (row_ind, col_ind), as SciPy returns them.
+
+    Examples
+    --------
+    In each rank of ``mpirun -n 2 python script.py``:
+
+    >>> rows, cols = linear_sum_assignment(column_block(c, rank, 2))  # doctest: +SKIP
+    """
     r = solve_assignment(block, maximize=maximize, comm=comm, device=device, timeout=timeout)
     return r.row_ind, r.col_ind
 
 
 def column_block(matrix, rank: int, ranks: int):
     """Rank `rank`'s share of `matrix`'s columns (of `ranks` near-equal
-    blocks), as a view: what each rank passes to `solve_assignment`."""
+    blocks), as a view: what each rank passes to `solve_assignment`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from matchflow.distributed import column_block
+    >>> c = np.arange(10).reshape(2, 5)
+    >>> column_block(c, 0, 2).tolist(), column_block(c, 1, 2).tolist()
+    ([[0, 1], [5, 6]], [[2, 3, 4], [7, 8, 9]])
+    """
     n_cols = matrix.shape[1]
     return matrix[:, n_cols * rank // ranks:n_cols * (rank + 1) // ranks]
 

@@ -380,9 +380,22 @@ def read_dimacs_assignment(path_or_file) -> AssignmentProblem:
 
 
 def read_matrix(path):
-    """A Matrix Market file as scipy.io reads it: an ndarray for the dense
+    r"""A Matrix Market file as scipy.io reads it: an ndarray for the dense
     (``array``) format, a csr_array for the sparse one.  A malformed file's
-    ValueError names its first bad line."""
+    ValueError names its first bad line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from matchflow.io import read_matrix
+    >>> path = os.path.join(tempfile.mkdtemp(), "bad.mtx")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n")
+    >>> read_matrix(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ...bad.mtx, line 3: expected 3 numbers per entry: '1 1'
+    """
     path = Path(path)
     try:
         with _open(path) as fh:
