@@ -43,3 +43,17 @@ def _public_functions():
                          if isinstance(x, str) else "")
 def test_every_public_function_has_an_example(name, function):
     assert ">>>" in (inspect.getdoc(function) or ""), f"{name} has no example"
+
+
+def test_the_docs_pages_examples():
+    from pathlib import Path
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    if not docs.is_dir():
+        pytest.skip("no docs/ beside the tests (an installed copy of the tests)")
+    attempted = 0
+    for page in sorted(docs.glob("*.rst")):
+        result = doctest.testfile(str(page), module_relative=False,
+                                  optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0, page.name
+        attempted += result.attempted
+    assert attempted > 0
