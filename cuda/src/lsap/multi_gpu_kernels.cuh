@@ -14,7 +14,8 @@
 //    columns found so far, posted to every part's mailbox (exchange()).
 // The paper gathers each BFS level through the host and MPI; here the whole
 // search runs in one persistent kernel per part, and a step costs one
-// grid.sync() plus one mailbox round trip more than on one GPU.
+// mailbox round trip (and the verdict's hand-off to the blocks) more than on
+// one GPU.
 //
 // Augmentation (Algorithms 5 and 6) is replicated: every part knows each
 // tree row's joining column and parent row, so every part walks every path
