@@ -33,18 +33,23 @@ bool one_copy(std::mt19937& rng, bool upload) {
   const std::size_t fail_at = upload && rng() % 4 == 0 ? rng() % n_chunks : n_chunks;
   std::vector<std::vector<int>> stage(slots, std::vector<int>(chunk_items, -1));
   std::vector<int> out(n_chunks * chunk_items, -1);
-  chunk_workers pool(n_chunks, pieces, slots, upload ? slots : 0,
-                     [&](std::size_t k, std::size_t piece, std::size_t parts) {
-    const auto [a, e] = piece_share(chunk_items, piece, parts);
-    if (delay == 2 && piece == 0) std::this_thread::sleep_for(std::chrono::microseconds(400));
-    for (std::size_t i = a; i < e; ++i) {
-      if (upload) stage[k % slots][i] = static_cast<int>(k * chunk_items + i);  // fill
-      else out[k * chunk_items + i] = stage[k % slots][i];                    // copy out
-    }
-    return !(k == fail_at && piece == parts - 1);
-  }, max_workers);
+  chunk_workers pool(
+      n_chunks, pieces, slots, upload ? slots : 0,
+      [&](std::size_t k, std::size_t piece, std::size_t parts) {
+        const auto [a, e] = piece_share(chunk_items, piece, parts);
+        if (delay == 2 && piece == 0) std::this_thread::sleep_for(std::chrono::microseconds(400));
+        for (std::size_t i = a; i < e; ++i) {
+          if (upload)
+            stage[k % slots][i] = static_cast<int>(k * chunk_items + i);  // fill
+          else
+            out[k * chunk_items + i] = stage[k % slots][i];  // copy out
+        }
+        return !(k == fail_at && piece == parts - 1);
+      },
+      max_workers);
   auto arrive = [&](std::size_t k) {  // download_parts: chunk k's DMA into its slot
-    for (std::size_t i = 0; i < chunk_items; ++i) stage[k % slots][i] = static_cast<int>(k * chunk_items + i);
+    for (std::size_t i = 0; i < chunk_items; ++i)
+      stage[k % slots][i] = static_cast<int>(k * chunk_items + i);
   };
   if (!upload) {
     for (std::size_t k = 0; k < std::min(slots, n_chunks); ++k) arrive(k);
