@@ -4,10 +4,11 @@ import matchflow
 
 project = "matchflow"
 release = version = matchflow.__version__
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.intersphinx", "numpydoc"]
+extensions = ["sphinx.ext.autodoc", "numpydoc"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
+# The docstrings' Parameters sections give every type; hints in the
+# signatures would say them twice.
 autodoc_typehints = "none"
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
-nitpicky = False

@@ -21,6 +21,7 @@ import numpy as np
 from . import _core, _device
 from . import _device_arrays as darr
 from ._lsap_common import AssignmentResult, AssignmentStats, assignment_pairs, int64_overflow
+from ._lsap_device import _check_entries, _fits_int64, _lib, _picked_cost, _to_device
 
 #: A part waits this long for another part's post before the solve fails:
 #: far above any step's time, short enough that a lost GPU or process ends
@@ -150,9 +151,9 @@ def check_lines(rows: np.ndarray, cols_ok: bool, square: bool) -> None:
         raise ValueError("cost matrix is infeasible")
 
 
-def _fits_int64(lo, hi, shape) -> bool:
-    """lsap.hpp's bound for exact int64 solves."""
-    return max(abs(int(lo)), abs(int(hi))) <= (1 << 62) // max(shape[0], shape[1], 8)
+def fits_int64(lo, hi, shape) -> bool:
+    """Costs in [lo, hi] within the exact int64 solve's bound (_lsap_device's)."""
+    return _fits_int64(max(abs(int(lo)), abs(int(hi))), shape)
 
 
 def _column_bounds(n_cols: int, parts: int) -> list[int]:
@@ -224,7 +225,7 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     if work.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
         rows, cols = finite_lines(work)
         check_lines(rows, bool(cols.all()), work.shape[0] == work.shape[1])
-    if work.dtype == np.int64 and not _fits_int64(lo, hi, work.shape):
+    if work.dtype == np.int64 and not fits_int64(lo, hi, work.shape):
         if exact_ints:
             raise int64_overflow(max(abs(int(lo)), abs(int(hi))), c.shape)
         return solve_host(c.astype(np.float64), maximize, method, gpus, exact_ints=True,
@@ -254,11 +255,6 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
 
 
 # ---- column blocks in GPU memory ---------------------------------------------------
-
-def _lib(kind: str):
-    import sys
-    return sys.modules["cupy" if kind == "cupy" else "torch"]
-
 
 def _complement(x, integer: bool):
     """What a maximisation solves: ~x = -x - 1 for integers (no overflow), -x for floats."""
@@ -311,15 +307,7 @@ def _check_blocks(arrays, maximize: bool) -> None:
     if arrays[0].dtype.kind != "f":
         return
     lib = _lib(arrays[0].kind)
-    wrong = np.inf if maximize else -np.inf
-
-    def forbidden(a) -> bool:
-        if not bool((~lib.isfinite(a.obj)).any()):
-            return False
-        if bool(lib.isnan(a.obj).any()) or bool((a.obj == wrong).any()):
-            raise ValueError("matrix contains invalid numeric entries")
-        return True
-    if not any(_each(arrays, forbidden)):
+    if not any(_each(arrays, lambda a: _check_entries(a.obj, a.kind, maximize))):
         return
     square = arrays[0].shape[0] == sum(a.shape[1] for a in arrays)
     rows = np.logical_or.reduce(_each(arrays, lambda a: _host(lib.isfinite(a.obj).any(1), a.kind)))
@@ -347,7 +335,7 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
     if dtype == np.int64:
         lo = min(_each(arrays, lambda a: int(a.obj.min())))
         hi = max(_each(arrays, lambda a: int(a.obj.max())))
-        if not _fits_int64(lo, hi, (n_rows, n_cols)):
+        if not fits_int64(lo, hi, (n_rows, n_cols)):
             raise int64_overflow(max(abs(lo), abs(hi)), (n_rows, n_cols))
     work = _each(arrays, lambda a: _complement(a.obj, integer) if maximize else a.obj)
     gpus = [a.device for a in arrays]
@@ -360,27 +348,19 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
     del parts
     row_ind, col4row, u, v = finish_duals(col4row, u, v, False, maximize, integer)
 
-    position = {id(a): p for p, a in enumerate(arrays)}
-
-    def picked_sum(a):
-        p = position[id(a)]
-        mine = (col4row >= col0[p]) & (col4row < col0[p + 1])
-        if not mine.any():
-            return 0
-        picked = a.obj[_to(a, row_ind[mine]), _to(a, col4row[mine] - col0[p])]
-        if integer:
-            return int(picked.sum())
-        return float(_host(picked, a.kind).astype(np.float64).sum())
-    cost = sum(_each(arrays, picked_sum))
+    mine = [(col4row >= col0[p]) & (col4row < col0[p + 1]) for p in range(len(arrays))]
+    cost = sum(block_cost(a, row_ind[m], col4row[m] - col0[p])
+               for p, (a, m) in enumerate(zip(arrays, mine)))
     return AssignmentResult(row_ind=row_ind, col_ind=col4row, cost=cost, u=u, v=v,
                             method=method, device=device_name(gpus),
                             stats=merged_stats(stats, per_part, gpus, start))
 
 
-def _to(a: darr.DeviceArray, index: np.ndarray):
-    """Host indices on the block's device, for indexing it."""
-    lib = _lib(a.kind)
-    if a.kind == "cupy":
-        with lib.cuda.Device(a.device):
-            return lib.asarray(index)
-    return lib.as_tensor(index, device=f"cuda:{a.device}")
+def block_cost(a: darr.DeviceArray, rows: np.ndarray, cols: np.ndarray):
+    """The sum of block `a`'s entries at (rows, cols), summed on its GPU
+    (exact for integers); 0 for none."""
+    if rows.size == 0:
+        return 0
+    with on_device(a):
+        return _picked_cost(a.obj, _to_device(rows, a.kind, a.device),
+                            _to_device(cols, a.kind, a.device), a.dtype.name, a.kind)

@@ -39,6 +39,7 @@ from . import _device_arrays as darr
 from . import _lsap_multi
 from ._lsap import _as_cost_array
 from ._lsap_common import AssignmentResult, int64_overflow
+from ._lsap_device import _check_entries, _lib
 
 __all__ = ["solve_assignment", "linear_sum_assignment", "column_block"]
 
@@ -117,12 +118,11 @@ def _local_facts(block, maximize: bool):
                             f"{a.dtype} of shape {a.shape}")
         if a.strides is not None:
             raise ValueError("the cost block is not C-contiguous")
-        lib = _lsap_multi._lib(a.kind)
+        lib = _lib(a.kind)
         facts = {"dtype": a.dtype.str, "shape": a.shape, "device": a.device, "lo": 0, "hi": 0}
         if a.dtype.kind == "f":
             with _lsap_multi.on_device(a):
-                if bool((lib.isnan(a.obj) | (a.obj == (np.inf if maximize else -np.inf))).any()):
-                    raise ValueError("matrix contains invalid numeric entries")
+                _check_entries(a.obj, a.kind, maximize)
                 finite = lib.isfinite(a.obj)
                 facts["rows_finite"] = np.packbits(_lsap_multi._host(finite.any(1), a.kind))
                 facts["cols_ok"] = bool(finite.any(0).all())
@@ -162,7 +162,7 @@ def _checked_problem(facts: list, exact_ints: bool):
                          "problem with no more rows than columns (transpose it first)")
     dtype = np.dtype(dtypes.pop())
     lo, hi = min(f["lo"] for f in facts), max(f["hi"] for f in facts)
-    if dtype == np.int64 and not _lsap_multi._fits_int64(lo, hi, (n_rows, n_cols)):
+    if dtype == np.int64 and not _lsap_multi.fits_int64(lo, hi, (n_rows, n_cols)):
         raise int64_overflow(max(abs(lo), abs(hi)), (n_rows, n_cols))
     if dtype.kind == "f":
         finite = np.unpackbits(np.bitwise_or.reduce([f["rows_finite"] for f in facts]))
@@ -275,11 +275,7 @@ def solve_assignment(block, *, maximize: bool = False, comm=None, device: int | 
 
 def _picked(local, rows, cols):
     if isinstance(local, darr.DeviceArray):
-        if rows.size == 0:
-            return 0
-        picked = local.obj[_lsap_multi._to(local, rows), _lsap_multi._to(local, cols)]
-        return (int(picked.sum()) if local.dtype.kind == "i"
-                else float(_lsap_multi._host(picked, local.kind).astype(np.float64).sum()))
+        return _lsap_multi.block_cost(local, rows, cols)
     picked = local[rows, cols]
     return int(picked.sum(dtype=np.int64)) if local.dtype.kind == "i" else float(
         np.sum(picked, dtype=np.float64))

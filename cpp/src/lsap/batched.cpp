@@ -59,17 +59,10 @@ std::int64_t omp_sap(const T* cost, std::int64_t batch, std::int64_t n_rows, std
 std::string failure_message(status st, std::int64_t problem) {
   const char* what = "solve failed";
   switch (st) {
-    case status::infeasible:
-      what = "cost matrix is infeasible";
-      break;  // SciPy's words
-    case status::invalid_input:
-      what = "matrix contains invalid numeric entries";
-      break;
-    case status::overflow:
-      what = "integer costs not exact in float64";
-      break;
-    default:
-      break;
+    case status::infeasible: what = "cost matrix is infeasible"; break;  // SciPy's words
+    case status::invalid_input: what = "matrix contains invalid numeric entries"; break;
+    case status::overflow: what = "integer costs not exact in float64"; break;
+    default: break;
   }
   return std::string(what) + " (batch index " + std::to_string(problem) + ")";
 }
@@ -96,8 +89,7 @@ status solve(const T* cost, std::int64_t batch, std::int64_t n_rows, std::int64_
       st = cuda::gpu_batched_sap(cost, batch, n_rows, n_cols, maximize, options, row_ind, col_ind,
                                  stats);
       break;
-    default:
-      return fail(status::invalid_input, "unknown batched LSAP method");
+    default: return fail(status::invalid_input, "unknown batched LSAP method");
   }
   if (st != status::ok && stats->failed_problem >= 0) {
     return fail(st, failure_message(st, stats->failed_problem));

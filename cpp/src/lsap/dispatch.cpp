@@ -37,8 +37,7 @@ status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_
                                          options, col4row, u, v, stats);
       case lsap_method::gpu_auction:
         return cuda::gpu_auction(cost, n_rows, n_cols, options, col4row, u, v, stats);
-      default:
-        return fail(status::invalid_input, "unknown LSAP method");
+      default: return fail(status::invalid_input, "unknown LSAP method");
     }
   } else {
     switch (method) {
@@ -50,8 +49,7 @@ status run_method(const T* cost, std::int64_t n_rows, std::int64_t n_cols, lsap_
                                    col4row, u, v, stats);
       case lsap_method::gpu_auction:
         return cuda::gpu_auction(cost, n_rows, n_cols, options, col4row, u, v, stats);
-      default:
-        return fail(status::invalid_input, "unknown LSAP method");
+      default: return fail(status::invalid_input, "unknown LSAP method");
     }
   }
 }

@@ -246,8 +246,7 @@ class row_karp_sipser {
 vertex_t initial_matching(const bipartite_view& g, matching_init init, vertex_t* col4row,
                           vertex_t* row4col, int threads) {
   switch (init) {
-    case matching_init::none:
-      return 0;
+    case matching_init::none: return 0;
     case matching_init::cheap:
       return threads == 1 ? greedy(g, col4row, row4col)
                           : parallel_greedy(g, threads, col4row, row4col);

@@ -23,8 +23,7 @@ status solve_maxflow(const flow_network& net, flow_method method, const flow_opt
       case flow_method::ppr:
         detail::parallel_push_relabel_flow(net, options, result, stats);
         return status::ok;
-      case flow_method::gpu_pr:
-        return cuda::gpu_maxflow(net, options, result, stats);
+      case flow_method::gpu_pr: return cuda::gpu_maxflow(net, options, result, stats);
     }
     return fail(status::invalid_input, "unknown maximum flow method");
   });

@@ -201,36 +201,16 @@ int launch_sap(const sap_plan& plan, const T* d_cost, T* d_scratch, std::int64_t
   prm.first_failure = d_failure;
   const auto grid = static_cast<unsigned>(std::min<std::int64_t>(batch, 1 << 30));
   switch (plan.columns_per_thread) {  // the values columns_per_thread returns
-    case 1:
-      launch_k<T, 1>(plan, prm, grid, s);
-      break;
-    case 2:
-      launch_k<T, 2>(plan, prm, grid, s);
-      break;
-    case 3:
-      launch_k<T, 3>(plan, prm, grid, s);
-      break;
-    case 4:
-      launch_k<T, 4>(plan, prm, grid, s);
-      break;
-    case 5:
-      launch_k<T, 5>(plan, prm, grid, s);
-      break;
-    case 6:
-      launch_k<T, 6>(plan, prm, grid, s);
-      break;
-    case 8:
-      launch_k<T, 8>(plan, prm, grid, s);
-      break;
-    case 10:
-      launch_k<T, 10>(plan, prm, grid, s);
-      break;
-    case 12:
-      launch_k<T, 12>(plan, prm, grid, s);
-      break;
-    default:
-      launch_k<T, max_columns_per_thread>(plan, prm, grid, s);
-      break;
+    case 1: launch_k<T, 1>(plan, prm, grid, s); break;
+    case 2: launch_k<T, 2>(plan, prm, grid, s); break;
+    case 3: launch_k<T, 3>(plan, prm, grid, s); break;
+    case 4: launch_k<T, 4>(plan, prm, grid, s); break;
+    case 5: launch_k<T, 5>(plan, prm, grid, s); break;
+    case 6: launch_k<T, 6>(plan, prm, grid, s); break;
+    case 8: launch_k<T, 8>(plan, prm, grid, s); break;
+    case 10: launch_k<T, 10>(plan, prm, grid, s); break;
+    case 12: launch_k<T, 12>(plan, prm, grid, s); break;
+    default: launch_k<T, max_columns_per_thread>(plan, prm, grid, s); break;
   }
   return launches + 1;
 }

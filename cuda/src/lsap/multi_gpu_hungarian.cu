@@ -329,14 +329,10 @@ class part_of final : public lsap_part {
 
 lsap_part* make_part(const lsap_part_config& c) {
   switch (c.kind) {
-    case cost_kind::int32:
-      return new part_of<std::int64_t, std::int32_t>(c);
-    case cost_kind::int64:
-      return new part_of<std::int64_t, std::int64_t>(c);
-    case cost_kind::float32:
-      return new part_of<float, float>(c);
-    case cost_kind::float64:
-      return new part_of<double, double>(c);
+    case cost_kind::int32: return new part_of<std::int64_t, std::int32_t>(c);
+    case cost_kind::int64: return new part_of<std::int64_t, std::int64_t>(c);
+    case cost_kind::float32: return new part_of<float, float>(c);
+    case cost_kind::float64: return new part_of<double, double>(c);
   }
   throw std::invalid_argument("lsap_part_create: unknown cost kind");
 }
