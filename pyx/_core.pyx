@@ -417,12 +417,13 @@ def lsap_dense(const lsap_value[:, ::1] cost, int method, int threads, int devic
     return _lsap_dense(c, cost.shape[0], cost.shape[1], method, opt)
 
 
-def lsap_split(const lsap_value[:, ::1] cost, int parts):
-    """The multi-GPU split's CPU reference (solve_lsap_split), n_rows <= n_cols,
-    0 < parts <= LSAP_MAX_PARTS; returns (col4row, u, v, stats) as lsap_dense."""
+def lsap_split(const lsap_value[:, ::1] cost, int parts, bint rows=False):
+    """The multi-GPU splits' CPU reference (solve_lsap_split: rows, CU-CLASS's
+    row split; else CU-TREE's column split), n_rows <= n_cols, 0 < parts <=
+    LSAP_MAX_PARTS; returns (col4row, u, v, stats) as lsap_dense."""
     cdef lsap_options opt
     cdef const lsap_value* c = &cost[0, 0] if cost.shape[0] > 0 and cost.shape[1] > 0 else NULL
-    return _lsap_dense(c, cost.shape[0], cost.shape[1], 0, opt, parts)
+    return _lsap_dense(c, cost.shape[0], cost.shape[1], 0, opt, parts, rows)
 
 
 def lsap_dense_device(const device_lsap_value[::1] dtype_tag, uintptr_t cost, bint cost_int32,
@@ -445,7 +446,7 @@ def lsap_dense_device(const device_lsap_value[::1] dtype_tag, uintptr_t cost, bi
 
 
 cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int method,
-                       lsap_options opt, int split_parts=0):
+                       lsap_options opt, int split_parts=0, bint split_rows=False):
     """solve_lsap_dense's marshalling; with split_parts > 0, solve_lsap_split's."""
     if lsap_value is double:
         dtype = np.float64
@@ -474,7 +475,7 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     if lsap_value is int32_t:
         with nogil:
             if split_parts > 0:
-                st = solve_lsap_split(c, n_rows, n_cols, split_parts, c4r, pu_wide, pv_wide,
+                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu_wide, pv_wide,
                                       &stats)
             else:
                 st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r,
@@ -482,7 +483,7 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     else:
         with nogil:
             if split_parts > 0:
-                st = solve_lsap_split(c, n_rows, n_cols, split_parts, c4r, pu, pv, &stats)
+                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu, pv, &stats)
             else:
                 st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu,
                                       pv, &stats)

@@ -353,14 +353,16 @@ def solve_assignment(cost_matrix, maximize=False, *, method: str = "auto",
     device : {"auto", "cpu", "cuda", "cuda:N", "cuda:all"} or list of str
         "auto" uses a GPU when one is usable and the matrix is large enough
         to gain from it.  "cuda:all" or a list such as ``["cuda:0",
-        "cuda:1"]`` splits the columns over those GPUs (paper 001's
-        multi-GPU gpu-tree; a host matrix, `np.memmap` included, is read
-        by each GPU in pieces, never copied whole), so that problems larger
-        than one GPU's memory are solved; one GPU listed is the single-GPU
-        solve, and a GPU listed twice holds two parts.  "cuda:all" keeps
-        problems of fewer than 32768 rows and columns on one GPU, which
-        solves them faster.  A list of "cpu" parts runs the split's CPU
-        reference (method "tree-split": the same exchanges, for checking).  Asking for a GPU
+        "cuda:1"]`` splits the problem over those GPUs (paper 001's
+        multi-GPU Hungarian: "gpu-tree", the default, splits the columns;
+        "gpu-classic" the rows; a host matrix, `np.memmap` included, is
+        read by each GPU in pieces, never copied whole), so that problems
+        larger than one GPU's memory are solved; one GPU listed is the
+        single-GPU solve, and a GPU listed twice holds two parts.
+        "cuda:all" keeps problems of fewer than 32768 rows and columns on
+        one GPU, which solves them faster.  A list of "cpu" parts runs the
+        splits' CPU references (methods "tree-split" and "classic-split" in
+        the result: the same exchanges, for checking).  Asking for a GPU
         that is not there raises RuntimeError.
     threads : int, optional
         OpenMP threads for "omp-tree" (default: OMP_NUM_THREADS or all cores).

@@ -86,17 +86,25 @@ def is_block_list(cost_matrix) -> bool:
             and all(darr.is_device_array(b) for b in cost_matrix))
 
 
+#: Paper 001 §5's two variants split differently: CU-TREE ("gpu-tree") the
+#: columns, CU-CLASS ("gpu-classic") the rows.  On CPU parts each runs its
+#: sequential reference, named "tree-split" / "classic-split" in the result.
+ROW_SPLIT_METHODS = ("gpu-classic", "classic-split")
+
+
 def check_method(method: str, parts: list[int]) -> str:
-    """The split's method: "gpu-tree" on GPUs, "tree-split" (the CPU reference) on the CPU."""
+    """The split's method: "gpu-tree" (auto) or "gpu-classic"; on CPU parts
+    their references "tree-split" or "classic-split"."""
+    if method not in ("auto", "gpu-tree", "gpu-classic"):
+        raise ValueError(f"method {method!r} does not run split over several devices; the "
+                         "splits are 'gpu-tree' (the default, columns split) and "
+                         "'gpu-classic' (rows split)")
+    # auto: CU-TREE's column split, faster at every size measured
+    # (benchmarks/results/h200x2/multi-gpu.md, both variants).
+    method = "gpu-classic" if method == "gpu-classic" else "gpu-tree"
     if parts[0] == CPU:
-        if method not in ("auto", "tree-split"):
-            raise ValueError(f"method {method!r} does not run split; a list of 'cpu' parts "
-                             "runs the split's CPU reference (method='auto')")
-        return "tree-split"
-    if method not in ("auto", "gpu-tree"):
-        raise ValueError(f"method {method!r} does not run on several GPUs; the multi-GPU "
-                         "solve is 'gpu-tree' (method='auto' picks it)")
-    return "gpu-tree"
+        return {"gpu-tree": "tree-split", "gpu-classic": "classic-split"}[method]
+    return method
 
 
 # ---- host matrices -----------------------------------------------------------------
@@ -231,10 +239,11 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
         return solve_host(c.astype(np.float64), maximize, method, gpus, exact_ints=True,
                           timeout=timeout)
     n_rows, n_cols = work.shape
-    gpus = gpus[:n_cols]  # every part holds a column
+    rows = method in ROW_SPLIT_METHODS
+    gpus = gpus[:n_rows if rows else n_cols]  # every part holds a row (a column)
     if gpus[0] == CPU:
         x = _complement(work, work.dtype.kind == "i") if maximize else work
-        col4row, u, v, stats = _core.lsap_split(np.ascontiguousarray(x), len(gpus))
+        col4row, u, v, stats = _core.lsap_split(np.ascontiguousarray(x), len(gpus), rows)
         per_part = [stats]
     else:
         bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)

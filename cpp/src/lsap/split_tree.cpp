@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "lsap/split_classic.hpp"
 #include "matchflow/multi_gpu_lsap.hpp"
 
 namespace matchflow {
@@ -245,14 +246,19 @@ class split_solver {
 
 template <class T, class In>
 status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
-                   std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
+                   bool rows, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
   return guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
     lsap_stats st{};
     st.paths_per_iteration = stats ? stats->paths_per_iteration : nullptr;
-    split_solver<T, In> solver(cost, n_rows, n_cols, parts);
-    if (!solver.run(st)) return fail(status::infeasible, "cost matrix is infeasible");
-    solver.answer(col4row, u, v);
+    if (rows) {
+      if (!solve_split_classic(cost, n_rows, n_cols, parts, col4row, u, v, st))
+        return fail(status::infeasible, "cost matrix is infeasible");
+    } else {
+      split_solver<T, In> solver(cost, n_rows, n_cols, parts);
+      if (!solver.run(st)) return fail(status::infeasible, "cost matrix is infeasible");
+      solver.answer(col4row, u, v);
+    }
     st.seconds_solve = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (stats) *stats = st;
     return status::ok;
@@ -261,23 +267,23 @@ status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int
 
 }  // namespace
 
-status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
                         std::int64_t* col4row, double* u, double* v, lsap_stats* stats) noexcept {
-  return solve_split(cost, n_rows, n_cols, parts, col4row, u, v, stats);
+  return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
-status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
                         std::int64_t* col4row, float* u, float* v, lsap_stats* stats) noexcept {
-  return solve_split(cost, n_rows, n_cols, parts, col4row, u, v, stats);
+  return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 status solve_lsap_split(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
                         lsap_stats* stats) noexcept {
-  return solve_split(cost, n_rows, n_cols, parts, col4row, u, v, stats);
+  return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 status solve_lsap_split(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
                         lsap_stats* stats) noexcept {
-  return solve_split(cost, n_rows, n_cols, parts, col4row, u, v, stats);
+  return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 
 }  // namespace matchflow
