@@ -1,13 +1,15 @@
 """Multi-GPU assignment benchmark: one GPU against several (paper 001 §5).
 
 Dense int32 costs uniform in [0, n] and [0, 10n], from host memory, through
-`solve_assignment` (the whole call: upload, solve, answer back) with
-method="gpu-tree" on one GPU and on every GPU (device=[...]), alternating,
-median of --repeat; the answers' costs must agree.  Sizes that do not fit
-one GPU run on the GPUs together only (--big).
+`solve_assignment` (the whole call: upload, solve, answer back) with each
+of --methods (paper 001's variants: "gpu-tree" splits the columns,
+"gpu-classic" the rows) on one GPU and on every GPU (device=[...]),
+alternating, median of --repeat; the answers' costs must agree.  Sizes that
+do not fit one GPU run on the GPUs together only (--big).
 
     python benchmarks/bench_multi_gpu.py --out DIR [--sizes 20000 40000 80000]
         [--big 200000] [--repeat 3] [--ranges 1 10] [--processes 40000]
+        [--methods gpu-tree gpu-classic] [--classic-max-n 40000]
 
 Writes DIR/multi-gpu.json and DIR/multi-gpu.md (commit, devices, versions,
 command).
@@ -47,12 +49,12 @@ def random_costs(n: int, high: int, seed: int) -> np.ndarray:
     return c
 
 
-def timed(c, device):
+def timed(c, device, method="gpu-tree"):
     t0 = time.perf_counter()
     if isinstance(device, list) and len(device) == 1:  # the split kernel with one part
-        r = _lsap_multi.solve_host(c, False, "gpu-tree", [int(device[0][5:])], exact_ints=True)
+        r = _lsap_multi.solve_host(c, False, method, [int(device[0][5:])], exact_ints=True)
     else:
-        r = solve_assignment(c, method="gpu-tree", device=device)
+        r = solve_assignment(c, method=method, device=device)
     return time.perf_counter() - t0, r
 
 
@@ -67,11 +69,18 @@ def commit() -> str:
         return "unknown"
 
 
-def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagnose=False):
+def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagnose=False,
+             methods=("gpu-tree",)):
     high = factor * n
     t0 = time.perf_counter()
     c = random_costs(n, high, seed)
     print(f"n={n} [0, {factor}n]: generated in {time.perf_counter() - t0:.1f} s", flush=True)
+    for method in methods:
+        run_method(c, n, factor, gpus, repeat, single, rows, diagnose, method)
+    del c
+
+
+def run_method(c, n, factor, gpus, repeat, single, rows, diagnose, method):
     multi = [f"cuda:{g}" for g in gpus]
     variants = [("one", "cuda:0"), ("multi", multi)]
     if diagnose:  # the split kernel with one part, and two parts on one GPU
@@ -82,18 +91,19 @@ def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagn
     costs = set()
     for _ in range(repeat):
         for label, device in variants:
-            whole, r = timed(c, device)
+            whole, r = timed(c, device, method)
             st = r.stats
             runs[label].append((whole, st.seconds_solve, st.seconds_transfer))
             costs.add(r.cost)
             steps = max(st.search_steps, 1)
-            print(f"  {label:8s} whole {whole:7.3f} s  solve {st.seconds_solve:7.3f} s  "
+            print(f"  {method} {label:8s} whole {whole:7.3f} s  solve {st.seconds_solve:7.3f} s  "
                   f"upload+back {st.seconds_transfer:6.3f} s  cost {r.cost}  it {st.iterations} "
                   f"dual {st.dual_updates} steps {st.search_steps} "
                   f"({1e6 * st.seconds_solve / steps:.2f} us/step)", flush=True)
     if len(costs) != 1:
         raise SystemExit(f"n={n} [0, {factor}n]: the answers' costs differ: {sorted(costs)}")
-    row = {"n": n, "range": f"[0, {factor}n]", "cost": costs.pop(), "gpus": multi}
+    row = {"n": n, "range": f"[0, {factor}n]", "method": method, "cost": costs.pop(),
+           "gpus": multi}
     for label, times in runs.items():
         if times and label in ("one", "multi"):
             row[label] = {"whole_s": statistics.median(t[0] for t in times),
@@ -104,7 +114,6 @@ def run_case(n, factor, gpus, repeat, single: bool, rows: list, seed: int, diagn
         row["speedup_whole"] = row["one"]["whole_s"] / row["multi"]["whole_s"]
         row["speedup_solve"] = row["one"]["solve_s"] / row["multi"]["solve_s"]
     rows.append(row)
-    del c
 
 
 def run_processes(n: int, factor: int, gpus, repeat: int, rows: list, seed: int):
@@ -144,18 +153,19 @@ def write(out: Path, rows: list, meta: dict):
              "", f"commit {meta['commit']}; {meta['device']}; matchflow {meta['version']}, "
              f"numpy {meta['numpy']}, Python {meta['python']}",
              f"command: `{meta['command']}`", "",
-             "int32 costs from host memory, `solve_assignment(method='gpu-tree')`; medians of "
+             "int32 costs from host memory, `solve_assignment(method=...)` (gpu-tree: columns "
+             "split; gpu-classic: rows split); medians of "
              f"{meta['repeat']} runs (alternating); seconds.", "",
-             "| n | costs | one GPU whole | one GPU solve | GPUs whole | GPUs solve | "
+             "| n | costs | method | one GPU whole | one GPU solve | GPUs whole | GPUs solve | "
              "speed-up whole | speed-up solve |",
-             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     forms = [r for r in rows if "processes" in r]
     rows = [r for r in rows if "processes" not in r]
     for r in rows:
         one, multi = r.get("one"), r["multi"]
         f = lambda x: f"{x:.3f}"  # noqa: E731
         first = f(one["whole_s"]) if one else "does not fit"
-        lines.append(f"| {r['n']} | {r['range']} | {first} | "
+        lines.append(f"| {r['n']} | {r['range']} | {r.get('method', 'gpu-tree')} | {first} | "
                      f"{f(one['solve_s']) if one else '-'} | {f(multi['whole_s'])} | "
                      f"{f(multi['solve_s'])} | "
                      f"{f(r['speedup_whole']) + 'x' if one else '-'} | "
@@ -184,6 +194,10 @@ def main(argv=None):
     ap.add_argument("--big-repeat", type=int, default=1)
     ap.add_argument("--processes", type=int, nargs="*", default=[],
                     help="sizes for the one-process against one-process-per-GPU comparison")
+    ap.add_argument("--methods", nargs="*", default=["gpu-tree", "gpu-classic"],
+                    choices=["gpu-tree", "gpu-classic"])
+    ap.add_argument("--classic-max-n", type=int, default=40000,
+                    help="gpu-classic (the row split) only up to this n: it is the slower variant")
     ap.add_argument("--diagnose", action="store_true",
                     help="also the split kernel with one part and with two parts on one GPU")
     args = ap.parse_args(argv)
@@ -196,14 +210,17 @@ def main(argv=None):
     rows: list = []
     for n in args.sizes:
         for k in args.ranges:
-            run_case(n, k, gpus, args.repeat, True, rows, seed=n + k, diagnose=args.diagnose)
+            methods = [m for m in args.methods if m != "gpu-classic" or n <= args.classic_max_n]
+            run_case(n, k, gpus, args.repeat, True, rows, seed=n + k, diagnose=args.diagnose,
+                     methods=methods)
             write(args.out, rows, meta)
     for n in args.processes:
         run_processes(n, 10, gpus, args.repeat, rows, seed=n)
         write(args.out, rows, meta)
     for n in args.big:
         for k in args.ranges:
-            run_case(n, k, gpus, args.big_repeat, False, rows, seed=n + k)
+            run_case(n, k, gpus, args.big_repeat, False, rows, seed=n + k,
+                     methods=[m for m in args.methods if m == "gpu-tree"])
             write(args.out, rows, meta)
 
 

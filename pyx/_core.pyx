@@ -518,19 +518,23 @@ _COST_KINDS = {np.dtype(np.int32): cost_kind.int32, np.dtype(np.int64): cost_kin
 
 
 cdef class LsapPart:
-    """One column block of a multi-GPU assignment solve (lsap_part): made
-    with its block uploaded, then connected, launched and finished."""
+    """One block of a multi-GPU assignment solve (lsap_part): made with its
+    block uploaded, then connected, launched and finished."""
     cdef lsap_part* ptr
     cdef object keep      # the cost array this part reads
-    cdef int64_t n_rows, width
+    cdef int64_t n_rows, height, width
     cdef object dtype
 
     def __cinit__(self, cost, uintptr_t device_cost, dtype, int device, int part, int parts,
                   int parts_on_device, int64_t n_rows, int64_t n_cols, int64_t col0,
-                  int64_t width, bint complement, double timeout_seconds):
-        """cost: the part's n_rows x width block of a host matrix (an ndarray
-        whose rows may be strided, elements contiguous), or None with
-        `device_cost` the address of the block in GPU memory."""
+                  int64_t width, bint complement, double timeout_seconds, int64_t row0=0,
+                  int64_t height=-1, bint split_rows=False):
+        """cost: the part's height x width block (rows [row0, row0 + height),
+        columns [col0, col0 + width); height -1: every row) of a host matrix
+        (an ndarray whose rows may be strided, elements contiguous), or None
+        with `device_cost` the address of the block in GPU memory.
+        split_rows: CU-CLASS's row split (every column), else CU-TREE's
+        column split (every row)."""
         cdef lsap_part_config c
         c.device = device
         c.part = part
@@ -540,6 +544,9 @@ cdef class LsapPart:
         c.n_cols = n_cols
         c.col0 = col0
         c.width = width
+        c.row0 = row0
+        c.height = n_rows if height < 0 else height
+        c.split_rows = split_rows
         c.kind = _COST_KINDS[np.dtype(dtype)]
         c.host_cost = NULL
         c.host_stride = 0
@@ -551,6 +558,7 @@ cdef class LsapPart:
             c.host_stride = cost.strides[0] // cost.itemsize
         self.keep = cost
         self.n_rows = n_rows
+        self.height = c.height
         self.width = width
         self.dtype = np.dtype(np.int64) if np.dtype(dtype).kind == "i" else np.dtype(dtype)
         cdef status st
@@ -579,9 +587,9 @@ cdef class LsapPart:
         _check(lsap_part_launch(self.ptr))
 
     def finish(self, bint with_rows):
-        """(col4row or None, u or None, v of the part's columns, stats)."""
+        """(col4row or None, u of the part's rows or None, v of its columns, stats)."""
         col4row = np.empty(self.n_rows, dtype=np.int64) if with_rows else None
-        u = np.empty(self.n_rows, dtype=self.dtype) if with_rows else None
+        u = np.empty(self.height, dtype=self.dtype) if with_rows else None
         v = np.empty(self.width, dtype=self.dtype)
         paths = np.zeros(self.n_rows, dtype=np.int64)
         cdef int64_t* c4r = NULL

@@ -149,7 +149,8 @@ cdef extern from "matchflow/multi_gpu_lsap.hpp" namespace "matchflow" nogil:
         float64
     cdef cppclass lsap_part_config:
         int device, part, parts, parts_on_device
-        int64_t n_rows, n_cols, col0, width
+        int64_t n_rows, n_cols, col0, width, row0, height
+        cbool split_rows
         cost_kind kind
         const void* host_cost
         int64_t host_stride

@@ -1,11 +1,12 @@
-"""Multi-GPU assignment (paper 001's column-split CU-TREE, _lsap_multi.py).
+"""Multi-GPU assignment (paper 001's multi-GPU Hungarian, _lsap_multi.py):
+CU-TREE's column split ("gpu-tree") and CU-CLASS's row split ("gpu-classic").
 
 Logical parts on one GPU (a GPU listed several times) run the same code as
 parts on several GPUs, so every test here runs on a one-GPU machine; with
 two or more GPUs the same tests also run over distinct GPUs.  Lists of
-"cpu" parts run the split's CPU reference (split_tree.cpp: the same
-exchanges, claims and path walks), so the split's logic is checked on
-machines without a GPU too.  Every answer is checked against SciPy and by
+"cpu" parts run the splits' CPU references (split_tree.cpp,
+split_classic.cpp: the same exchanges, claims and path walks), so the
+splits' logic is checked on machines without a GPU too.  Every answer is checked against SciPy and by
 its dual certificate, on several runs."""
 from __future__ import annotations
 
@@ -34,6 +35,19 @@ def _gpu_lists():
 
 DEVICE_LISTS = CPU_LISTS + _gpu_lists()
 SPLITS = [CPU_LISTS[0]] + _gpu_lists()[:1]  # one CPU split, one GPU split where there is one
+
+
+@pytest.fixture(params=["gpu-tree", "gpu-classic"])
+def method(request):
+    """Both splits: CU-TREE's columns, CU-CLASS's rows."""
+    return request.param
+
+
+def _label(method, device):
+    """The result's method: the split's, or its CPU reference's."""
+    if "cpu" in device:
+        return {"gpu-tree": "tree-split", "gpu-classic": "classic-split"}[method]
+    return method
 
 
 def _repeats(device):
@@ -74,17 +88,13 @@ def test_no_gpu_raises_runtime_error(device):
         solve_assignment(np.eye(4), device=device)
 
 
-@requires_cuda
-@pytest.mark.parametrize("method", ["omp-tree", "gpu-classic", "gpu-auction"])
-def test_methods_that_do_not_split(method):
-    with pytest.raises(ValueError, match="does not run on several GPUs"):
-        solve_assignment(np.eye(4), method=method, device=["cuda:0", "cuda:0"])
-
-
-@pytest.mark.parametrize("method", ["omp-tree", "gpu-tree"])
-def test_cpu_parts_run_the_reference_only(method):
+@pytest.mark.parametrize("device", [["cpu", "cpu"], ["cuda:0", "cuda:0"]])
+@pytest.mark.parametrize("bad", ["omp-tree", "gpu-auction", "tree-split"])
+def test_methods_that_do_not_split(device, bad):
+    if "cpu" not in device and not matchflow.cuda_available():
+        pytest.skip("needs a GPU")
     with pytest.raises(ValueError, match="does not run split"):
-        solve_assignment(np.eye(4), method=method, device=["cpu", "cpu"])
+        solve_assignment(np.eye(4), method=bad, device=device)
 
 
 def test_one_cpu_listed_is_the_cpu_solve():
@@ -101,16 +111,17 @@ def test_one_cpu_listed_is_the_cpu_solve():
 @pytest.mark.parametrize("shape", [(1, 1), (7, 7), (60, 60), (300, 300), (40, 170), (170, 40),
                                    (513, 700)])
 @pytest.mark.parametrize("maximize", [False, True])
-def test_matches_scipy(device, dtype, shape, maximize):
+def test_matches_scipy(device, dtype, shape, maximize, method):
     rng = np.random.default_rng(shape[0] * 1000 + shape[1])
     for spread in (3, 10 * max(shape)):
         c = _costs(rng, shape, dtype, spread)
         for _ in range(_repeats(device)):
-            r = solve_assignment(c, maximize=maximize, device=device)
+            r = solve_assignment(c, maximize=maximize, method=method, device=device)
             if device != "cuda:all":  # which keeps these small problems on one GPU
-                parts = min(len(device), max(shape))  # every part holds a column
+                # every part holds a column (a row: of the view with no more rows than columns)
+                parts = min(len(device), (min if method == "gpu-classic" else max)(shape))
                 assert r.device.count(device[0][:3]) == parts
-                assert r.method == ("tree-split" if "cpu" in device else "gpu-tree") or parts == 1
+                assert r.method == _label(method, device) or parts == 1
             _check(c, r, maximize)
 
 
@@ -123,16 +134,17 @@ def test_one_gpu_listed_is_the_single_gpu_solve():
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_device_names_every_part(device):
+def test_device_names_every_part(device, method):
     c = np.random.default_rng(2).integers(0, 50, size=(30, 30))
-    r = solve_assignment(c, device=device)
+    r = solve_assignment(c, method=method, device=device)
+    assert r.method == _label(method, device)
     assert r.device == r.stats.device == ",".join(device)
     assert r.stats.iterations >= 1 and r.stats.augmenting_paths == 30
     assert r.stats.paths_per_iteration.sum() == r.stats.augmenting_paths
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_adversarial_costs(device):
+def test_adversarial_costs(device, method):
     n = 200
     i, j = np.indices((n, n))
     cases = [np.zeros((n, n), np.int64),             # every assignment optimal
@@ -142,11 +154,12 @@ def test_adversarial_costs(device):
              np.full((n, n), -2**31, np.int32)]      # its complement overflows int32
     for c in cases:
         for maximize in (False, True):
-            _check(c, solve_assignment(c, maximize=maximize, device=device), maximize)
+            r = solve_assignment(c, maximize=maximize, method=method, device=device)
+            _check(c, r, maximize)
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_forbidden_entries(device):
+def test_forbidden_entries(device, method):
     rng = np.random.default_rng(3)
     for shape in [(50, 50), (30, 80), (80, 30)]:
         c = rng.random(shape)
@@ -155,63 +168,63 @@ def test_forbidden_entries(device):
             rows, cols = scipy_lsa(c)
         except ValueError:
             with pytest.raises(ValueError, match="infeasible"):
-                solve_assignment(c, device=device)
+                solve_assignment(c, method=method, device=device)
             continue
-        _check(c, solve_assignment(c, device=device))
+        _check(c, solve_assignment(c, method=method, device=device))
         cm = -c
-        _check(cm, solve_assignment(cm, maximize=True, device=device), maximize=True)
+        _check(cm, solve_assignment(cm, maximize=True, method=method, device=device), maximize=True)
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_infeasible(device):
+def test_infeasible(device, method):
     c = np.ones((6, 6))
     c[:, 2] = np.inf                       # a column with no allowed row
     with pytest.raises(ValueError, match="infeasible"):
-        solve_assignment(c, device=device)
+        solve_assignment(c, method=method, device=device)
     c = np.full((6, 6), np.inf)
     c[:4, :2] = 1.0                        # four rows share two columns:
     c[4:, :] = 1.0                         # every row and column has an entry,
     with pytest.raises(ValueError, match="infeasible"):   # but no perfect matching
-        solve_assignment(c, device=device)
+        solve_assignment(c, method=method, device=device)
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_invalid_entries(device):
+def test_invalid_entries(device, method):
     for bad in (np.nan, -np.inf):
         c = np.ones((5, 5))
         c[1, 1] = bad
         with pytest.raises(ValueError, match="invalid numeric entries"):
-            solve_assignment(c, device=device)
+            solve_assignment(c, method=method, device=device)
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_int64_overflow(device):
+def test_int64_overflow(device, method):
     c = np.full((4, 4), 2**61, np.int64)
     with pytest.raises(OverflowError):
-        solve_assignment(c, device=device)
-    rows, cols = linear_sum_assignment(c, device=device)  # SciPy: in float64
+        solve_assignment(c, method=method, device=device)
+    rows, cols = linear_sum_assignment(c, method=method, device=device)  # SciPy: in float64
     assert sorted(cols.tolist()) == [0, 1, 2, 3]
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_memmap_and_strided_views(tmp_path, device):
+def test_memmap_and_strided_views(tmp_path, device, method):
     rng = np.random.default_rng(4)
     c = rng.integers(0, 1000, size=(300, 500)).astype(np.int32)
     np.save(tmp_path / "c.npy", c)
     m = np.load(tmp_path / "c.npy", mmap_mode="r")
-    _check(c, solve_assignment(m, device=device))
+    _check(c, solve_assignment(m, method=method, device=device))
     wide = rng.integers(0, 1000, size=(200, 900))
     view = wide[:, 100:700]                # rows strided, elements contiguous: read as it is
-    _check(np.ascontiguousarray(view), solve_assignment(view, device=device))
+    _check(np.ascontiguousarray(view), solve_assignment(view, method=method, device=device))
     f = np.asfortranarray(c[:, :300])      # solved as its transpose, no copy
-    _check(np.ascontiguousarray(f), solve_assignment(f, device=device))
-    _check(c[:, ::2], solve_assignment(c[:, ::2], device=device))
+    _check(np.ascontiguousarray(f), solve_assignment(f, method=method, device=device))
+    _check(c[:, ::2], solve_assignment(c[:, ::2], method=method, device=device))
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_more_parts_than_columns(device):
+def test_more_parts_than_columns(device, method):
     c = np.array([[3, 1], [2, 5]])
-    _check(c, solve_assignment(c, device=[device[0]] * 4))
+    _check(c, solve_assignment(c, method=method, device=[device[0]] * 4))
 
 
 # ---- column blocks in GPU memory ------------------------------------------------
@@ -261,23 +274,32 @@ def test_bad_blocks():
         solve_assignment([cupy.zeros((9, 3), cupy.float32)])
     with pytest.raises(ValueError, match="own GPU"):
         solve_assignment(a, device="cuda:all")
+    with pytest.raises(ValueError, match="column blocks"):
+        solve_assignment([a, a], method="gpu-classic")
 
 
 # ---- faults --------------------------------------------------------------------------
 
 @requires_cuda
-def test_a_part_that_never_starts_times_out():
+@pytest.mark.parametrize("split_rows", [False, True])
+def test_a_part_that_never_starts_times_out(split_rows):
     """Part 1 is made and connected but never launched: part 0 must stop
     with a clear error within its timeout, and the GPU stays usable."""
     c = np.random.default_rng(7).integers(0, 100, size=(50, 50)).astype(np.int64)
-    parts = [_core.LsapPart(c, 0, c.dtype, 0, p, 2, 2, 50, 50, 25 * p, 25, False, 1.0)
-             for p in range(2)]
+    if split_rows:
+        parts = [_core.LsapPart(c[25 * p:25 * p + 25], 0, c.dtype, 0, p, 2, 2, 50, 50, 0, 50,
+                                False, 1.0, row0=25 * p, height=25, split_rows=True)
+                 for p in range(2)]
+    else:
+        parts = [_core.LsapPart(c[:, 25 * p:], 0, c.dtype, 0, p, 2, 2, 50, 50, 25 * p, 25,
+                                False, 1.0) for p in range(2)]
     _core.connect_lsap_parts(parts)
     parts[0].launch()
     with pytest.raises(RuntimeError, match="heard nothing"):
         parts[0].finish(True)
     del parts
-    _check(c, solve_assignment(c, device=["cuda:0", "cuda:0"]))
+    method = "gpu-classic" if split_rows else "gpu-tree"
+    _check(c, solve_assignment(c, method=method, device=["cuda:0", "cuda:0"]))
 
 
 @requires_cuda
@@ -306,7 +328,7 @@ def test_cuda_all_keeps_small_problems_on_one_gpu():
 
 
 @pytest.mark.parametrize("device", SPLITS)
-def test_random_cases(device):
+def test_random_cases(device, method):
     """Many small random problems: shapes either way, 2 to 8 parts, ties,
     forbidden entries, maximisation; SciPy's optimum or its infeasibility."""
     rng = np.random.default_rng(11)
@@ -323,6 +345,6 @@ def test_random_cases(device):
             scipy_lsa(c, maximize=maximize)
         except ValueError:
             with pytest.raises(ValueError, match="infeasible"):
-                solve_assignment(c, maximize=maximize, device=parts)
+                solve_assignment(c, maximize=maximize, method=method, device=parts)
             continue
-        _check(c, solve_assignment(c, maximize=maximize, device=parts), maximize)
+        _check(c, solve_assignment(c, maximize=maximize, method=method, device=parts), maximize)

@@ -164,8 +164,9 @@ def fits_int64(lo, hi, shape) -> bool:
     return _fits_int64(max(abs(int(lo)), abs(int(hi))), shape)
 
 
-def _column_bounds(n_cols: int, parts: int) -> list[int]:
-    return [n_cols * p // parts for p in range(parts + 1)]
+def _bounds(n: int, parts: int) -> list[int]:
+    """Where `parts` blocks of n lines (rows or columns) start, and n."""
+    return [n * p // parts for p in range(parts + 1)]
 
 
 def _make_parts(make, gpus: list[int]) -> list:
@@ -176,15 +177,19 @@ def _make_parts(make, gpus: list[int]) -> list:
         return [f.result() for f in futures]
 
 
-def _run_parts(parts: list):
+def _run_parts(parts: list, rows: bool = False):
     """Connects, launches and finishes the parts of this process:
-    (col4row, u, v, stats of part 0, per-part stats)."""
+    (col4row, u, v, stats of part 0, per-part stats).  The column split's
+    parts each hold v of their columns, the row split's u of their rows."""
     _core.connect_lsap_parts(parts)
     for part in parts:
         part.launch()
-    answers = [part.finish(p == 0) for p, part in enumerate(parts)]
-    col4row, u, _, stats = answers[0]
-    v = np.concatenate([a[2] for a in answers])
+    answers = [part.finish(rows or p == 0) for p, part in enumerate(parts)]
+    col4row, u, v, stats = answers[0]
+    if rows:
+        u = np.concatenate([a[1] for a in answers])
+    else:
+        v = np.concatenate([a[2] for a in answers])
     return col4row, u, v, stats, [a[3] for a in answers]
 
 
@@ -227,7 +232,7 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     float64, as _lsap._as_cost_array gives it) over the parts' devices
     `gpus` (part_devices: GPUs, or CPU parts for the split's reference)."""
     start = time.perf_counter()
-    method = check_method(method, gpus)
+    asked, method = method, check_method(method, gpus)
     work, transposed = _row_view(c)
     lo, hi = host_bounds(work, maximize)
     if work.dtype.kind == "f" and not (np.isfinite(lo) and np.isfinite(hi)):
@@ -236,22 +241,29 @@ def solve_host(c: np.ndarray, maximize: bool, method: str, gpus: list[int], *,
     if work.dtype == np.int64 and not fits_int64(lo, hi, work.shape):
         if exact_ints:
             raise int64_overflow(max(abs(int(lo)), abs(int(hi))), c.shape)
-        return solve_host(c.astype(np.float64), maximize, method, gpus, exact_ints=True,
+        return solve_host(c.astype(np.float64), maximize, asked, gpus, exact_ints=True,
                           timeout=timeout)
     n_rows, n_cols = work.shape
-    rows = method in ROW_SPLIT_METHODS
-    gpus = gpus[:n_rows if rows else n_cols]  # every part holds a row (a column)
+    split_rows = method in ROW_SPLIT_METHODS
+    gpus = gpus[:n_rows if split_rows else n_cols]  # every part holds a row (a column)
     if gpus[0] == CPU:
         x = _complement(work, work.dtype.kind == "i") if maximize else work
-        col4row, u, v, stats = _core.lsap_split(np.ascontiguousarray(x), len(gpus), rows)
+        col4row, u, v, stats = _core.lsap_split(np.ascontiguousarray(x), len(gpus), split_rows)
         per_part = [stats]
     else:
-        bounds, share = _column_bounds(n_cols, len(gpus)), _shares(gpus)
-        parts = _make_parts(lambda p: _core.LsapPart(
-            work[:, bounds[p]:bounds[p + 1]], 0, work.dtype, gpus[p], p, len(gpus),
-            share[gpus[p]], n_rows, n_cols, bounds[p], bounds[p + 1] - bounds[p], maximize,
-            timeout), gpus)
-        col4row, u, v, stats, per_part = _run_parts(parts)
+        share = _shares(gpus)
+        bounds = _bounds(n_rows if split_rows else n_cols, len(gpus))
+
+        def make(p):
+            a, b = bounds[p], bounds[p + 1]
+            if split_rows:
+                return _core.LsapPart(work[a:b], 0, work.dtype, gpus[p], p, len(gpus),
+                                      share[gpus[p]], n_rows, n_cols, 0, n_cols, maximize,
+                                      timeout, row0=a, height=b - a, split_rows=True)
+            return _core.LsapPart(work[:, a:b], 0, work.dtype, gpus[p], p, len(gpus),
+                                  share[gpus[p]], n_rows, n_cols, a, b - a, maximize, timeout)
+        parts = _make_parts(make, gpus)
+        col4row, u, v, stats, per_part = _run_parts(parts, split_rows)
         del parts
     row_ind, col_ind, u, v = finish_duals(col4row, u, v, transposed, maximize,
                                           work.dtype.kind == "i")
@@ -337,6 +349,10 @@ def solve_blocks(blocks, maximize: bool, method: str, *, exact_ints: bool,
     start = time.perf_counter()
     arrays = _block_layout(blocks)
     method = check_method(method, [a.device for a in arrays])
+    if method in ROW_SPLIT_METHODS:
+        raise ValueError("GPU blocks are column blocks, solved by the column split "
+                         "(method 'gpu-tree' or 'auto'); 'gpu-classic' splits the rows of a "
+                         "host matrix")
     _check_blocks(arrays, maximize)
     dtype = arrays[0].dtype
     integer = dtype.kind == "i"

@@ -1,8 +1,10 @@
 // Dense linear assignment split over several GPUs: paper 001's multi-GPU
-// CU-TREE (Section 5), the columns split into blocks, one per GPU, the
-// search's per-step exchanges GPU to GPU (cuda/src/lsap/multi_gpu_kernels.cuh).
+// Hungarian (Section 5), the search's per-step exchanges GPU to GPU.  Two
+// variants: CU-TREE with the columns split into blocks, one per GPU
+// (cuda/src/lsap/multi_gpu_kernels.cuh), and CU-CLASS with the rows split
+// (multi_classic_kernels.cuh).
 //
-// A solve is a set of parts, one per column block, each an `lsap_part`:
+// A solve is a set of parts, one per block, each an `lsap_part`:
 // create every part (its block uploaded, its buffers allocated), connect
 // them (in one process: lsap_parts_connect; one part per process:
 // lsap_part_connect_ipc with every part's lsap_part_ipc_handle, exchanged
@@ -22,8 +24,10 @@ namespace matchflow {
 /// The element type of a cost matrix.
 enum class cost_kind : int { int32 = 0, int64 = 1, float32 = 2, float64 = 3 };
 
-/// One part: columns [col0, col0 + width) of an n_rows x n_cols problem
-/// (n_rows <= n_cols, every part's width >= 1) on GPU `device`.
+/// One part: the block of rows [row0, row0 + height) and columns [col0,
+/// col0 + width) of an n_rows x n_cols problem (n_rows <= n_cols) on GPU
+/// `device`: all rows and width >= 1 columns for CU-TREE's column split,
+/// height >= 1 rows and all columns for CU-CLASS's row split (split_rows).
 struct lsap_part_config {
   int device = 0;
   int part = 0;             ///< this part's index in [0, parts)
@@ -31,6 +35,8 @@ struct lsap_part_config {
   int parts_on_device = 1;  ///< parts of this process on `device` (they share its SMs)
   std::int64_t n_rows = 0, n_cols = 0;
   std::int64_t col0 = 0, width = 0;
+  std::int64_t row0 = 0, height = 0;
+  bool split_rows = false;
   cost_kind kind = cost_kind::float64;
   /// The costs, one of: this part's block in a row-major host matrix (its
   /// row i at host_cost + i * host_stride elements), read in pieces ...
@@ -63,8 +69,8 @@ status lsap_parts_connect(lsap_part* const* parts, int count) noexcept;
 status lsap_part_connect_ipc(lsap_part* part, const void* handles) noexcept;
 /// Starts the part's solve; returns at once.
 status lsap_part_launch(lsap_part* part) noexcept;
-/// Waits for the part's solve; col4row and u (n_rows each; either may be
-/// null) and v of the part's columns (width).  u and v are int64 for
+/// Waits for the part's solve; col4row (n_rows; may be null), u of the
+/// part's rows (height; may be null) and v of its columns (width).  u and v are int64 for
 /// integer costs, else of the cost type.  status::infeasible when no
 /// assignment avoids every +inf; cuda_error when a part stopped hearing
 /// from the others (a GPU or process stopped).
@@ -72,10 +78,11 @@ status lsap_part_finish(lsap_part* part, std::int64_t* col4row, void* u, void* v
                         lsap_stats* stats) noexcept;
 void lsap_part_destroy(lsap_part* part) noexcept;
 
-/// The same split on the CPU (cpp/src/lsap/split_tree.cpp): `parts` column
-/// blocks run one after the other in this thread, with the kernel's
-/// exchanges, claims and replicated path walks; the split's reference where
-/// no GPU is (not a fast solver).  The contract of solve_lsap_dense
+/// The same splits on the CPU (cpp/src/lsap/split_tree.cpp, and
+/// split_classic.cpp for `rows`): `parts` column (row) blocks run one
+/// after the other in this thread, with the kernels' exchanges, claims and
+/// replicated path walks; the splits' reference where no GPU is (not a
+/// fast solver).  The contract of solve_lsap_dense
 /// (n_rows <= n_cols, duals in the cost type, int64 for integers); the
 /// duals are as solved (no shift).
 status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,

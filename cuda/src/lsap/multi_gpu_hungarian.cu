@@ -1,6 +1,7 @@
-// Host side of the multi-GPU CU-TREE (matchflow/multi_gpu_lsap.hpp; device
-// code: multi_gpu_kernels.cuh).  A part owns its column block, the buffers
-// of its kernel and its exchange arena; the arena is one cudaMalloc so that
+// Host side of the multi-GPU CU-TREE and CU-CLASS (matchflow/multi_gpu_lsap.hpp;
+// device code: multi_gpu_kernels.cuh, multi_classic_kernels.cuh).  A part
+// owns its block (columns for CU-TREE, rows for CU-CLASS), the buffers of
+// its kernel and its exchange arena; the arena is one cudaMalloc so that
 // another process can map it (CUDA IPC).  Host costs are uploaded in pieces
 // through the kept pinned staging (host_copy.cuh), never as a whole copy.
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "common/error.cuh"
 #include "common/host_copy.cuh"
 #include "common/launch.cuh"
+#include "lsap/multi_classic_kernels.cuh"
 #include "lsap/multi_gpu_kernels.cuh"
 #include "matchflow/multi_gpu_lsap.hpp"
 #include "matchflow/timing.hpp"
@@ -93,7 +95,7 @@ class part_of final : public lsap_part {
     MATCHFLOW_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     allocate();
     auto t0 = wall_clock::now();
-    upload();
+    upload();  // the block: height x width
     stats_.seconds_transfer = seconds_since(t0);
     t0 = wall_clock::now();
     reset_and_reduce_rows();
@@ -117,7 +119,7 @@ class part_of final : public lsap_part {
   /// kernel's fences then reach system scope).
   void connect(const std::vector<void*>& arenas, bool across) override {
     for (int q = 0; q < c_.parts; ++q)
-      m_.peer[q] = arena_view<T>::at(arenas[q], c_.parts, c_.n_rows, c_.n_cols);
+      m_.peer[q] = arena_view<T>::at(arenas[q], c_.parts, lines(), c_.n_cols);
     m_.across_devices = across;
   }
 
@@ -143,10 +145,11 @@ class part_of final : public lsap_part {
     start_ = wall_clock::now();
     bool square = c_.n_rows == c_.n_cols;
     verdict_box* vb = verdict_.data();
-    void* args[] = {&m_, &vb, &square};
-    MATCHFLOW_CUDA_TRY(
-        cudaLaunchCooperativeKernel(reinterpret_cast<void*>(multi_tree_solve_kernel<T>), blocks_,
-                                    solve_threads, args, 0, stream_));
+    void* tree_args[] = {&m_, &vb, &square};
+    void* classic_args[] = {&m_, &b_, &vb, &square};
+    MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(kernel(), blocks_, solve_threads,
+                                                   c_.split_rows ? classic_args : tree_args, 0,
+                                                   stream_));
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
 
@@ -170,7 +173,7 @@ class part_of final : public lsap_part {
       MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(stream_));
       std::copy(ar.begin(), ar.end(), col4row);
     }
-    if (u) u_.copy_to_host(static_cast<T*>(u), static_cast<std::size_t>(c_.n_rows), stream_);
+    if (u) u_.copy_to_host(static_cast<T*>(u), static_cast<std::size_t>(c_.height), stream_);
     v_.copy_to_host(static_cast<T*>(v), static_cast<std::size_t>(c_.width), stream_);
     const auto k = static_cast<std::size_t>(std::min<long long>(ctl.iterations, c_.n_rows));
     std::vector<long long> paths(k);
@@ -181,7 +184,7 @@ class part_of final : public lsap_part {
     stats_.augmenting_paths = ctl.augmenting_paths;
     stats_.dual_updates = ctl.dual_updates;
     stats_.search_steps = ctl.steps;
-    stats_.kernel_launches = 2;
+    stats_.kernel_launches = c_.split_rows && c_.n_rows == c_.n_cols ? 3 : 2;
     stats_.narrow_costs = std::is_same_v<In, T> ? 0 : static_cast<int>(sizeof(In));
     if (stats) {
       std::int64_t* record = stats->paths_per_iteration;
@@ -193,14 +196,29 @@ class part_of final : public lsap_part {
   }
 
  private:
+  void* kernel() const {
+    return c_.split_rows ? reinterpret_cast<void*>(multi_classic_solve_kernel<T>)
+                         : reinterpret_cast<void*>(multi_tree_solve_kernel<T>);
+  }
+
+  /// The arena's lines (arena_view): rows for the column split, columns
+  /// for the row split.
+  std::int64_t lines() const { return c_.split_rows ? c_.n_cols : c_.n_rows; }
+
+  /// The row split's list buffer: room for 64 tight columns a row (rows
+  /// with more, once it is full, are scanned densely: multi_classic_kernels.cuh).
+  std::int64_t z_cap() const {
+    return c_.split_rows ? std::min<std::int64_t>(c_.height * c_.width, 64 * c_.height + 1024) : 0;
+  }
+
   /// The grid (this part's share of the device's SMs) and the split
   /// expansion's chunks (hungarian_dispatch.cu's query_tree_shape).
   void shape() {
     int sms = 0, occupancy = 0, coop = 0;
     MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c_.device));
     MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, c_.device));
-    MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &occupancy, multi_tree_solve_kernel<T>, solve_threads, 0));
+    MATCHFLOW_CUDA_TRY(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel(), solve_threads, 0));
     if (!coop || occupancy < 1)
       throw cuda::cuda_failure(cudaErrorNotSupported,
                                "multi-GPU assignment needs cooperative launch");
@@ -209,24 +227,38 @@ class part_of final : public lsap_part {
         std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks_) * solve_threads / c_.width);
   }
 
-  std::int64_t chunks() const { return max_item_columns * k_max_; }
+  /// The column split's expansion chunks (none for the row split).
+  std::int64_t chunks() const { return c_.split_rows ? 0 : max_item_columns * k_max_; }
 
   std::size_t bytes() const {
-    const std::size_t r = c_.n_rows, w = c_.width;
-    const std::size_t own_cost = c_.device_cost ? 0 : r * w * sizeof(In);
-    return own_cost + r * (sizeof(T) + 7 * sizeof(int) + sizeof(long long) * 2) +
+    const std::size_t r = c_.n_rows, h = c_.height, w = c_.width;
+    const std::size_t own_cost = c_.device_cost ? 0 : h * w * sizeof(In);
+    const std::size_t row_split =
+        c_.split_rows ? h * (sizeof(int) + sizeof(long long)) + z_cap() * sizeof(int) +
+                            w * (sizeof(int) + sizeof(T)) + blocks_ * sizeof(long long)
+                      : 0;
+    return own_cost + h * sizeof(T) + r * (7 * sizeof(int) + sizeof(long long) * 2) +
            w * (3 * sizeof(T) + 3 * sizeof(int)) + chunks() * w * (sizeof(T) + sizeof(int)) +
-           arena_view<T>::bytes(c_.parts, c_.n_rows, c_.n_cols) + (std::size_t(1) << 20);
+           row_split + arena_view<T>::bytes(c_.parts, lines(), c_.n_cols) + (std::size_t(1) << 20);
   }
 
   void allocate() {
     const auto r = static_cast<std::size_t>(c_.n_rows), w = static_cast<std::size_t>(c_.width);
-    if (!c_.device_cost) cost_ = device_buffer<In>(r * w);
-    u_ = device_buffer<T>(r);
+    const auto h = static_cast<std::size_t>(c_.height);
+    if (!c_.device_cost) cost_ = device_buffer<In>(h * w);
+    u_ = device_buffer<T>(h);
     v_ = device_buffer<T>(w);
     slack_ = device_buffer<T>(w);
     part_val_ = device_buffer<T>(chunks() * w);
     part_row_ = device_buffer<int>(chunks() * w);
+    if (c_.split_rows) {
+      deg_ = device_buffer<int>(h);
+      ptr_ = device_buffer<long long>(h + 1);
+      z_ = device_buffer<int>(z_cap());
+      block_sum_ = device_buffer<long long>(blocks_);
+      won_ = device_buffer<int>(w);
+      col_min_ = device_buffer<T>(w);
+    }
     for (auto* b : {&ar_, &pr_, &vr_, &parent_, &root_}) *b = device_buffer<int>(r);
     for (auto* b : {&ac_, &pc_, &vc_}) *b = device_buffer<int>(w);
     roots_ = device_buffer<int>(2 * r);
@@ -234,7 +266,7 @@ class part_of final : public lsap_part {
     paths_ = device_buffer<long long>(r);
     ctl_ = device_buffer<control>(1);
     verdict_ = device_buffer<verdict_box>(1);
-    arena_ = std::make_unique<arena_memory>(arena_view<T>::bytes(c_.parts, c_.n_rows, c_.n_cols));
+    arena_ = std::make_unique<arena_memory>(arena_view<T>::bytes(c_.parts, lines(), c_.n_cols));
     view();
   }
 
@@ -267,6 +299,11 @@ class part_of final : public lsap_part {
     m_.parts = c_.parts;
     m_.col0 = static_cast<int>(c_.col0);
     m_.n_cols_total = static_cast<int>(c_.n_cols);
+    m_.seg = static_cast<int>(lines());
+    b_ = row_block{static_cast<int>(c_.row0), static_cast<int>(c_.height), deg_.data(),
+                   ptr_.data(),  z_.data(),
+                   z_cap(),      block_sum_.data(),
+                   won_.data(),  col_min_.data()};
     m_.parent = parent_.data();
     m_.root = root_.data();
     m_.claim = claim_.data();
@@ -276,7 +313,7 @@ class part_of final : public lsap_part {
   void upload() {
     if (c_.device_cost) return;
     const auto* host = static_cast<const In*>(c_.host_cost);
-    const std::size_t n_items = static_cast<std::size_t>(c_.n_rows) * c_.width;
+    const std::size_t n_items = static_cast<std::size_t>(c_.height) * c_.width;
     cuda::staged_upload(
         cost_.data(), n_items, sizeof(In),
         [&](char* buf, std::size_t first, std::size_t count) {
@@ -288,7 +325,8 @@ class part_of final : public lsap_part {
   }
 
   /// Every array to its start (assignments -1, stamps 0, claims none, v 0,
-  /// the arena's mailboxes unposted) and the block's row minima into u.
+  /// the arena's mailboxes unposted) and the block's row minima into u
+  /// (the row split's: also its column minima, shared in the prologue).
   void reset_and_reduce_rows() {
     control c{};
     for (auto& k : c.theta_key) k = key_inf<T>();
@@ -300,13 +338,20 @@ class part_of final : public lsap_part {
     paths_.fill_bytes(0, stream_);
     v_.fill_bytes(0, stream_);
     verdict_.fill_bytes(0, stream_);
+    won_.fill_bytes(0, stream_);
     MATCHFLOW_CUDA_TRY(
-        cudaMemsetAsync(arena(), 0, arena_view<T>::bytes(c_.parts, c_.n_rows, c_.n_cols), stream_));
+        cudaMemsetAsync(arena(), 0, arena_view<T>::bytes(c_.parts, lines(), c_.n_cols), stream_));
     const state<T>& s = m_.s;
-    row_reduce_kernel<T>
-        <<<cuda::blocks_for(static_cast<std::int64_t>(s.n_rows) * 32), cuda::threads_per_block, 0,
-           stream_>>>(s.cost, s.n_rows, s.n_cols, s.u, &s.ctl->max_abs_key);
+    const int h = static_cast<int>(c_.height);
+    row_reduce_kernel<T><<<cuda::blocks_for(static_cast<std::int64_t>(h) * 32),
+                           cuda::threads_per_block, 0, stream_>>>(s.cost, h, s.n_cols, s.u,
+                                                                  &s.ctl->max_abs_key);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
+    if (c_.split_rows && c_.n_rows == c_.n_cols) {
+      col_reduce_kernel<T><<<static_cast<unsigned>((s.n_cols + 31) / 32), dim3(32, 32), 0,
+                             stream_>>>(s.cost, h, s.n_cols, s.u, col_min_.data());
+      MATCHFLOW_CUDA_CHECK_LAUNCH();
+    }
   }
 
   lsap_part_config c_;
@@ -318,6 +363,10 @@ class part_of final : public lsap_part {
   device_buffer<int> ar_, ac_, pr_, pc_, vr_, vc_, parent_, root_, roots_, part_row_;
   device_buffer<unsigned long long> claim_;
   device_buffer<long long> paths_;
+  device_buffer<int> deg_, z_, won_;  // the row split's (row_block)
+  device_buffer<long long> ptr_, block_sum_;
+  device_buffer<T> col_min_;
+  row_block b_{};
   device_buffer<control> ctl_;
   device_buffer<verdict_box> verdict_;
   std::unique_ptr<arena_memory> arena_;

@@ -60,8 +60,10 @@ enum multi_gpu_error : int { infeasible = 1, timeout = 2 };
 
 /// Where one part's exchange arena (one allocation, shareable by CUDA IPC)
 /// keeps what the parts write into it: mailboxes [3][parts], tree entries
-/// [3][parts][n_rows], reverse entries [2][parts][n_cols], row minima
-/// [parts][n_rows].  Slots by step % 3 and iteration parity: a part writes
+/// [3][parts][lines], reverse entries [2][parts][n_cols], minima
+/// [parts][lines]; lines: n_rows for the column split (row minima, a row
+/// joins once a step), n_cols for the row split (column minima, a column is
+/// covered once a step).  Slots by step % 3 and iteration parity: a part writes
 /// a slot again only after an exchange that every part posts after
 /// reading it (see multi_tree_solve_kernel).
 template <class T>
@@ -71,13 +73,13 @@ struct arena_view {
   reverse_entry* revs;
   T* row_min;
 
-  __host__ __device__ static std::size_t bytes(int parts, std::int64_t n_rows,
+  __host__ __device__ static std::size_t bytes(int parts, std::int64_t lines,
                                                std::int64_t n_cols) {
     const std::size_t p = static_cast<std::size_t>(parts);
-    return 3 * p * sizeof(mailbox) + 3 * p * n_rows * sizeof(tree_entry) +
-           2 * p * n_cols * sizeof(reverse_entry) + p * n_rows * sizeof(T) + 64;
+    return 3 * p * sizeof(mailbox) + 3 * p * lines * sizeof(tree_entry) +
+           2 * p * n_cols * sizeof(reverse_entry) + p * lines * sizeof(T) + 64;
   }
-  __host__ __device__ static arena_view at(void* base, int parts, std::int64_t n_rows,
+  __host__ __device__ static arena_view at(void* base, int parts, std::int64_t lines,
                                            std::int64_t n_cols) {
     const std::size_t p = static_cast<std::size_t>(parts);
     char* c = static_cast<char*>(base);
@@ -85,7 +87,7 @@ struct arena_view {
     a.mail = reinterpret_cast<mailbox*>(c);
     c += 3 * p * sizeof(mailbox);
     a.entries = reinterpret_cast<tree_entry*>(c);
-    c += 3 * p * n_rows * sizeof(tree_entry);
+    c += 3 * p * lines * sizeof(tree_entry);
     a.revs = reinterpret_cast<reverse_entry*>(c);
     c += 2 * p * n_cols * sizeof(reverse_entry);
     a.row_min =
@@ -103,6 +105,7 @@ struct multi_state {
   int part, parts;
   int col0;  // the part's first global column
   int n_cols_total;
+  int seg;                    // the arena's lines: one part's entries of a step
   int* parent;                // row -> predecessor row of the column it joined through
   int* root;                  // row -> root of its tree
   unsigned long long* claim;  // root -> least (column, parent) of its reverse columns
@@ -119,7 +122,7 @@ struct multi_state {
   }
 
   __device__ tree_entry* entries(int q, int slot, int from) const {
-    return peer[q].entries + (static_cast<std::int64_t>(slot) * parts + from) * s.n_rows;
+    return peer[q].entries + (static_cast<std::int64_t>(slot) * parts + from) * seg;
   }
   __device__ reverse_entry* revs(int q, int parity, int from) const {
     return peer[q].revs + (static_cast<std::int64_t>(parity) * parts + from) * n_cols_total;
@@ -128,18 +131,18 @@ struct multi_state {
 
 /// The frontier of a step: this iteration's roots (a row list), or the
 /// entries every part wrote in the previous step: segment q (from part q)
-/// at entries + q * n_rows, `start` its prefix sums (in shared memory, as
+/// at entries + q * seg, `start` its prefix sums (in shared memory, as
 /// exchange() leaves them: read often, by every thread).
 struct multi_frontier {
   const int* roots;  // non-null: the roots
   const tree_entry* entries;
   const int* start;
-  int n_rows;
+  int seg;
 
   __device__ const tree_entry& entry(int f) const {
     int q = 0;
     while (f >= start[q + 1]) ++q;
-    return entries[static_cast<std::int64_t>(q) * n_rows + (f - start[q])];
+    return entries[static_cast<std::int64_t>(q) * seg + (f - start[q])];
   }
   __device__ int operator[](int f) const { return roots ? roots[f] : entry(f).row; }
 
@@ -384,7 +387,7 @@ struct verdict_box {
 template <class T>
 __device__ multi_frontier entry_frontier(const multi_state<T>& m, int step,
                                          const exchange_totals& t) {
-  return multi_frontier{nullptr, m.entries(m.part, step % 3, 0), t.start, m.s.n_rows};
+  return multi_frontier{nullptr, m.entries(m.part, step % 3, 0), t.start, m.seg};
 }
 
 /// One part's whole solve (a cooperative launch per part, all parts
