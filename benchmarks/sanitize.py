@@ -3,7 +3,8 @@
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
     (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only;
-     --batched: gpu-sap only; --flow --batched: both of those)
+     --batched: gpu-sap only; --multi: the multi-GPU splits with two parts on GPU 0;
+     these three alone or together)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -110,11 +111,30 @@ def check_flows() -> int:
     return wrong
 
 
+def check_multi() -> int:
+    """Both multi-GPU splits (gpu-tree: columns, gpu-classic: rows) with two
+    logical parts on GPU 0, square and rectangular, int32 and float64."""
+    wrong = 0
+    rng = np.random.default_rng(12)
+    for shape in ((48, 48), (30, 70)):
+        for dtype in (np.int32, np.float64):
+            c = (rng.random(shape) * 60).astype(dtype)
+            ri, ci = scipy_lsa(c)
+            for method in ("gpu-tree", "gpu-classic"):
+                r = matchflow.solve_assignment(c, method=method, device=["cuda:0", "cuda:0"])
+                ok = np.isclose(r.cost, c[ri, ci].sum())
+                wrong += not ok
+                print(f"multi {method:<11} {shape} {np.dtype(dtype).name:<7} "
+                      f"{'ok' if ok else 'WRONG'}")
+    return wrong
+
+
 def main() -> int:
     wrong = 0
     lsap_only = "--lsap" in sys.argv[1:]  # only the assignment kernels
-    only = [check for flag, check in (("--flow", check_flows), ("--batched", check_batched))
-            if flag in sys.argv[1:]]  # these sections alone (either or both)
+    only = [check for flag, check in (("--flow", check_flows), ("--batched", check_batched),
+                                      ("--multi", check_multi))
+            if flag in sys.argv[1:]]  # these sections alone (any of them)
     if only:
         wrong = sum(check() for check in only)
         print("wrong answers:", wrong)
