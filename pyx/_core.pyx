@@ -475,15 +475,16 @@ cdef tuple _lsap_dense(const lsap_value* c, int64_t n_rows, int64_t n_cols, int 
     if lsap_value is int32_t:
         with nogil:
             if split_parts > 0:
-                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu_wide, pv_wide,
-                                      &stats)
+                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu_wide,
+                                      pv_wide, &stats)
             else:
                 st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r,
                                       pu_wide, pv_wide, &stats)
     else:
         with nogil:
             if split_parts > 0:
-                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu, pv, &stats)
+                st = solve_lsap_split(c, n_rows, n_cols, split_parts, split_rows, c4r, pu, pv,
+                                      &stats)
             else:
                 st = solve_lsap_dense(c, n_rows, n_cols, <lsap_method>method, opt, c4r, pu,
                                       pv, &stats)

@@ -168,13 +168,17 @@ cdef extern from "matchflow/multi_gpu_lsap.hpp" namespace "matchflow" nogil:
     status lsap_part_finish(lsap_part* part, int64_t* col4row, void* u, void* v,
                             lsap_stats* stats)
     void lsap_part_destroy(lsap_part* part)
-    status solve_lsap_split(const double* cost, int64_t n_rows, int64_t n_cols, int parts, bint rows,
+    status solve_lsap_split(const double* cost, int64_t n_rows, int64_t n_cols,
+                            int parts, bint rows,
                             int64_t* col4row, double* u, double* v, lsap_stats* stats)
-    status solve_lsap_split(const float* cost, int64_t n_rows, int64_t n_cols, int parts, bint rows,
+    status solve_lsap_split(const float* cost, int64_t n_rows, int64_t n_cols,
+                            int parts, bint rows,
                             int64_t* col4row, float* u, float* v, lsap_stats* stats)
-    status solve_lsap_split(const int64_t* cost, int64_t n_rows, int64_t n_cols, int parts, bint rows,
+    status solve_lsap_split(const int64_t* cost, int64_t n_rows, int64_t n_cols,
+                            int parts, bint rows,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
-    status solve_lsap_split(const int32_t* cost, int64_t n_rows, int64_t n_cols, int parts, bint rows,
+    status solve_lsap_split(const int32_t* cost, int64_t n_rows, int64_t n_cols,
+                            int parts, bint rows,
                             int64_t* col4row, int64_t* u, int64_t* v, lsap_stats* stats)
 
 

@@ -6,8 +6,8 @@ parts on several GPUs, so every test here runs on a one-GPU machine; with
 two or more GPUs the same tests also run over distinct GPUs.  Lists of
 "cpu" parts run the splits' CPU references (split_tree.cpp,
 split_classic.cpp: the same exchanges, claims and path walks), so the
-splits' logic is checked on machines without a GPU too.  Every answer is checked against SciPy and by
-its dual certificate, on several runs."""
+splits' logic is checked on machines without a GPU too.  Every answer is
+checked against SciPy and by its dual certificate, on several runs."""
 from __future__ import annotations
 
 import numpy as np

@@ -85,15 +85,17 @@ void lsap_part_destroy(lsap_part* part) noexcept;
 /// fast solver).  The contract of solve_lsap_dense
 /// (n_rows <= n_cols, duals in the cost type, int64 for integers); the
 /// duals are as solved (no shift).
-status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
-                        std::int64_t* col4row, double* u, double* v, lsap_stats* stats) noexcept;
-status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
-                        std::int64_t* col4row, float* u, float* v, lsap_stats* stats) noexcept;
+status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        bool rows, std::int64_t* col4row, double* u, double* v,
+                        lsap_stats* stats) noexcept;
+status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        bool rows, std::int64_t* col4row, float* u, float* v,
+                        lsap_stats* stats) noexcept;
 status solve_lsap_split(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
-                        lsap_stats* stats) noexcept;
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u,
+                        std::int64_t* v, lsap_stats* stats) noexcept;
 status solve_lsap_split(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
-                        lsap_stats* stats) noexcept;
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u,
+                        std::int64_t* v, lsap_stats* stats) noexcept;
 
 }  // namespace matchflow

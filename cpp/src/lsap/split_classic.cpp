@@ -96,8 +96,7 @@ class classic_split_solver {
   T cost(std::int64_t i, std::int64_t j) const { return static_cast<T>(c_[i * nc_ + j]); }
   T reduced(std::int64_t i, std::int64_t j) const { return cost(i, j) - u_[i] - v_[j]; }
   int owner(std::int64_t i) const {
-    return static_cast<int>(std::upper_bound(bound_.begin(), bound_.end(), i) - bound_.begin()) -
-           1;
+    return static_cast<int>(std::upper_bound(bound_.begin(), bound_.end(), i) - bound_.begin()) - 1;
   }
 
   /// Algorithm 1: row minima (each part its rows); a square problem's v =

@@ -245,8 +245,8 @@ class split_solver {
 };
 
 template <class T, class In>
-status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
-                   bool rows, std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
+status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
+                   std::int64_t* col4row, T* u, T* v, lsap_stats* stats) {
   return guarded([&] {
     const auto t0 = std::chrono::steady_clock::now();
     lsap_stats st{};
@@ -267,22 +267,24 @@ status solve_split(const In* cost, std::int64_t n_rows, std::int64_t n_cols, int
 
 }  // namespace
 
-status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
-                        std::int64_t* col4row, double* u, double* v, lsap_stats* stats) noexcept {
+status solve_lsap_split(const double* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        bool rows, std::int64_t* col4row, double* u, double* v,
+                        lsap_stats* stats) noexcept {
   return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
-status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts, bool rows,
-                        std::int64_t* col4row, float* u, float* v, lsap_stats* stats) noexcept {
+status solve_lsap_split(const float* cost, std::int64_t n_rows, std::int64_t n_cols, int parts,
+                        bool rows, std::int64_t* col4row, float* u, float* v,
+                        lsap_stats* stats) noexcept {
   return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 status solve_lsap_split(const std::int64_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
-                        lsap_stats* stats) noexcept {
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u,
+                        std::int64_t* v, lsap_stats* stats) noexcept {
   return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 status solve_lsap_split(const std::int32_t* cost, std::int64_t n_rows, std::int64_t n_cols,
-                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u, std::int64_t* v,
-                        lsap_stats* stats) noexcept {
+                        int parts, bool rows, std::int64_t* col4row, std::int64_t* u,
+                        std::int64_t* v, lsap_stats* stats) noexcept {
   return solve_split(cost, n_rows, n_cols, parts, rows, col4row, u, v, stats);
 }
 

@@ -143,7 +143,9 @@ __device__ bool expand_row(const multi_state<T>& m, const row_block& b, int i, i
   return wrote;
 }
 
-__device__ inline bool owns(const row_block& b, int i) { return i >= b.row0 && i < b.row0 + b.rows; }
+__device__ inline bool owns(const row_block& b, int i) {
+  return i >= b.row0 && i < b.row0 + b.rows;
+}
 
 /// Whether the entry f of the frontier (from part q, exchange `step`) won its column.
 __device__ inline bool won_column(const row_block& b, const tree_entry& e, int step, int q) {
@@ -271,10 +273,9 @@ __device__ void reduce_columns(const multi_state<T>& m, bool square, std::int64_
 /// once); multi_tree_solve_kernel's frame, with the classical levels.
 /// Every branch is taken on what exchange() returned: the same on every part.
 template <class T>
-__global__ __launch_bounds__(solve_threads, 1) void multi_classic_solve_kernel(multi_state<T> m,
-                                                                               row_block b,
-                                                                               verdict_box* vb,
-                                                                               bool square) {
+__global__ __launch_bounds__(solve_threads,
+                             1) void multi_classic_solve_kernel(multi_state<T> m, row_block b,
+                                                                verdict_box* vb, bool square) {
   cg::grid_group grid = cg::this_grid();
   const std::int64_t tid = grid.thread_rank();
   const std::int64_t nthreads = grid.size();

@@ -147,9 +147,8 @@ class part_of final : public lsap_part {
     verdict_box* vb = verdict_.data();
     void* tree_args[] = {&m_, &vb, &square};
     void* classic_args[] = {&m_, &b_, &vb, &square};
-    MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(kernel(), blocks_, solve_threads,
-                                                   c_.split_rows ? classic_args : tree_args, 0,
-                                                   stream_));
+    MATCHFLOW_CUDA_TRY(cudaLaunchCooperativeKernel(
+        kernel(), blocks_, solve_threads, c_.split_rows ? classic_args : tree_args, 0, stream_));
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
 
@@ -300,10 +299,15 @@ class part_of final : public lsap_part {
     m_.col0 = static_cast<int>(c_.col0);
     m_.n_cols_total = static_cast<int>(c_.n_cols);
     m_.seg = static_cast<int>(lines());
-    b_ = row_block{static_cast<int>(c_.row0), static_cast<int>(c_.height), deg_.data(),
-                   ptr_.data(),  z_.data(),
-                   z_cap(),      block_sum_.data(),
-                   won_.data(),  col_min_.data()};
+    b_ = row_block{static_cast<int>(c_.row0),
+                   static_cast<int>(c_.height),
+                   deg_.data(),
+                   ptr_.data(),
+                   z_.data(),
+                   z_cap(),
+                   block_sum_.data(),
+                   won_.data(),
+                   col_min_.data()};
     m_.parent = parent_.data();
     m_.root = root_.data();
     m_.claim = claim_.data();
@@ -343,13 +347,14 @@ class part_of final : public lsap_part {
         cudaMemsetAsync(arena(), 0, arena_view<T>::bytes(c_.parts, lines(), c_.n_cols), stream_));
     const state<T>& s = m_.s;
     const int h = static_cast<int>(c_.height);
-    row_reduce_kernel<T><<<cuda::blocks_for(static_cast<std::int64_t>(h) * 32),
-                           cuda::threads_per_block, 0, stream_>>>(s.cost, h, s.n_cols, s.u,
-                                                                  &s.ctl->max_abs_key);
+    row_reduce_kernel<T>
+        <<<cuda::blocks_for(static_cast<std::int64_t>(h) * 32), cuda::threads_per_block, 0,
+           stream_>>>(s.cost, h, s.n_cols, s.u, &s.ctl->max_abs_key);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     if (c_.split_rows && c_.n_rows == c_.n_cols) {
-      col_reduce_kernel<T><<<static_cast<unsigned>((s.n_cols + 31) / 32), dim3(32, 32), 0,
-                             stream_>>>(s.cost, h, s.n_cols, s.u, col_min_.data());
+      col_reduce_kernel<T>
+          <<<static_cast<unsigned>((s.n_cols + 31) / 32), dim3(32, 32), 0, stream_>>>(
+              s.cost, h, s.n_cols, s.u, col_min_.data());
       MATCHFLOW_CUDA_CHECK_LAUNCH();
     }
   }

@@ -73,8 +73,7 @@ struct arena_view {
   reverse_entry* revs;
   T* row_min;
 
-  __host__ __device__ static std::size_t bytes(int parts, std::int64_t lines,
-                                               std::int64_t n_cols) {
+  __host__ __device__ static std::size_t bytes(int parts, std::int64_t lines, std::int64_t n_cols) {
     const std::size_t p = static_cast<std::size_t>(parts);
     return 3 * p * sizeof(mailbox) + 3 * p * lines * sizeof(tree_entry) +
            2 * p * n_cols * sizeof(reverse_entry) + p * lines * sizeof(T) + 64;
