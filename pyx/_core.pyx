@@ -354,6 +354,31 @@ def flow_matrix(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[
     return _shrink_matrix(matrix, nnz)
 
 
+def maxflow_scipy(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
+                  int32_t source, int32_t sink, bint dinic):
+    """SciPy's Dinic or Edmonds-Karp (solve_maxflow_scipy): (value,
+    source_side, (indptr, indices, data) of SciPy's flow matrix)."""
+    cdef flow_network net
+    net.n = ptr.shape[0] - 1
+    net.ptr = _data_or_null(ptr)
+    net.heads = _data_or_null(heads)
+    net.caps = _data_or_null(caps)
+    net.source = source
+    net.sink = sink
+    matrix = _matrix_buffers(net.n, heads.shape[0])
+    side = np.empty(net.n, dtype=np.uint8)
+    cdef uint8_t* side_p = <uint8_t*>cnp.PyArray_DATA(side)
+    cdef int64_t* indptr_p = <int64_t*>cnp.PyArray_DATA(matrix[0])
+    cdef int32_t* indices_p = <int32_t*>cnp.PyArray_DATA(matrix[1])
+    cdef int64_t* data_p = <int64_t*>cnp.PyArray_DATA(matrix[2])
+    cdef int64_t value = 0, nnz = 0
+    cdef status st
+    with nogil:
+        st = solve_maxflow_scipy(net, dinic, &value, side_p, indptr_p, indices_p, data_p, &nnz)
+    _check(st)
+    return value, side.view(bool), _shrink_matrix(matrix, nnz)
+
+
 # ---- sparse assignment ----------------------------------------------------------
 
 ctypedef fused sparse_weight:

@@ -237,6 +237,9 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
                          const flow_options& options, flow_result* result, flow_stats* stats)
     status build_flow_matrix(const flow_network& net, const int64_t* arc_flow, int threads,
                              int64_t* indptr, int32_t* indices, int64_t* data, int64_t* nnz)
+    status solve_maxflow_scipy(const flow_network& net, cbool dinic, int64_t* value,
+                               uint8_t* source_side, int64_t* indptr, int32_t* indices,
+                               int64_t* data, int64_t* nnz)
 
 
 cdef extern from "matchflow/preprocess.hpp" namespace "matchflow" nogil:

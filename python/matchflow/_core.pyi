@@ -61,6 +61,11 @@ def flow_matrix(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
                 arc_flow: npt.NDArray[np.int64], threads: int,
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
                            npt.NDArray[np.int64]]: ...
+def maxflow_scipy(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
+                  caps: npt.NDArray[np.int64], source: int, sink: int, dinic: bool,
+                  ) -> tuple[int, npt.NDArray[np.bool_],
+                             tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
+                                   npt.NDArray[np.int64]]]: ...
 def scc(ptr: npt.NDArray[np.int64], adj: npt.NDArray[np.int32],
         ) -> tuple[npt.NDArray[np.int32], int]: ...
 def dmperm(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],

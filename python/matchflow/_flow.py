@@ -23,8 +23,9 @@ from ._validation import (_INT32_MAX, _INT64_MAX, _check_structure, _checked_com
 _METHOD_CODES = _core.FLOW_METHODS
 CPU_METHODS = ("pr", "ppr")
 GPU_METHODS = ("gpu-pr",)
-# SciPy's method names, accepted so that a SciPy caller's code runs
-# unchanged; both mean "auto" (every method returns a maximum flow).
+# SciPy's method names: SciPy's own algorithms on its residual graph and
+# arc order (scipy_flows.cpp), so that the flow is the very one SciPy
+# returns; on the CPU, and never auto's pick (SciPy's speed).
 SCIPY_METHODS = ("dinic", "edmonds_karp")
 METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 
@@ -270,8 +271,6 @@ def _auto_method(backend: str, n_arcs: int = 0, threads: int = 0) -> str:
 def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
-    if method in SCIPY_METHODS:
-        method = "auto"
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=net.n_arcs >= GPU_MIN_ARCS)
     if method == "auto":
@@ -330,8 +329,32 @@ def _flow_matrix(net: _Network, arc_flow: np.ndarray | None, array: bool, thread
     return flow
 
 
+def _run_scipy(net: _Network, start: float, method: str, device, tuning: _Tuning,
+               array: bool) -> MaximumFlowResult:
+    """SciPy's own Dinic or Edmonds-Karp: SciPy's flow matrix, as it is
+    (its pattern, parallel arcs not summed)."""
+    if device not in ("auto", "cpu"):
+        raise ValueError(f"method {method!r} is SciPy's algorithm and runs on the CPU; "
+                         f"got device={device!r}")
+    t0 = time.perf_counter()
+    value, source_side, (indptr, indices, data) = _core.maxflow_scipy(
+        net.ptr, net.heads, net.caps, net.source, net.sink, method == "dinic")
+    solved = time.perf_counter() - t0
+    flow = None
+    if tuning.return_flow:
+        index = np.int32 if indices.shape[0] < _INT32_MAX else np.int64
+        kind = sp.csr_array if array else sp.csr_matrix
+        flow = kind((data, indices.astype(index, copy=False), indptr.astype(index, copy=False)),
+                    shape=(net.n, net.n))
+    stats = FlowStats(seconds_total=time.perf_counter() - start, seconds_phase1=solved)
+    return MaximumFlowResult(flow_value=int(value), flow=flow, source_side=source_side,
+                             method=method, device="cpu", stats=stats, _network=net)
+
+
 def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
          array: bool) -> MaximumFlowResult:
+    if method in SCIPY_METHODS:
+        return _run_scipy(net, start, method, device, tuning, array)
     method, backend, ordinal = _resolve(net, method, device, tuning.threads)
     cpu_method = _auto_method("cpu", net.n_arcs, tuning.threads)
     method, backend, ordinal, (value, arc_flow, source_side, stats, built) = (
@@ -370,11 +393,13 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         "pr": sequential highest-label push-relabel; "ppr": OpenMP parallel
         push-relabel; "gpu-pr": ECL-MaxFlow push-relabel on a GPU.  "auto"
         picks by size and device: "gpu-pr" on a GPU, else "ppr" on large
-        graphs with 16 or more threads, else "pr".  SciPy's names "dinic"
-        and "edmonds_karp" mean "auto": every method returns a maximum flow.
-        The value and the cut are the same whatever the method; which
-        maximum flow `flow` holds may differ between methods, and between
-        runs of "ppr" and "gpu-pr", whose threads race ("pr" repeats itself).
+        graphs with 16 or more threads, else "pr".  "dinic" and
+        "edmonds_karp" run SciPy's own algorithms on the CPU, on SciPy's
+        residual graph and arc order, so that `flow` is the very matrix
+        SciPy returns (at SciPy's speed; auto never picks them).  The value
+        and the cut are the same whatever the method; which maximum flow
+        `flow` holds may differ between the other methods, and between runs
+        of "ppr" and "gpu-pr", whose threads race ("pr" repeats itself).
     device : {"auto", "cpu", "cuda", "cuda:N"}
         "auto" uses a GPU when one is usable and the graph is large enough
         to gain from it (and falls back to the CPU, with a RuntimeWarning,

@@ -108,4 +108,17 @@ status build_flow_matrix(const flow_network& net, const capacity_t* arc_flow, in
                          offset_t* indptr, vertex_t* indices, capacity_t* data,
                          offset_t* nnz) noexcept;
 
+/// SciPy's own algorithms (scipy.sparse.csgraph.maximum_flow's "dinic" and
+/// "edmonds_karp", cpp/src/maxflow/scipy_flows.cpp) on SciPy's residual
+/// graph and arc order: the flow is the one SciPy returns, as its flow
+/// matrix (SciPy's pattern: every arc of the residual graph, parallel arcs
+/// not summed).  O(V E^2) and O(V^2 E): for SciPy's exact answers, not speed.
+///
+/// @param[out] value        the maximum flow value
+/// @param[out] source_side  length n: 1 for vertices that cannot reach the sink
+/// @param[out] indptr, indices, data, nnz  as build_flow_matrix's
+status solve_maxflow_scipy(const flow_network& net, bool dinic, capacity_t* value,
+                           std::uint8_t* source_side, offset_t* indptr, vertex_t* indices,
+                           capacity_t* data, offset_t* nnz) noexcept;
+
 }  // namespace matchflow
