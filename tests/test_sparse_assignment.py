@@ -558,6 +558,35 @@ def test_weighted_transversal_errors():
         weighted_transversal(sp.csr_array(np.array([[np.nan]])))
 
 
+def test_weighted_transversal_through_explicit_zeros_only():
+    """A pattern whose only transversal uses stored zeros: the error says
+    so (zeros cannot be scaled to 1), not that the pattern is singular."""
+    A = sp.csr_array((np.array([1.0, 2.0, 0.0]), np.array([0, 0, 1]), np.array([0, 1, 3])),
+                     shape=(2, 2))                      # [[1, .], [2, 0 (stored)]]
+    for objective in ("product", "bottleneck", "sum"):
+        with pytest.raises(ValueError, match="only through some of its 1 explicit zero"):
+            weighted_transversal(A, objective)
+    B = sp.csr_array((np.array([1.0, 0.0]), np.array([0, 0]), np.array([0, 1, 2])),
+                     shape=(2, 2))                      # column 1 empty: truly singular
+    with pytest.raises(ValueError, match="structurally singular"):
+        weighted_transversal(B)
+
+
+def test_weighted_transversal_zenios():
+    """HB/zenios: 25,877 of its 27,191 stored entries (symmetric, expanded)
+    are explicit zeros; its nonzeros have no transversal, its pattern has."""
+    from conftest import data_dir
+    root = data_dir()
+    path = root / "suitesparse" / "zenios.mtx.gz" if root else None
+    if path is None or not path.is_file():
+        pytest.skip("suitesparse/zenios.mtx.gz not in the data folder")
+    from matchflow.io import read_matrix
+    A = sp.csr_array(read_matrix(path))
+    assert np.count_nonzero(A.data == 0) > 0
+    with pytest.raises(ValueError, match="explicit zero entries"):
+        weighted_transversal(A)
+
+
 def scipy_bottleneck(A) -> float:
     """The bottleneck value by the plain search: the largest magnitude t
     whose pattern {|a_ij| >= t} has a perfect matching by SciPy's

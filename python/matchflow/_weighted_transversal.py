@@ -30,6 +30,9 @@ OBJECTIVES = ("product", "bottleneck", "sum")
 _OBJECTIVE_CODES = {"product": 0, "sum": 1, "bottleneck": 2}  # transversal_objective
 
 _SINGULAR = "matrix is structurally singular: no transversal (zero-free diagonal) exists"
+_ZEROS_ONLY = ("no transversal of nonzero entries exists: the stored pattern has one, but "
+               "only through some of its {zeros} explicit zero entries, whose magnitude 0 no "
+               "scaling can bring to 1 (a weighted transversal puts nonzeros on the diagonal)")
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ class WeightedTransversal:
     col_scale: np.ndarray | None
 
 
-def _magnitudes(A) -> sp.csr_array:
-    """|A| as a canonical float64 CSR array without zero entries; square."""
+def _magnitudes(A) -> tuple[sp.csr_array, sp.csr_array | None]:
+    """(|A| as a canonical float64 CSR array without zero entries, the
+    stored pattern when it held numerical zeros, else None); square."""
     if not sp.issparse(A):
         A = sp.csr_array(np.asarray(A))
     if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
@@ -70,24 +74,37 @@ def _magnitudes(A) -> sp.csr_array:
     if not data.max(initial=0.0) < np.inf:  # one pass: NaN and inf both fail
         raise ValueError("matrix contains invalid numeric entries")
     if data.min(initial=1.0) > 0:
-        return sp.csr_array((data, m.indices, m.indptr), shape=m.shape)
+        return sp.csr_array((data, m.indices, m.indptr), shape=m.shape), None
     # numerical zeros cannot be on a transversal of nonzeros; eliminate_zeros
     # works in place, and the index arrays may still be A's
+    stored = m
     m = sp.csr_array((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
     m.eliminate_zeros()
-    return m
+    return m, stored
 
 
-def _transversal(m: sp.csr_array, objective: str, scale: bool, threads: int):
+def _singular(stored: sp.csr_array | None, m: sp.csr_array) -> ValueError:
+    """What is true of a matrix without a transversal of nonzeros: no
+    transversal at all, or one only through explicit zeros."""
+    if stored is not None:
+        from ._matching import structural_rank  # the stored pattern, zeros included
+        if structural_rank(sp.csr_array((np.ones(stored.nnz), stored.indices, stored.indptr),
+                                        shape=stored.shape)) == stored.shape[0]:
+            return ValueError(_ZEROS_ONLY.format(zeros=stored.nnz - m.nnz))
+    return ValueError(_SINGULAR)
+
+
+def _transversal(m: sp.csr_array, stored: sp.csr_array | None, objective: str, scale: bool,
+                 threads: int):
     """The core's transversal: (q, row_scale, col_scale), or the
-    structural-singularity ValueError."""
+    singularity ValueError (_singular)."""
     try:
         return _core.transversal(np.asarray(m.indptr, dtype=np.int64),
                                  np.asarray(m.indices, dtype=np.int32),
                                  np.ascontiguousarray(m.data, dtype=np.float64),
                                  _OBJECTIVE_CODES[objective], scale, threads)
     except ValueError:
-        raise ValueError(_SINGULAR) from None
+        raise _singular(stored, m) from None
 
 
 def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
@@ -122,7 +139,9 @@ def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
     ------
     ValueError
         A non-square matrix, NaN or infinite entries, an unknown objective,
-        or a structurally singular matrix (no zero-free diagonal).
+        a structurally singular matrix (no zero-free diagonal), or one
+        whose stored pattern has a transversal only through explicit zeros
+        (the message says so: a zero cannot be scaled to 1).
 
     Examples
     --------
@@ -138,5 +157,5 @@ def weighted_transversal(A, objective: str = "product", scale: bool = True, *,
     """
     check_choice(objective, "objective", OBJECTIVES)
     n_threads = check_threads(threads)
-    m = _magnitudes(A)
-    return WeightedTransversal(*_transversal(m, objective, bool(scale), n_threads))
+    m, stored = _magnitudes(A)
+    return WeightedTransversal(*_transversal(m, stored, objective, bool(scale), n_threads))
