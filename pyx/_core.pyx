@@ -74,7 +74,7 @@ LSAP_METHODS = {
 BATCHED_LSAP_METHODS = {"omp-sap": <int>batched_lsap_method.omp_sap,
                         "gpu-sap": <int>batched_lsap_method.gpu_sap}
 FLOW_METHODS = {"pr": <int>flow_method.pr, "ppr": <int>flow_method.ppr,
-                "gpu-pr": <int>flow_method.gpu_pr}
+                "gpu-pr": <int>flow_method.gpu_pr, "bk": <int>flow_method.bk}
 
 
 # ---- build and machine facts ------------------------------------------------

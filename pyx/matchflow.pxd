@@ -207,6 +207,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         pr
         ppr
         gpu_pr
+        bk
     cdef cppclass flow_network:
         int32_t n
         const int64_t* ptr

@@ -746,14 +746,39 @@ def test_auto_method(monkeypatch):
     assert solve_flow(g, 0, 1, device="cpu").method == "pr"
     assert solve_flow(g, 0, 1, device="cpu", threads=16).method == "pr"  # small
     assert _flow._auto_method("cuda") == "gpu-pr"
+
+    def arcs(m):  # a 2-vertex network of m parallel arcs
+        return _flow._Network(2, np.array([0, m, m]), np.ones(m, np.int32),
+                              np.ones(m, np.int64), 0, 1)
     big = _flow.PPR_MIN_ARCS
-    assert _flow._auto_method("cpu", big, 16) == "ppr"
-    assert _flow._auto_method("cpu", big - 1, 16) == "pr"
-    assert _flow._auto_method("cpu", big, 8) == "pr"
+    assert _flow._auto_method("cpu", arcs(big), 16) == "ppr"
+    assert _flow._auto_method("cpu", arcs(big - 1), 16) == "pr"
+    assert _flow._auto_method("cpu", arcs(big), 8) == "pr"
     monkeypatch.setenv("OMP_NUM_THREADS", "16")  # the default team
-    assert _flow._auto_method("cpu", big, 0) == "ppr"
+    assert _flow._auto_method("cpu", arcs(big), 0) == "ppr"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert _flow._auto_method("cpu", big, 0) == "pr"
+    assert _flow._auto_method("cpu", arcs(big), 0) == "pr"
+
+
+def test_auto_picks_bk_for_graph_cuts_only():
+    """Image-shaped graph cuts (terminal links on many pixels, a few
+    neighbours each) get "bk" on the CPU below ppr's team; matching-as-flow
+    networks (one arc out of each right vertex) keep "pr"."""
+    from matchflow import generators
+    cut = generators.segmentation_grid(40, 30, seed=2)
+    res = solve_flow(cut.graph, cut.source, cut.sink, device="cpu", threads=2)
+    assert res.method == "bk"
+    assert res.flow_value == solve_flow(cut.graph, cut.source, cut.sink, method="pr").flow_value
+    rng = np.random.default_rng(3)
+    left, right = 50, 60
+    n = left + right + 2
+    s, t = n - 2, n - 1
+    u = rng.integers(0, left, 200)
+    v = left + rng.integers(0, right, 200)
+    rows = np.concatenate([np.full(left, s), u, np.arange(left, left + right)])
+    cols = np.concatenate([np.arange(left), v, np.full(right, t)])
+    g = sp.csr_array((np.ones(rows.size, np.int64), (rows, cols)), shape=(n, n))
+    assert solve_flow(g, s, t, device="cpu", threads=2).method == "pr"
 
 
 def test_gpu_memory_error_falls_back(monkeypatch):

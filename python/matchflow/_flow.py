@@ -21,7 +21,7 @@ from ._validation import (_INT32_MAX, _INT64_MAX, _check_structure, _checked_com
 
 # Method name -> the core's enumerator (flow_method, maxflow.hpp).
 _METHOD_CODES = _core.FLOW_METHODS
-CPU_METHODS = ("pr", "ppr")
+CPU_METHODS = ("pr", "ppr", "bk")
 GPU_METHODS = ("gpu-pr",)
 # SciPy's method names: SciPy's own algorithms on its residual graph and
 # arc order (scipy_flows.cpp), so that the flow is the very one SciPy
@@ -260,12 +260,33 @@ def _checked(graph, source, sink) -> _Network:
 
 # ---- method and device -----------------------------------------------------------
 
-def _auto_method(backend: str, n_arcs: int = 0, threads: int = 0) -> str:
-    """auto's method on `backend` (threads: check_threads' value)."""
+def _graph_cut_shaped(net: _Network) -> bool:
+    """A vision graph cut's shape (segmentation_grid's, Boykov & Jolly's):
+    terminal links on many vertices (the source's arcs reach an eighth of
+    them or more) and every other vertex with a few neighbours (2 to 32
+    out-arcs, its terminal link included).  Matching-as-flow networks fail
+    the second test: their right vertices have one arc, to the sink."""
+    if net.n < 16:
+        return False
+    degree = np.diff(net.ptr)
+    if degree[net.source] < net.n // 8:
+        return False
+    rest = np.delete(degree, [net.source, net.sink])
+    return bool(rest.min() >= 2 and rest.max() <= 32)
+
+
+def _auto_method(backend: str, net: _Network | None = None, threads: int = 0) -> str:
+    """auto's method on `backend` (threads: check_threads' value): on the
+    CPU, "ppr" for large graphs on a large team, else "bk" for graph cuts
+    shaped like images, else "pr"."""
     if backend == "cuda":
         return "gpu-pr"
-    parallel = n_arcs >= PPR_MIN_ARCS and team_size(threads) >= PPR_MIN_THREADS
-    return "ppr" if parallel else "pr"
+    n_arcs = 0 if net is None else net.n_arcs
+    if n_arcs >= PPR_MIN_ARCS and team_size(threads) >= PPR_MIN_THREADS:
+        return "ppr"
+    # bk's phase 1 took 0.19 s where pr's took 0.31 s on a 1024 x 1024
+    # segmentation_grid, one thread (benchmarks/NOTES.md, "Graph cuts")
+    return "bk" if net is not None and _graph_cut_shaped(net) else "pr"
 
 
 def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
@@ -274,7 +295,7 @@ def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str
     method, backend, ordinal = _device.resolve_method(
         method, device, CPU_METHODS, GPU_METHODS, large_enough=net.n_arcs >= GPU_MIN_ARCS)
     if method == "auto":
-        method = _auto_method(backend, net.n_arcs, threads)
+        method = _auto_method(backend, net, threads)
     return method, backend, ordinal
 
 
@@ -356,7 +377,7 @@ def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
     if method in SCIPY_METHODS:
         return _run_scipy(net, start, method, device, tuning, array)
     method, backend, ordinal = _resolve(net, method, device, tuning.threads)
-    cpu_method = _auto_method("cpu", net.n_arcs, tuning.threads)
+    cpu_method = _auto_method("cpu", net, tuning.threads)
     method, backend, ordinal, (value, arc_flow, source_side, stats, built) = (
         _device.with_cpu_fallback(
             device, backend,
@@ -389,11 +410,15 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         carry no flow.
     source, sink : int
         The vertices the flow leaves and enters.
-    method : {"auto", "pr", "ppr", "gpu-pr", "dinic", "edmonds_karp"}
+    method : {"auto", "pr", "ppr", "bk", "gpu-pr", "dinic", "edmonds_karp"}
         "pr": sequential highest-label push-relabel; "ppr": OpenMP parallel
-        push-relabel; "gpu-pr": ECL-MaxFlow push-relabel on a GPU.  "auto"
-        picks by size and device: "gpu-pr" on a GPU, else "ppr" on large
-        graphs with 16 or more threads, else "pr".  "dinic" and
+        push-relabel; "bk": Boykov-Kolmogorov search trees (sequential; for
+        graph cuts on images); "gpu-pr": ECL-MaxFlow push-relabel on a GPU.
+        "auto" picks by size, shape and device: "gpu-pr" on a GPU, else
+        "ppr" on large graphs with 16 or more threads, else "bk" when the
+        graph is shaped like an image's graph cut (the source linked to an
+        eighth of the vertices or more, every other vertex with 2 to 32
+        arcs), else "pr".  "dinic" and
         "edmonds_karp" run SciPy's own algorithms on the CPU, on SciPy's
         residual graph and arc order, so that `flow` is the very matrix
         SciPy returns (at SciPy's speed; auto never picks them).  The value
@@ -461,7 +486,7 @@ def solve_flow(graph, source, sink, *, method: str = "auto", device: str = "auto
         sums them), self loops carry no flow.
     source, sink : int
         The vertices the flow leaves and enters.
-    method : {"auto", "pr", "ppr", "gpu-pr", "dinic", "edmonds_karp"}
+    method : {"auto", "pr", "ppr", "bk", "gpu-pr", "dinic", "edmonds_karp"}
         See `maximum_flow`.
     device : {"auto", "cpu", "cuda", "cuda:N"}
         See `maximum_flow`.  Asking for a GPU that is not there raises

@@ -22,6 +22,7 @@ enum class flow_method : int {
   pr = 0,      ///< sequential highest-label push-relabel, hi_pr-class (Cherkassky-Goldberg 1997)
   ppr = 1,     ///< OpenMP synchronous push-relabel (Baumstark, Blelloch, Shun, ESA 2015)
   gpu_pr = 2,  ///< ECL-MaxFlow (paper 002), tuned for Hopper
+  bk = 3,      ///< Boykov-Kolmogorov search trees (TPAMI 2004): graph cuts on images
 };
 
 /// A flow network; non-owning.

@@ -24,6 +24,9 @@ status solve_maxflow(const flow_network& net, flow_method method, const flow_opt
         detail::parallel_push_relabel_flow(net, options, result, stats);
         return status::ok;
       case flow_method::gpu_pr: return cuda::gpu_maxflow(net, options, result, stats);
+      case flow_method::bk:
+        detail::boykov_kolmogorov_flow(net, options, result, stats);
+        return status::ok;
     }
     return fail(status::invalid_input, "unknown maximum flow method");
   });

@@ -17,4 +17,9 @@ void push_relabel_flow(const flow_network& net, const flow_options& options, flo
 void parallel_push_relabel_flow(const flow_network& net, const flow_options& options,
                                 flow_result* result, flow_stats* stats);
 
+/// Boykov-Kolmogorov search trees on the preflow's excess vertices, two
+/// phases (Boykov & Kolmogorov, TPAMI 2004).  (boykov_kolmogorov.cpp)
+void boykov_kolmogorov_flow(const flow_network& net, const flow_options& options,
+                            flow_result* result, flow_stats* stats);
+
 }  // namespace matchflow::detail
