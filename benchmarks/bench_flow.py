@@ -24,7 +24,10 @@ Columns:
            wraps silently).  Given an int32 copy made before timing.
   ortools  `ortools.graph.python.max_flow.SimpleMaxFlow` (when installed)
   igraph   `igraph.Graph.maxflow_value` (when installed)
-  pr, ppr (all threads), gpu-pr (when a GPU is usable), auto:
+  pymaxflow  PyMaxflow's `Graph[int].maxflow()` (Boykov-Kolmogorov, when
+           installed): arcs out of the source and into the sink as its
+           terminal capacities, the rest as its edges.
+  pr, ppr (all threads), bk, gpu-pr (when a GPU is usable), auto:
            `matchflow.solve_flow(graph, s, t, method=, device=, return_flow=)`.
 OR-Tools and igraph run in forked children too (same timeout; a peer that times
 out is skipped on the larger sizes of that family); their time is
@@ -80,7 +83,7 @@ from bench_matching import (  # noqa: E402
 )
 
 INT32_MAX = np.iinfo(np.int32).max
-PEERS = ("scipy", "ortools", "igraph")
+PEERS = ("scipy", "ortools", "igraph", "pymaxflow")
 
 # family -> (builder(size, seed) -> FlowInstance | list, default sizes, --quick sizes)
 FAMILIES = {
@@ -136,12 +139,15 @@ def _optional(name):
         if name == "igraph":
             import igraph
             return igraph
+        if name == "pymaxflow":
+            import maxflow
+            return maxflow
     except ImportError:
         return None
     return None
 
 
-ORTOOLS, IGRAPH = _optional("ortools"), _optional("igraph")
+ORTOOLS, IGRAPH, PYMAXFLOW = _optional("ortools"), _optional("igraph"), _optional("pymaxflow")
 
 
 def _tails(g: sp.csr_array) -> np.ndarray:
@@ -187,6 +193,29 @@ def igraph_runner(inst):
         v = ig.maxflow_value(inst.source, inst.sink, capacity=caps)
         t2 = time.perf_counter()
         return dict(seconds=t2 - t1, build=t1 - t0, value=int(round(v)))
+    return run
+
+
+def pymaxflow_runner(inst):
+    g, s, t = inst.graph, inst.source, inst.sink
+    n = g.shape[0]
+    tails, heads, caps = _tails(g), g.indices, g.data.astype(np.int64)
+
+    def run():
+        t0 = time.perf_counter()
+        graph = PYMAXFLOW.Graph[int]()
+        graph.add_nodes(n)
+        inner = (tails != s) & (tails != t) & (heads != s) & (heads != t) & (tails != heads)
+        graph.add_edges(tails[inner], heads[inner], caps[inner], np.zeros(int(inner.sum())))
+        out_s = (tails == s) & (heads != s) & (heads != t)
+        into_t = (heads == t) & (tails != s) & (tails != t)
+        graph.add_grid_tedges(np.arange(n), np.bincount(heads[out_s], caps[out_s], n),
+                              np.bincount(tails[into_t], caps[into_t], n))
+        direct = int(caps[(tails == s) & (heads == t)].sum())
+        t1 = time.perf_counter()
+        v = graph.maxflow() + direct
+        t2 = time.perf_counter()
+        return dict(seconds=t2 - t1, build=t1 - t0, value=int(v))
     return run
 
 
@@ -276,7 +305,8 @@ def solve_flow():
 
 def solver_list(args) -> list[dict]:
     solvers = [dict(label="pr", method="pr", device="cpu", kind="cpu"),
-               dict(label="ppr", method="ppr", device="cpu", kind="cpu")]
+               dict(label="ppr", method="ppr", device="cpu", kind="cpu"),
+               dict(label="bk", method="bk", device="cpu", kind="cpu")]
     if _device.cuda_available():
         solvers.append(dict(label="gpu-pr", method="gpu-pr", device="cuda", kind="gpu"))
     solvers.append(dict(label="auto", method="auto", device="auto", kind="auto"))
@@ -363,7 +393,8 @@ def bench_instance(family, inst, build_seconds, solvers, args, timed_out: set) -
              source=inst.source, sink=inst.sink, build_seconds=build_seconds, methods={})
     peers = [("scipy", scipy_runner, not args.no_scipy),
              ("ortools", ortools_runner, ORTOOLS is not None),
-             ("igraph", igraph_runner, IGRAPH is not None and g.nnz <= args.igraph_max_arcs)]
+             ("igraph", igraph_runner, IGRAPH is not None and g.nnz <= args.igraph_max_arcs),
+             ("pymaxflow", pymaxflow_runner, PYMAXFLOW is not None)]
     for label, runner, wanted in peers:
         if not wanted:
             continue
@@ -439,7 +470,7 @@ def _scipy_at_least(e):
 
 
 def _best_peer(e):
-    t = [x for x in (_secs(e, "ortools"), _secs(e, "igraph")) if x]
+    t = [x for x in (_secs(e, "ortools"), _secs(e, "igraph"), _secs(e, "pymaxflow")) if x]
     return min(t) if t else None
 
 
@@ -455,6 +486,7 @@ def ratios(results) -> dict:
         "gpu-pr on-GPU vs pr": lambda e: (_secs(e, "pr"), _secs(e, "gpu-pr", True)),
         "gpu-pr on-GPU vs best of OR-Tools/igraph": lambda e: (_best_peer(e),
                                                                _secs(e, "gpu-pr", True)),
+        "bk vs pymaxflow": lambda e: (_secs(e, "pymaxflow"), _secs(e, "bk")),
         "ppr vs pr (>= 10^6 arcs)": lambda e: ((_secs(e, "pr"), _secs(e, "ppr"))
                                                if e["arcs"] >= 10**6 else (None, None)),
         "pr vs best of OR-Tools/igraph": lambda e: (_best_peer(e), _secs(e, "pr")),
