@@ -202,30 +202,8 @@ class classic_split_solver {
       if (vc_[0][j] == it) v_[j] -= theta;
   }
 
-  /// Algorithm 6 on every claimed root (split_tree.cpp's walk); returns
-  /// the roots left.
   std::vector<std::int64_t> augment(const std::vector<std::int64_t>& roots, lsap_stats& st) {
-    std::vector<std::int64_t> left;
-    std::int64_t paths = 0;
-    for (std::int64_t r : roots) {
-      if (claim_[r].first == none) {
-        left.push_back(r);
-        continue;
-      }
-      auto [col, row] = claim_[r];
-      while (true) {
-        const std::int64_t joined_by = pr_[row];
-        ar_[row] = col;
-        ac_[col] = row;
-        if (joined_by == none) break;
-        col = joined_by;
-        row = parent_[row];
-      }
-      ++paths;
-    }
-    st.augmenting_paths += paths;
-    if (st.paths_per_iteration) st.paths_per_iteration[st.iterations - 1] = paths;
-    return left;
+    return augment_claimed(roots, claim_, pr_, parent_, ar_, ac_, st);
   }
 
   const In* c_;

@@ -1,12 +1,49 @@
 // The row split's CPU reference (split_classic.cpp), behind
-// solve_lsap_split(..., rows = true).
+// solve_lsap_split(..., rows = true), and the path walk both splits'
+// references share.
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "matchflow/lsap.hpp"
 
 namespace matchflow {
+
+/// Algorithm 6 as both splits' references run it: each root with a
+/// claimed path (its reverse column, that column's parent row) flips
+/// col4row / row4col along the path, a row's `pr` naming the column it
+/// joined through and `parent` the row that reached that column.  Returns
+/// the roots without a path; counts the paths in st.
+inline std::vector<std::int64_t> augment_claimed(
+    const std::vector<std::int64_t>& roots,
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& claim,
+    const std::vector<std::int64_t>& pr, const std::vector<std::int64_t>& parent,
+    std::vector<std::int64_t>& ar, std::vector<std::int64_t>& ac, lsap_stats& st) {
+  constexpr std::int64_t none = -1;
+  std::vector<std::int64_t> left;
+  std::int64_t paths = 0;
+  for (std::int64_t r : roots) {
+    if (claim[r].first == none) {
+      left.push_back(r);
+      continue;
+    }
+    auto [col, row] = claim[r];
+    while (true) {
+      const std::int64_t joined_by = pr[row];
+      ar[row] = col;
+      ac[col] = row;
+      if (joined_by == none) break;
+      col = joined_by;
+      row = parent[row];
+    }
+    ++paths;
+  }
+  st.augmenting_paths += paths;
+  if (st.paths_per_iteration) st.paths_per_iteration[st.iterations - 1] = paths;
+  return left;
+}
 
 /// solve_lsap_split's contract; false when no finite dual step exists
 /// (infeasible).  Instantiated for the four cost types.

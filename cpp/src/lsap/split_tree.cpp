@@ -206,26 +206,7 @@ class split_solver {
         auto& c = claim[root_[e.parent]];
         if (c.first == none || std::make_pair(e.col, e.parent) < c) c = {e.col, e.parent};
       }
-    std::vector<std::int64_t> left;
-    std::int64_t paths = 0;
-    for (std::int64_t r : roots) {
-      if (claim[r].first == none) {
-        left.push_back(r);
-        continue;
-      }
-      auto [col, row] = claim[r];
-      while (true) {
-        const std::int64_t joined_by = pr_[row];
-        ar_[row] = col;
-        ac_[col] = row;
-        if (joined_by == none) break;
-        col = joined_by;
-        row = parent_[row];
-      }
-      ++paths;
-    }
-    st.augmenting_paths += paths;
-    if (st.paths_per_iteration) st.paths_per_iteration[st.iterations - 1] = paths;
+    std::vector<std::int64_t> left = augment_claimed(roots, claim, pr_, parent_, ar_, ac_, st);
     for (std::int64_t r : left) pr_[r] = none;
     return left;
   }
