@@ -269,6 +269,19 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
 
 # ---- maximum flow ---------------------------------------------------------------
 
+cdef flow_network _flow_network(const int64_t[::1] ptr, const int32_t[::1] heads,
+                                const int64_t[::1] caps, int source, int sink):
+    """The core's view of a checked network (no copy)."""
+    cdef flow_network net
+    net.n = ptr.shape[0] - 1
+    net.ptr = _data_or_null(ptr)
+    net.heads = _data_or_null(heads)
+    net.caps = _data_or_null(caps)
+    net.source = source
+    net.sink = sink
+    return net
+
+
 def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
             int source, int sink, int method, int threads, int device, bint return_flow,
             double relabel_freq, bint paper_variant, bint want_matrix=False):
@@ -278,13 +291,7 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1]
     methods always; gpu-pr when the device has the memory), else None;
     arc_flow: the flow on every arc when `return_flow` and no matrix was
     built, else None."""
-    cdef flow_network net
-    net.n = ptr.shape[0] - 1
-    net.ptr = _data_or_null(ptr)
-    net.heads = _data_or_null(heads)
-    net.caps = _data_or_null(caps)
-    net.source = source
-    net.sink = sink
+    cdef flow_network net = _flow_network(ptr, heads, caps, source, sink)
     cdef flow_options opt
     opt.threads = threads
     opt.device = device
@@ -358,13 +365,7 @@ def maxflow_scipy(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_
                   int32_t source, int32_t sink, bint dinic):
     """SciPy's Dinic or Edmonds-Karp (solve_maxflow_scipy): (value,
     source_side, (indptr, indices, data) of SciPy's flow matrix)."""
-    cdef flow_network net
-    net.n = ptr.shape[0] - 1
-    net.ptr = _data_or_null(ptr)
-    net.heads = _data_or_null(heads)
-    net.caps = _data_or_null(caps)
-    net.source = source
-    net.sink = sink
+    cdef flow_network net = _flow_network(ptr, heads, caps, source, sink)
     matrix = _matrix_buffers(net.n, heads.shape[0])
     side = np.empty(net.n, dtype=np.uint8)
     cdef uint8_t* side_p = <uint8_t*>cnp.PyArray_DATA(side)

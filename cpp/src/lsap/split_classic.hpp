@@ -3,13 +3,32 @@
 // references share.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "matchflow/lsap.hpp"
 
 namespace matchflow {
+
+/// A forbidden entry's cost: +inf for floats, the largest integer else.
+template <class T>
+constexpr T split_inf() {
+  return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
+                                     : std::numeric_limits<T>::max();
+}
+
+/// Both references' answer: col4row, u and v copied out.
+template <class T>
+void write_answer(const std::vector<std::int64_t>& ar, const std::vector<T>& u_in,
+                  const std::vector<T>& v_in, std::int64_t* col4row, T* u, T* v) {
+  std::copy(ar.begin(), ar.end(), col4row);
+  std::copy(u_in.begin(), u_in.end(), u);
+  std::copy(v_in.begin(), v_in.end(), v);
+}
 
 /// Algorithm 6 as both splits' references run it: each root with a
 /// claimed path (its reverse column, that column's parent row) flips

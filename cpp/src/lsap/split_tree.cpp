@@ -94,17 +94,10 @@ class split_solver {
     return true;
   }
 
-  void answer(std::int64_t* col4row, T* u, T* v) const {
-    std::copy(ar_.begin(), ar_.end(), col4row);
-    std::copy(u_.begin(), u_.end(), u);
-    std::copy(v_.begin(), v_.end(), v);
-  }
+  void answer(std::int64_t* col4row, T* u, T* v) const { write_answer(ar_, u_, v_, col4row, u, v); }
 
  private:
-  static T inf() {
-    return std::is_floating_point_v<T> ? std::numeric_limits<T>::infinity()
-                                       : std::numeric_limits<T>::max();
-  }
+  static T inf() { return split_inf<T>(); }
   T cost(std::int64_t i, std::int64_t j) const { return static_cast<T>(c_[i * nc_ + j]); }
 
   /// Algorithm 1 part by part: u = the least of the parts' row minima; a
