@@ -100,8 +100,9 @@ def check_method(method: str, parts: list[int]) -> str:
                          "splits are 'gpu-tree' (the default, columns split) and "
                          "'gpu-classic' (rows split)")
     # auto: CU-TREE's column split, faster at every size measured
-    # (benchmarks/results/h200x2/multi-gpu.md, both variants).
-    method = "gpu-classic" if method == "gpu-classic" else "gpu-tree"
+    # (benchmarks/results/h200x2/multi-gpu-variants.md).
+    if method == "auto":
+        method = "gpu-tree"
     if parts[0] == CPU:
         return {"gpu-tree": "tree-split", "gpu-classic": "classic-split"}[method]
     return method
