@@ -320,6 +320,22 @@ __device__ inline void reduce_min_into(key_t local, key_t* key) {
 /// per (chunk, column)).
 constexpr int max_item_columns = 2;
 
+/// Frontier rows read a batch at a time: their loads (and then their u and
+/// cost loads) are all in flight at once, where a loop of one row each
+/// waits out two memory round trips per row; a step of a small frontier was
+/// that chain.  Rows f0, f0 + K, ...; indices past nf repeat row f0, whose
+/// reduced cost is then compared again (strict <: the result is unchanged).
+constexpr int row_batch = 4;
+
+template <class Frontier>
+__device__ inline void load_rows(const Frontier& fr, int f0, int K, int nf, int (&row)[row_batch]) {
+#pragma unroll
+  for (int b = 0; b < row_batch; ++b) {
+    const int f = f0 + b * K;
+    row[b] = fr[f < nf ? f : f0];
+  }
+}
+
 template <int C, class T, class Frontier>
 __device__ void tree_partial_step(const state<T>& s, const Frontier& fr, int nf, int K, int it,
                                   std::int64_t tid, std::int64_t nthreads) {
@@ -344,17 +360,25 @@ __device__ void tree_partial_step(const state<T>& s, const Frontier& fr, int nf,
     if (!any) continue;
 #pragma unroll
     for (int c = 0; c < C; ++c) vj[c] = s.v[col[c]];
-    for (int f = k; f < nf; f += K) {
-      const int i = fr[f];
-      const T ui = s.u[i];
+    for (int f0 = k; f0 < nf; f0 += row_batch * K) {
+      int row[row_batch];
+      T rc[row_batch][C];
+      load_rows(fr, f0, K, nf, row);
 #pragma unroll
-      for (int c = 0; c < C; ++c) {
-        const T rc = reduced_cost(s.cost, s.n_cols, i, col[c], ui, vj[c]);
-        if (rc < best[c]) {
-          best[c] = rc;
-          best_row[c] = i;
-        }
+      for (int b = 0; b < row_batch; ++b) {
+        const T ui = s.u[row[b]];
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          rc[b][c] = reduced_cost(s.cost, s.n_cols, row[b], col[c], ui, vj[c]);
       }
+#pragma unroll
+      for (int b = 0; b < row_batch; ++b)
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+          if (rc[b][c] < best[c]) {
+            best[c] = rc[b][c];
+            best_row[c] = row[b];
+          }
     }
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -431,13 +455,19 @@ __device__ void expand_columns(const state<T>& s, const Frontier& fr, int nf, in
       fold_partials(s, K, j, sl, p);
     } else {
       const T vj = s.v[j];
-      for (int f = 0; f < nf && sl > tol; ++f) {
-        const int i = fr[f];
-        const T rc = reduced_cost(s.cost, s.n_cols, i, j, s.u[i], vj);
-        if (rc < sl) {
-          sl = rc;
-          p = i;
-        }
+      for (int f0 = 0; f0 < nf && sl > tol; f0 += row_batch) {
+        int row[row_batch];
+        T rc[row_batch];
+        load_rows(fr, f0, 1, nf, row);
+#pragma unroll
+        for (int b = 0; b < row_batch; ++b)
+          rc[b] = reduced_cost(s.cost, s.n_cols, row[b], j, s.u[row[b]], vj);
+#pragma unroll
+        for (int b = 0; b < row_batch; ++b)
+          if (sl > tol && rc[b] < sl) {  // the first tight row ends the scan
+            sl = rc[b];
+            p = row[b];
+          }
       }
     }
     s.slack[j] = sl;

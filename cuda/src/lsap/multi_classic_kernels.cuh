@@ -281,9 +281,8 @@ __global__ __launch_bounds__(solve_threads,
   const std::int64_t nthreads = grid.size();
   const state<T>& s = m.s;
   control* ctl = s.ctl;
-  auto post = [&](int step, int it) { return &exchange(m, step, it, &vb->totals, &vb->epoch); };
+  auto post = [&](int step, int it) { return &exchange(m, step, it, vb); };
   share_column_minima(m, b, square, tid, nthreads);
-  grid.sync();
   const exchange_totals* t = post(0, 0);
   if (t->error) {
     if (tid == 0) ctl->error = t->error;
@@ -314,7 +313,13 @@ __global__ __launch_bounds__(solve_threads,
     enum { roots_level, entries_level, tree_level } from = roots_level;
     multi_frontier fr{};
     int nf = 0;
+    const int first_step = step;
     while (true) {
+      if (stalled(step - first_step, m.n_cols_total)) {
+        error = multi_gpu_error::no_progress;
+        if (tid == 0) record_stall(ctl, step - first_step, t->theta, nf);
+        break;
+      }
       const int slot = step % 3;
       if (tid == 0) {  // slots of step + 1, last read in exchange step - 2
         ctl->fcount[(step + 1) % 3] = 0;
@@ -332,7 +337,6 @@ __global__ __launch_bounds__(solve_threads,
             wrote |= expand_row(m, b, b.row0 + static_cast<int>(k), it, tol, slot);
       }
       if (wrote) m.fence();  // each writer its entries, before the exchange
-      grid.sync();
       t = post(step, it);
       if ((error = t->error)) break;
       fr = multi_frontier{nullptr, m.entries(m.part, slot, 0), t->start, m.seg};
@@ -350,7 +354,6 @@ __global__ __launch_bounds__(solve_threads,
         ++ctl->dual_updates;
       }
       least_slack(m, b, it, dslot, tid, nthreads);
-      grid.sync();
       t = post(step, it);
       ++step;
       if ((error = t->error)) break;

@@ -165,6 +165,8 @@ class part_of final : public lsap_part {
                                           " heard nothing from " + "another part for " +
                                           std::to_string(c_.timeout_seconds) +
                                           " s (a GPU or a process of the solve stopped)");
+    if (ctl.error == multi_gpu_error::no_progress)
+      return fail(status::cuda_error, stall_message(ctl));
     const auto t0 = wall_clock::now();
     if (col4row) {
       std::vector<int> ar(static_cast<std::size_t>(c_.n_rows));
@@ -195,6 +197,20 @@ class part_of final : public lsap_part {
   }
 
  private:
+  /// An internal error, with what the kernel recorded of it.
+  std::string stall_message(const control& ctl) const {
+    double theta = 0;
+    if constexpr (std::is_floating_point_v<T>)
+      std::memcpy(&theta, &ctl.theta_key[0], sizeof(theta));
+    else
+      theta = static_cast<double>(static_cast<long long>(ctl.theta_key[0]));
+    return "multi-GPU assignment made no progress (internal error): part " +
+           std::to_string(c_.part) + ", iteration " + std::to_string(ctl.iterations) + ", " +
+           std::to_string(ctl.steps) + " steps, " + std::to_string(ctl.dual_updates) +
+           " dual updates, last theta " + std::to_string(theta) + ", last level " +
+           std::to_string(ctl.fcount[0]) + " entries";
+  }
+
   void* kernel() const {
     return c_.split_rows ? reinterpret_cast<void*>(multi_classic_solve_kernel<T>)
                          : reinterpret_cast<void*>(multi_tree_solve_kernel<T>);

@@ -46,17 +46,46 @@ struct reverse_entry {
   int col, parent;
 };
 
-/// One part's post of one exchange; `epoch` is written last.
-struct mailbox {
-  int epoch;
-  int count;  // tree entries this part wrote in the step
-  int revs;   // reverse columns this part found in the iteration so far
-  int pad;
-  key_t theta;    // least uncovered slack over this part's columns
-  key_t max_abs;  // prologue: largest finite |c| of this part's block
-};
+/// Words of an exchange in NCCL's "LL" form: each 8-byte word carries the
+/// exchange's epoch in its high half and 32 bits of value in its low half,
+/// so a reader that sees the epoch in every word has the whole post, with no
+/// fence between values and a flag (a 64-bit store is single-copy atomic).
+using ll_word = unsigned long long;
 
-enum multi_gpu_error : int { infeasible = 1, timeout = 2 };
+__device__ inline ll_word ll_pack(int epoch, unsigned value) {
+  return (static_cast<ll_word>(static_cast<unsigned>(epoch)) << 32) | value;
+}
+__device__ inline unsigned ll_value(ll_word w) { return static_cast<unsigned>(w); }
+__device__ inline bool ll_has(ll_word w, int epoch) {
+  return static_cast<unsigned>(w >> 32) == static_cast<unsigned>(epoch);
+}
+
+/// One part's post of one exchange: the tree entries it wrote in the step,
+/// the reverse columns it found in the iteration so far, and a key (the
+/// least uncovered slack; the prologue: the largest finite |c| of its block)
+/// in two halves.
+struct mailbox {
+  ll_word word[4];
+};
+enum mailbox_word { mail_count, mail_revs, mail_key_high, mail_key_low };
+
+enum multi_gpu_error : int { infeasible = 1, timeout = 2, no_progress = 3 };
+
+/// Steps one iteration can take: every step but the last covers a column
+/// (a level's entries, or the column a dual update makes tight), so a longer
+/// iteration is a defect, which ends the solve with no_progress instead of
+/// a hang.  Every part counts the same steps, so all stop together.
+__device__ inline bool stalled(int steps_in_iteration, int n_cols_total) {
+  return steps_in_iteration > 2 * n_cols_total + 8;
+}
+
+/// What the host reports of a stalled solve: its step count and last
+/// exchange (ctl->steps, theta_key[0], fcount[0]).
+__device__ inline void record_stall(control* ctl, int steps, key_t theta, int nf) {
+  ctl->steps = steps;
+  ctl->theta_key[0] = theta;
+  ctl->fcount[0] = nf;
+}
 
 /// Where one part's exchange arena (one allocation, shareable by CUDA IPC)
 /// keeps what the parts write into it: mailboxes [3][parts], tree entries
@@ -182,72 +211,160 @@ __device__ inline long long global_ns() {
 template <class X>
 using system_ref = ::cuda::atomic_ref<X, ::cuda::thread_scope_system>;
 
-/// Block 0 posts this part's outcome of exchange `step` (of iteration `it`;
-/// step 0: the prologue's largest |c|) to every part and waits for all
-/// posts of it (or a timeout); it writes the totals to `verdict` (this
-/// part's memory), where every block reads them into shared memory.  Called
-/// by every thread after a grid.sync(): the part's writes of the step are
-/// done, each writer's fenced (multi_state::fence).  Returns the block's
-/// shared copy (valid until the next exchange).
+/// Where one part's blocks meet at each exchange (this part's memory, zeroed
+/// before the launch): the blocks' arrivals, and block 0's verdict as LL
+/// words: per part its entries and reverse columns, then the error and the
+/// reduced key (theta; the prologue: max |c|) in two halves.
+struct verdict_box {
+  unsigned long long arrived;
+  ll_word word[2 * max_parts + 3];
+};
+
+__device__ inline int verdict_words(int parts) { return 2 * parts + 3; }
+
+/// Warp 0 of a block: waits until each lane's word (lanes < n; `load`
+/// reads lane k's) carries `epoch`, or until `deadline` (0: none) passes.
+/// Returns the lane's word; *late says whether the deadline passed.
+template <class Load>
+__device__ inline ll_word ll_wait(int n, int epoch, long long deadline, bool* late, Load&& load) {
+  const int lane = threadIdx.x & 31;
+  ll_word w = 0;
+  *late = false;
+  while (true) {
+    if (lane < n) w = load(lane);
+    if (__all_sync(0xffffffffu, lane >= n || ll_has(w, epoch))) return w;
+    if (deadline && __shfl_sync(0xffffffffu, global_ns(), 0) > deadline) {
+      *late = true;
+      return w;
+    }
+  }
+}
+
+/// Block 0's part of exchange `step` (warp 0, after every block arrived):
+/// posts this part's outcome to every part, waits for every part's post (or
+/// the timeout) and writes the verdict.  Returns the lane's verdict word.
+template <class T>
+__device__ ll_word post_and_gather(const multi_state<T>& m, int step, int it, verdict_box* vb) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31, slot = step % 3, epoch = step + 1;
+  const control* ctl = m.s.ctl;
+  const bool prologue = step == 0;
+  // The step's writes of every block (the arrivals were seen) before the
+  // post, at the peers' scope.
+  m.fence();
+  if (lane < m.parts) {
+    const key_t key =
+        prologue ? atomic_read(&ctl->max_abs_key) : atomic_read(&ctl->theta_key[slot]);
+    const int count = prologue ? 0 : atomic_read(&ctl->fcount[slot]);
+    const int revs = prologue ? 0 : atomic_read(&ctl->revs[it & 1]);
+    const unsigned value[4] = {static_cast<unsigned>(count), static_cast<unsigned>(revs),
+                               static_cast<unsigned>(key >> 32), static_cast<unsigned>(key)};
+    mailbox* box = &m.peer[lane].mail[slot * m.parts + m.part];
+    for (int k = 0; k < 4; ++k)
+      system_ref<ll_word>(box->word[k])
+          .store(ll_pack(epoch, value[k]), ::cuda::memory_order_relaxed);
+  }
+  // Lane 4q + k waits for word k of part q's post.
+  mailbox* boxes = &m.peer[m.part].mail[slot * m.parts];
+  bool late = false;
+  const ll_word w = ll_wait(4 * m.parts, epoch, global_ns() + m.timeout_ns, &late, [&](int k) {
+    return system_ref<ll_word>(boxes[k / 4].word[k % 4]).load(::cuda::memory_order_relaxed);
+  });
+  m.fence();  // the posts seen before what the peers wrote ahead of them
+  // Lane q (< parts) gathers part q's words.
+  const unsigned x = ll_value(w);
+  const unsigned count = __shfl_sync(all, x, (4 * lane + mail_count) & 31);
+  const unsigned revs = __shfl_sync(all, x, (4 * lane + mail_revs) & 31);
+  const unsigned high = __shfl_sync(all, x, (4 * lane + mail_key_high) & 31);
+  const unsigned low = __shfl_sync(all, x, (4 * lane + mail_key_low) & 31);
+  key_t key = lane < m.parts ? (static_cast<key_t>(high) << 32) | low : prologue ? 0 : ~0ull;
+  for (int off = 16; off > 0; off >>= 1) {  // theta: the least; max |c|: the largest
+    const key_t other = __shfl_xor_sync(all, key, off);
+    key = prologue ? (other > key ? other : key) : (other < key ? other : key);
+  }
+  const unsigned revs_of = __shfl_sync(all, revs, (lane - m.parts) & 31);
+  const bool timed_out = __any_sync(all, late);
+  unsigned value;
+  if (lane < m.parts)
+    value = count;
+  else if (lane < 2 * m.parts)
+    value = revs_of;
+  else if (lane == 2 * m.parts)
+    value = timed_out ? multi_gpu_error::timeout : 0;
+  else if (lane == 2 * m.parts + 1)
+    value = static_cast<unsigned>(key >> 32);
+  else
+    value = static_cast<unsigned>(key);
+  const ll_word out = ll_pack(epoch, value);
+  if (lane < verdict_words(m.parts)) atomic_write(&vb->word[lane], out);
+  return out;
+}
+
+/// The verdict's words (lane k holds word k) into the block's totals.
+__device__ inline void read_verdict(ll_word w, int parts, bool prologue, exchange_totals* t) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const unsigned v = ll_value(w);
+  unsigned start = lane < parts ? v : 0;  // inclusive scan of the counts
+  for (int off = 1; off < 32; off <<= 1) {
+    const unsigned y = __shfl_up_sync(all, start, off);
+    if (lane >= off) start += y;
+  }
+  start = __shfl_sync(all, start, lane < parts ? lane : parts - 1);
+  const unsigned revs_word = __shfl_down_sync(all, v, parts);  // every lane: a warp-wide shuffle
+  const unsigned revs = lane < parts ? revs_word : 0;
+  unsigned rev_total = revs;
+  for (int off = 16; off > 0; off >>= 1) rev_total += __shfl_xor_sync(all, rev_total, off);
+  const unsigned error = __shfl_sync(all, v, 2 * parts);
+  const key_t key = (static_cast<key_t>(__shfl_sync(all, v, 2 * parts + 1)) << 32) |
+                    __shfl_sync(all, v, 2 * parts + 2);
+  if (lane < max_parts) {
+    t->start[lane + 1] = static_cast<int>(start);
+    t->revs[lane] = static_cast<int>(revs);
+  }
+  if (lane == 0) {
+    t->start[0] = 0;
+    t->rev_total = static_cast<int>(rev_total);
+    t->error = static_cast<int>(error);
+    t->theta = prologue ? ~0ull : key;
+    t->max_abs = prologue ? key : 0;
+  }
+}
+
+/// Exchange `step` (of iteration `it`; step 0: the prologue's largest |c|),
+/// which is also the grid's barrier: called by every thread of every block
+/// once the block's writes of the step are done (writes to peers' arenas
+/// each fenced by its writer, multi_state::fence).  Each block arrives;
+/// block 0 waits for every arrival, posts this part's outcome to every part,
+/// waits for their posts (or a timeout) and writes the verdict, which every
+/// other block waits for: one hand-off less than a grid.sync() followed by
+/// a post.  Returns the block's shared copy (valid until the next exchange),
+/// the same on every part.
 template <class T>
 __device__ const exchange_totals& exchange(const multi_state<T>& m, int step, int it,
-                                           exchange_totals* verdict, int* verdict_epoch) {
-  const int slot = step % 3;
+                                           verdict_box* vb) {
   const int epoch = step + 1;
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    const control* ctl = m.s.ctl;
-    const bool prologue = step == 0;
-    mailbox mine{};
-    mine.count = prologue ? 0 : atomic_read(&ctl->fcount[slot]);
-    mine.revs = prologue ? 0 : atomic_read(&ctl->revs[it & 1]);
-    mine.theta = prologue ? ~0ull : atomic_read(&ctl->theta_key[slot]);
-    mine.max_abs = prologue ? atomic_read(&ctl->max_abs_key) : 0;
-    for (int q = 0; q < m.parts; ++q) {
-      mailbox* box = &m.peer[q].mail[slot * m.parts + m.part];
-      system_ref<int>(box->count).store(mine.count, ::cuda::memory_order_relaxed);
-      system_ref<int>(box->revs).store(mine.revs, ::cuda::memory_order_relaxed);
-      system_ref<key_t>(box->theta).store(mine.theta, ::cuda::memory_order_relaxed);
-      system_ref<key_t>(box->max_abs).store(mine.max_abs, ::cuda::memory_order_relaxed);
-    }
-    m.fence();  // the fields (and the step's entries) before the epochs
-    for (int q = 0; q < m.parts; ++q)
-      system_ref<int>(m.peer[q].mail[slot * m.parts + m.part].epoch)
-          .store(epoch, ::cuda::memory_order_relaxed);
-    exchange_totals t{};
-    t.theta = ~0ull;
-    const long long deadline = global_ns() + m.timeout_ns;
-    mailbox* boxes = &m.peer[m.part].mail[slot * m.parts];
-    for (int q = 0; q < m.parts && !t.error; ++q)
-      while (system_ref<int>(boxes[q].epoch).load(::cuda::memory_order_relaxed) != epoch)
-        if (global_ns() > deadline) {
-          t.error = multi_gpu_error::timeout;
-          break;
-        }
-    m.fence();  // the epochs before the fields
-    for (int q = 0; q < m.parts && !t.error; ++q) {
-      const int c = system_ref<int>(boxes[q].count).load(::cuda::memory_order_relaxed);
-      t.start[q + 1] = t.start[q] + c;
-      t.revs[q] = system_ref<int>(boxes[q].revs).load(::cuda::memory_order_relaxed);
-      t.rev_total += t.revs[q];
-      const key_t th = system_ref<key_t>(boxes[q].theta).load(::cuda::memory_order_relaxed);
-      const key_t ma = system_ref<key_t>(boxes[q].max_abs).load(::cuda::memory_order_relaxed);
-      t.theta = th < t.theta ? th : t.theta;
-      t.max_abs = ma > t.max_abs ? ma : t.max_abs;
-    }
-    for (int q = m.parts + 1; q <= max_parts; ++q) t.start[q] = t.start[m.parts];
-    *verdict = t;
-    __threadfence();
-    atomicExch(verdict_epoch, epoch);
-  }
   __shared__ exchange_totals shared;
+  __syncthreads();
   if (threadIdx.x == 0) {
-    while (atomic_read(verdict_epoch) != epoch) {
+    __threadfence();  // the block's writes (ordered by the barrier above) before its arrival
+    atomicAdd(&vb->arrived, 1ull);
+  }
+  if (threadIdx.x < 32) {
+    ll_word w;
+    if (blockIdx.x == 0) {
+      if (threadIdx.x == 0)
+        while (atomic_read(&vb->arrived) < static_cast<unsigned long long>(gridDim.x) * epoch) {
+        }
+      __syncwarp();
+      w = post_and_gather(m, step, it, vb);
+    } else {
+      bool late;
+      w = ll_wait(verdict_words(m.parts), epoch, 0, &late,
+                  [&](int k) { return atomic_read(&vb->word[k]); });
+      __threadfence();  // the verdict seen before what every block wrote ahead of it
     }
-    __threadfence();
-    // volatile: past L1, which may hold an earlier exchange's verdict
-    const volatile int* from = reinterpret_cast<const volatile int*>(verdict);
-    int* to = reinterpret_cast<int*>(&shared);
-    for (std::size_t k = 0; k < sizeof(exchange_totals) / sizeof(int); ++k) to[k] = from[k];
+    read_verdict(w, m.parts, step == 0, &shared);
   }
   __syncthreads();
   return shared;
@@ -376,12 +493,6 @@ __device__ void multi_augment_step(const multi_state<T>& m, int it, int nroots, 
   close_iteration(s, it, paths, tid, nthreads);
 }
 
-/// Where exchange() leaves its verdict in this part's memory.
-struct verdict_box {
-  exchange_totals totals;
-  int epoch;
-};
-
 /// The frontier of the entries of step `step` (exchange totals t).
 template <class T>
 __device__ multi_frontier entry_frontier(const multi_state<T>& m, int step,
@@ -405,7 +516,7 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
   control* ctl = s.ctl;
   const int k_cap = s.k_max;
   // The outcome of exchange `step`: every block's shared copy.
-  auto post = [&](int step, int it) { return &exchange(m, step, it, &vb->totals, &vb->epoch); };
+  auto post = [&](int step, int it) { return &exchange(m, step, it, vb); };
   // A step's columns joined by multi_join, each writer fencing its entries once.
   auto joining = [&](int it, int slot, auto&& step_body) {
     bool joined = false;
@@ -414,10 +525,8 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
       joined = true;
     });
     if (joined) m.fence();
-    grid.sync();
   };
   share_row_minima(m, tid, nthreads);
-  grid.sync();
   const exchange_totals* t = post(0, 0);
   if (t->error) {
     if (tid == 0) ctl->error = t->error;
@@ -459,7 +568,13 @@ __global__ __launch_bounds__(solve_threads, 1) void multi_tree_solve_kernel(mult
       if (dual) ++ctl->dual_updates;
     };
     bool found = false;
+    const int first_step = step;
     while (!found && !error) {
+      if (stalled(step - first_step, m.n_cols_total)) {
+        error = multi_gpu_error::no_progress;
+        if (tid == 0) record_stall(ctl, step - first_step, t->theta, nf);
+        break;
+      }
       const int slot = step % 3;
       next_slots(false);
       const int K = partial_step(s, fr, nf, k_cap, it, grid, tid, nthreads);
