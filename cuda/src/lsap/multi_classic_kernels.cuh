@@ -93,7 +93,9 @@ __device__ void compress(const multi_state<T>& m, const row_block& b, T tol, cg:
     long long x = k < last ? b.deg[k] : 0, offset, chunk;
     scan(temp).ExclusiveSum(x, offset, chunk);
     if (k < last) b.ptr[k] = base + offset;
-    if (k + 1 == b.rows) b.ptr[b.rows] = base + offset + x;
+    // Only the block holding the last row: another block's threads past
+    // its own rows reach k == rows - 1 too (with x = 0).
+    if (k < last && k + 1 == b.rows) b.ptr[b.rows] = base + offset + x;
     __syncthreads();
     if (threadIdx.x == 0) base += chunk;
     __syncthreads();

@@ -71,12 +71,13 @@ enum mailbox_word { mail_count, mail_revs, mail_key_high, mail_key_low };
 
 enum multi_gpu_error : int { infeasible = 1, timeout = 2, no_progress = 3 };
 
-/// Steps one iteration can take: every step but the last covers a column
-/// (a level's entries, or the column a dual update makes tight), so a longer
-/// iteration is a defect, which ends the solve with no_progress instead of
-/// a hang.  Every part counts the same steps, so all stop together.
+/// Steps one iteration can take: a column is covered once per iteration,
+/// and between two covered columns come at most three steps (a step that
+/// covered, one that found nothing, a dual update), so a longer iteration is
+/// a defect, which ends the solve with no_progress instead of a hang.
+/// Every part counts the same steps, so all stop together.
 __device__ inline bool stalled(int steps_in_iteration, int n_cols_total) {
-  return steps_in_iteration > 2 * n_cols_total + 8;
+  return steps_in_iteration > 4 * n_cols_total + 16;
 }
 
 /// What the host reports of a stalled solve: its step count and last
