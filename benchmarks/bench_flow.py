@@ -27,6 +27,10 @@ Columns:
   pymaxflow  PyMaxflow's `Graph[int].maxflow()` (Boykov-Kolmogorov, when
            installed): arcs out of the source and into the sink as its
            terminal capacities, the rest as its edges.
+  hi_pr, syncpar  pbbs-maxflow's HI-PR and synchronous parallel push-relabel
+           (--peer-threads OpenMP threads), when its sources are in --pbbs: built
+           there, run as programs on the instance in their format; their time is
+           their maximum-preflow phase, as they report it (benchmarks/pbbs_peers.py).
   pr, ppr (all threads), bk, gpu-pr (when a GPU is usable), auto:
            `matchflow.solve_flow(graph, s, t, method=, device=, return_flow=)`.
 OR-Tools and igraph run in forked children too (same timeout; a peer that times
@@ -51,8 +55,10 @@ import dataclasses
 import json
 import math
 import multiprocessing
+import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,6 +71,7 @@ from matchflow import _device
 from matchflow.generators import flow as gen
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pbbs_peers  # noqa: E402
 from bench_matching import (  # noqa: E402
     _die_with_parent,
     _f,
@@ -83,7 +90,8 @@ from bench_matching import (  # noqa: E402
 )
 
 INT32_MAX = np.iinfo(np.int32).max
-PEERS = ("scipy", "ortools", "igraph", "pymaxflow")
+PEERS = ("scipy", "ortools", "igraph", "pymaxflow", "hi_pr", "syncpar")
+CPU_PEERS = PEERS[1:]  # the fastest correct of these is the "fastest CPU peer"
 
 # family -> (builder(size, seed) -> FlowInstance | list, default sizes, --quick sizes)
 FAMILIES = {
@@ -395,6 +403,12 @@ def bench_instance(family, inst, build_seconds, solvers, args, timed_out: set) -
              ("ortools", ortools_runner, ORTOOLS is not None),
              ("igraph", igraph_runner, IGRAPH is not None and g.nnz <= args.igraph_max_arcs),
              ("pymaxflow", pymaxflow_runner, PYMAXFLOW is not None)]
+    graph_file = Path(tempfile.mkstemp(suffix=".flow")[1]) if args.pbbs_binaries else None
+    if graph_file:
+        pbbs_peers.write_graph(inst, graph_file)
+    for label, binary in args.pbbs_binaries.items():
+        peers.append((label, lambda _, b=binary, lab=label: pbbs_peers.runner(
+            lab, b, graph_file, args.peer_threads, args.scipy_timeout), True))
     for label, runner, wanted in peers:
         if not wanted:
             continue
@@ -406,6 +420,8 @@ def bench_instance(family, inst, build_seconds, solvers, args, timed_out: set) -
             timed_out.add((family, label))
         e["methods"][label] = dict(kind="peer", **m)
         print(f"   {label:<8} {_cell_text(e['methods'][label])}", flush=True)
+    if graph_file:
+        graph_file.unlink()
     for s in solvers:
         e["methods"][s["label"]] = run_matchflow(inst, s, args)
         print(f"   {s['label']:<8} {_cell_text(e['methods'][s['label']])}", flush=True)
@@ -474,6 +490,11 @@ def _best_peer(e):
     return min(t) if t else None
 
 
+def _fastest_cpu_peer(e):
+    t = [x for x in map(lambda k: _secs(e, k), CPU_PEERS) if x]
+    return min(t) if t else None
+
+
 def ratios(results) -> dict:
     """Geometric means of speedups (> 1: the first one is faster)."""
     rows = results["instances"]
@@ -486,7 +507,10 @@ def ratios(results) -> dict:
         "gpu-pr on-GPU vs pr": lambda e: (_secs(e, "pr"), _secs(e, "gpu-pr", True)),
         "gpu-pr on-GPU vs best of OR-Tools/igraph": lambda e: (_best_peer(e),
                                                                _secs(e, "gpu-pr", True)),
+        "gpu-pr vs fastest CPU peer": lambda e: (_fastest_cpu_peer(e), _secs(e, "gpu-pr")),
         "bk vs pymaxflow": lambda e: (_secs(e, "pymaxflow"), _secs(e, "bk")),
+        "pr vs hi_pr": lambda e: (_secs(e, "hi_pr"), _secs(e, "pr")),
+        "ppr vs syncpar": lambda e: (_secs(e, "syncpar"), _secs(e, "ppr")),
         "ppr vs pr (>= 10^6 arcs)": lambda e: ((_secs(e, "pr"), _secs(e, "ppr"))
                                                if e["arcs"] >= 10**6 else (None, None)),
         "pr vs best of OR-Tools/igraph": lambda e: (_best_peer(e), _secs(e, "pr")),
@@ -611,6 +635,10 @@ def parse_args(argv=None):
                    help="skip igraph above this many arcs (its Python-list build is slow)")
     p.add_argument("--value-only", action="store_true",
                    help="return_flow=False (phase 1 only) for matchflow")
+    p.add_argument("--pbbs", type=Path, default=pbbs_peers.DEFAULT_ROOT,
+                   help="a pbbs-maxflow checkout (hi_pr and syncpar columns; skipped when absent)")
+    p.add_argument("--peer-threads", type=int, default=os.cpu_count(),
+                   help="OpenMP threads of syncpar")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--time-budget", type=float, default=None,
                    help="seconds; start no new instance after this")
@@ -651,16 +679,20 @@ def main(argv=None) -> int:
     solve_flow()                              # fail early, with a clear message
     out = Path(args.out)
     solvers = solver_list(args)
-    settings = {k: v for k, v in vars(args).items() if k != "out"}
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+                if k != "out"}
+    args.pbbs_binaries = pbbs_peers.build(args.pbbs)
     mach = machine_info(args)
     mach["versions"].update(
         ortools=getattr(sys.modules.get("ortools"), "__version__", None) if ORTOOLS else None,
         igraph=getattr(IGRAPH, "__version__", None) if IGRAPH else None)
     results = dict(machine=mach, settings=settings, instances=[],
                    solvers=list(PEERS) + [s["label"] for s in solvers])
+    mach["versions"]["pbbs-maxflow"] = str(args.pbbs) if args.pbbs_binaries else None
     print(f"methods: {', '.join(results['solvers'])}; ortools "
           f"{mach['versions']['ortools'] or 'absent'}, igraph "
-          f"{mach['versions']['igraph'] or 'absent'}", flush=True)
+          f"{mach['versions']['igraph'] or 'absent'}, pbbs-maxflow "
+          f"{'built' if args.pbbs_binaries else 'absent'}", flush=True)
     warm = gen.genrmf(4, 4, seed=1)                # CUDA context, OpenMP pool
     for s in solvers:
         try:

@@ -19,7 +19,8 @@
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
 # racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
-# which the build part installs); phases runs benchmarks/flow_phases.py ($PHASES_ARGS,
+# which the build part installs, and .peers/pbbs-maxflow for its hi_pr and syncpar
+# columns, which it builds); phases runs benchmarks/flow_phases.py ($PHASES_ARGS,
 # e.g. a same-call A/B of a knob with --env NAME=V1,V2) into phases.txt, and with base
 # before it (which builds AB_BASE, an exported tree such as `git archive REV cuda cpp pyx
 # python CMakeLists.txt pyproject.toml README.md | tar -x -C .ab/base`, in the background)
