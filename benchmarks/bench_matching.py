@@ -16,6 +16,11 @@ and writes, under --out:
   profile.png    performance profile (paper 000, Fig. 3) when matplotlib
                  is importable; otherwise a note in results.md
 
+ECL-MM (github burtscher/ECL-MM, IPDPS 2025) is a column where a GPU is usable and
+its sources are in --ecl (benchmarks/ecl_peer.py builds it): square graphs only, its
+own reported time (the graph already on the GPU), to be read against matchflow's
+on-GPU time; the geometric means give both that ratio and the whole call's.
+
 Timing: each method gets one untimed warm-up call on a small graph at start
 (CUDA context, OpenMP pool), then per graph one untimed warm-up run and up
 to --repeat timed runs; the median is reported.  A run longer than
@@ -48,6 +53,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,6 +65,9 @@ from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
 import matchflow
 from matchflow import _device, generators
 from matchflow._matching import CPU_METHODS, GPU_METHODS, maximum_matching
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ecl_peer  # noqa: E402
 
 # CPU methods whose algorithm is sequential: run once, not at 1 and N threads.
 SEQUENTIAL_CPU = {"pr"}
@@ -299,6 +308,9 @@ def bench_graph(name, graph, gen_seconds, solvers, args) -> dict:
     sc = run_scipy(graph, args)
     entry["methods"]["scipy"] = dict(kind="scipy", **sc)
     print(f"   {'scipy':<14} {_fmt_cell(sc)}", flush=True)
+    if args.ecl_binary:
+        entry["methods"]["ecl-mm"] = run_ecl(graph, args)
+        print(f"   {'ecl-mm':<14} {_fmt_cell(entry['methods']['ecl-mm'])}", flush=True)
     for s in solvers:
         try:
             times, results, warm = timed_runs(lambda: run_matchflow(graph, s), args.repeat,
@@ -321,6 +333,29 @@ def bench_graph(name, graph, gen_seconds, solvers, args) -> dict:
         if label != "scipy":
             print(f"   {label:<14} {_fmt_cell(m)}", flush=True)
     return entry
+
+
+def run_ecl(graph, args) -> dict:
+    """ECL-MM's runs on `graph` (ecl_peer.py): its own times, median as for the others."""
+    why = ecl_peer.fits(graph)
+    if why:
+        return dict(kind="peer", status="skipped", note=why)
+    path = Path(tempfile.mkstemp(suffix=".egr")[1])
+    try:
+        ecl_peer.write_graph(graph, path)
+
+        def call():
+            r = ecl_peer.run(args.ecl_binary, path, timeout=max(60.0, 20 * args.long_run))
+            return r["seconds"], r
+        times, results, warm = timed_runs(call, args.repeat, args.long_run)
+    except Exception as exc:  # a failing peer is reported, the suite goes on
+        return dict(kind="peer", status="error", note=f"{type(exc).__name__}: {exc}")
+    finally:
+        path.unlink()
+    cards = sorted({r["cardinality"] for r in results})
+    return dict(kind="peer", status="ok", times=times, seconds=statistics.median(times),
+                warmup_timed=warm, cardinality=results[median_index(times)]["cardinality"],
+                all_cardinalities=cards, invalid="")
 
 
 def gpu_breakdown(s: dict) -> dict:
@@ -470,14 +505,17 @@ def geomeans(results) -> dict:
     two with the on-GPU time instead of the whole call."""
     out = {}
     for label in labels_of(results):
-        ratios = {k: [] for k in ("scipy", "scipy_lower", "cpu", "gpu_scipy", "gpu_cpu")}
+        ratios = {k: [] for k in ("scipy", "scipy_lower", "cpu", "gpu_scipy", "gpu_cpu", "ecl",
+                                  "gpu_ecl")}
         for e in results["graphs"]:
             m = e["methods"].get(label)
             t, t_gpu = _secs(m), _on_gpu_seconds(m)
             ts, ts_low, tc = _secs(e["methods"].get("scipy")), _scipy_at_least(e, results), \
                 best_cpu_seconds(e)
+            te = _secs(e["methods"].get("ecl-mm")) if label != "ecl-mm" else None
             for key, num, den in (("scipy", ts, t), ("scipy_lower", ts_low, t), ("cpu", tc, t),
-                                  ("gpu_scipy", ts, t_gpu), ("gpu_cpu", tc, t_gpu)):
+                                  ("gpu_scipy", ts, t_gpu), ("gpu_cpu", tc, t_gpu),
+                                  ("ecl", te, t), ("gpu_ecl", te, t_gpu)):
                 if num is not None and den and label != "scipy":
                     ratios[key].append(num / den)
         out[label] = dict(
@@ -486,7 +524,9 @@ def geomeans(results) -> dict:
             n_vs_scipy_lower=len(ratios["scipy_lower"]),
             speedup_vs_best_cpu=_gmean(ratios["cpu"]), n_vs_best_cpu=len(ratios["cpu"]),
             on_gpu_vs_scipy=_gmean(ratios["gpu_scipy"]),
-            on_gpu_vs_best_cpu=_gmean(ratios["gpu_cpu"]), n_on_gpu=len(ratios["gpu_cpu"]))
+            on_gpu_vs_best_cpu=_gmean(ratios["gpu_cpu"]), n_on_gpu=len(ratios["gpu_cpu"]),
+            whole_vs_ecl=_gmean(ratios["ecl"]), on_gpu_vs_ecl=_gmean(ratios["gpu_ecl"]),
+            n_vs_ecl=len(ratios["gpu_ecl"]))
     return out
 
 
@@ -625,8 +665,9 @@ def markdown(results, plot_note: str) -> str:
               "(vs SciPy: over the graphs of `vs SciPy`).",
               "",
               "| method | vs SciPy | graphs | vs SciPy, >= | graphs | vs best CPU method | "
-              "graphs | on-GPU vs SciPy | on-GPU vs best CPU | graphs |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "graphs | on-GPU vs SciPy | on-GPU vs best CPU | graphs | whole vs ECL-MM | "
+              "on-GPU vs ECL-MM | graphs |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k in labels:
         g = gm[k]
         lines.append(f"| {k} | {_f(g['speedup_vs_scipy'], '.3g')} | {g['n_vs_scipy']} | "
@@ -634,7 +675,9 @@ def markdown(results, plot_note: str) -> str:
                      f"{g.get('n_vs_scipy_lower', '-')} | "
                      f"{_f(g['speedup_vs_best_cpu'], '.3g')} | {g['n_vs_best_cpu']} | "
                      f"{_f(g.get('on_gpu_vs_scipy'), '.3g')} | "
-                     f"{_f(g.get('on_gpu_vs_best_cpu'), '.3g')} | {g.get('n_on_gpu', '-')} |")
+                     f"{_f(g.get('on_gpu_vs_best_cpu'), '.3g')} | {g.get('n_on_gpu', '-')} | "
+                     f"{_f(g.get('whole_vs_ecl'), '.3g')} | {_f(g.get('on_gpu_vs_ecl'), '.3g')} | "
+                     f"{g.get('n_vs_ecl', '-')} |")
     gpu = [(e, k, m) for e in results["graphs"] for k, m in e["methods"].items()
            if m.get("status") == "ok" and m.get("ran_device", "cpu").startswith("cuda")]
     if gpu:
@@ -784,6 +827,8 @@ def parse_args(argv=None):
                    help="seconds per SciPy run; runs SciPy in a forked child killed after it")
     p.add_argument("--threads", type=int, default=None,
                    help="'all threads' count for CPU methods (default: usable CPUs)")
+    p.add_argument("--ecl", type=Path, default=ecl_peer.DEFAULT_ROOT,
+                   help="an ECL-MM checkout: its column where a GPU is usable (skipped if absent)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--degree", type=float, default=3.0, help="uniform: edges per row")
     p.add_argument("--edge-factor", type=int, default=16, help="rmat: edges per vertex")
@@ -819,13 +864,16 @@ def main(argv=None) -> int:
         return 0
     out = Path(args.out)
     solvers = solver_list(args)
-    settings = {k: v for k, v in vars(args).items() if k not in ("out", "replot")}
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+                if k not in ("out", "replot")}
+    args.ecl_binary = ecl_peer.build(args.ecl) if _device.cuda_available() else None
     results = dict(machine=machine_info(args), settings=settings,
                    solvers=[s["label"] for s in solvers], graphs=[])
     print(f"matchflow {matchflow.__version__}, scipy {scipy.__version__}; "
           f"CPU: {results['machine']['cpu']}; GPU: {results['machine']['gpus'] or 'none'}",
           flush=True)
-    print(f"methods: scipy, {', '.join(results['solvers'])}", flush=True)
+    print(f"methods: scipy, {'ecl-mm, ' if args.ecl_binary else ''}"
+          f"{', '.join(results['solvers'])}", flush=True)
     warm_up(solvers)
     start = time.perf_counter()
     for name, build in suite(args):

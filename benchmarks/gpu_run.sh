@@ -49,7 +49,9 @@
 # hard `timeout`.  The harness rewrites its results after every graph, so a
 # cut-off run still leaves the graphs it finished.
 #
-# Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted.
+# Carry .whl (wheels, e.g. lapx) and .data with the run tool when wanted, and the
+# git-ignored .peers/ECL-MM (the bench part's ECL-MM column, built by bench_matching.py)
+# and .peers/pbbs-maxflow (the flow part's hi_pr and syncpar columns).
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
 # OVERHEAD_ARGS, PHASES_ARGS, AB_BASE, AB_ROUNDS, PYTEST_ARGS (split on spaces), PYTEST_K (one
 # pytest -k expression, spaces kept: e.g. PYTEST_K="flow or hostile"), SANITIZE_ARGS (e.g.
