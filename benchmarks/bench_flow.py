@@ -485,14 +485,18 @@ def _scipy_at_least(e):
     return _secs(e, "scipy")
 
 
-def _best_peer(e):
-    t = [x for x in (_secs(e, "ortools"), _secs(e, "igraph"), _secs(e, "pymaxflow")) if x]
+def _fastest(e, labels):
+    """The least time of `labels` on instance e (right answers only), or None."""
+    t = [x for x in (_secs(e, k) for k in labels) if x]
     return min(t) if t else None
+
+
+def _best_peer(e):
+    return _fastest(e, ("ortools", "igraph", "pymaxflow"))
 
 
 def _fastest_cpu_peer(e):
-    t = [x for x in map(lambda k: _secs(e, k), CPU_PEERS) if x]
-    return min(t) if t else None
+    return _fastest(e, CPU_PEERS)
 
 
 def ratios(results) -> dict:
