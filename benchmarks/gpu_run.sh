@@ -55,7 +55,8 @@
 # Environment: OUT, TOTAL_S, TEST_TIMEOUT_S, BENCH_ARGS, LSAP_ARGS, FLOW_ARGS, BATCHED_ARGS,
 # OVERHEAD_ARGS, PHASES_ARGS, AB_BASE, AB_ROUNDS, PYTEST_ARGS (split on spaces), PYTEST_K (one
 # pytest -k expression, spaces kept: e.g. PYTEST_K="flow or hostile"), SANITIZE_ARGS (e.g.
-# --flow: the max-flow kernels only),
+# --flow: the max-flow kernels only), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_S
+# (each tool's limit, default 200),
 # MATCHFLOW_DATA (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded
 # in the results; the device copy has no .git), CUDA_ARCH (default 90).
 set -u -o pipefail
@@ -157,8 +158,8 @@ for part in "${parts[@]}"; do
     sanitize)
         note "sanitize: compute-sanitizer memcheck + racecheck on small inputs"
         rc=0
-        for tool in memcheck racecheck; do
-            PYTHONFAULTHANDLER=1 timeout --kill-after=10 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+            PYTHONFAULTHANDLER=1 timeout --kill-after=10 "${SANITIZE_S:-200}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
                 python benchmarks/sanitize.py ${SANITIZE_ARGS:-} >> "$OUT/sanitize.log" 2>&1 || rc=1
             note "sanitize: $tool $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize.log" | tail -1)"
         done
