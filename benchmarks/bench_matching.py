@@ -71,7 +71,7 @@ import ecl_peer  # noqa: E402
 
 # CPU methods whose algorithm is sequential: run once, not at 1 and N threads.
 SEQUENTIAL_CPU = {"pr"}
-DEFAULT_FAMILIES = ("uniform", "rmat", "delaunay", "rgg", "grid", "layered")
+DEFAULT_FAMILIES = ("uniform", "powerlaw", "rmat", "delaunay", "rgg", "grid", "layered")
 ALL_FAMILIES = DEFAULT_FAMILIES + ("star", "path", "blocks")
 
 
@@ -86,6 +86,9 @@ def family_builder(family: str, log2n: int, args):
     if family == "uniform":
         return f"uniform-d{args.degree:g}-2^{log2n}", lambda: generators.uniform_random(
             n, degree=args.degree, seed=seed)
+    if family == "powerlaw":
+        return f"powerlaw-d{args.degree_powerlaw:g}-2^{log2n}", lambda: generators.power_law(
+            n, degree=args.degree_powerlaw, seed=seed)
     if family == "rmat":
         return f"rmat-ef{args.edge_factor}-2^{log2n}", lambda: generators.rmat(
             log2n, edge_factor=args.edge_factor, seed=seed)
@@ -128,12 +131,14 @@ def suite(args):
     """Yield (name, builder) pairs; RCP variants are made from each graph later."""
     for family in args.families:
         for log2n in args.log2:
-            entry = family_builder(family, log2n, args)
-            if entry is None:
-                print(f"[skip] {family} at 2^{log2n}: above --delaunay-max-log2 "
-                      f"{args.delaunay_max_log2}", flush=True)
-                continue
-            yield entry
+            for ef in args.edge_factors if family == "rmat" else [args.edge_factor]:
+                entry = family_builder(family, log2n, argparse.Namespace(
+                    **{**vars(args), "edge_factor": ef}))
+                if entry is None:
+                    print(f"[skip] {family} at 2^{log2n}: above --delaunay-max-log2 "
+                          f"{args.delaunay_max_log2}", flush=True)
+                    continue
+                yield entry
     for path in args.matrix:
         yield Path(path).name.split(".")[0], (lambda p=path: load_matrix(p))
 
@@ -831,7 +836,10 @@ def parse_args(argv=None):
                    help="an ECL-MM checkout: its column where a GPU is usable (skipped if absent)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--degree", type=float, default=3.0, help="uniform: edges per row")
-    p.add_argument("--edge-factor", type=int, default=16, help="rmat: edges per vertex")
+    p.add_argument("--degree-powerlaw", type=float, default=4.0,
+                   help="powerlaw: edges per row")
+    p.add_argument("--edge-factor", type=int, nargs="+", default=[16], dest="edge_factors",
+                   help="rmat: edges per vertex, one graph per value")
     p.add_argument("--rgg-degree", type=float, default=8.0, help="rgg: average degree")
     p.add_argument("--grid-delete", type=float, default=0.1, help="grid: edge deletion prob.")
     p.add_argument("--layered-levels", type=int, default=16,
@@ -851,6 +859,7 @@ def parse_args(argv=None):
         args.long_run = min(args.long_run, 2.0)
     args.log2 = args.log2 or [18, 20]
     args.families = list(DEFAULT_FAMILIES) if args.families is None else args.families
+    args.edge_factor = args.edge_factors[0]  # family_builder's rmat, for one graph
     return args
 
 

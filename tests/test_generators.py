@@ -12,6 +12,7 @@ from matchflow import generators as gen
 RANDOM = {
     "uniform": lambda seed: gen.uniform_random(3000, degree=4.0, seed=seed),
     "rmat": lambda seed: gen.rmat(11, seed=seed),
+    "powerlaw": lambda seed: gen.power_law(3000, 2000, degree=4.0, seed=seed),
     "delaunay": lambda seed: gen.delaunay(2000, seed=seed),
     "rgg": lambda seed: gen.random_geometric(3000, degree=8.0, seed=seed),
     "grid": lambda seed: gen.grid_road(40, 30, p_delete=0.2, seed=seed),
@@ -49,6 +50,16 @@ def test_random_families_are_seeded_and_canonical(name):
     assert a.shape == c.shape and (a != c).nnz > 0
     if name in SYMMETRIC:
         assert (a != a.T).nnz == 0
+
+
+def test_power_law_degrees_are_skewed_on_both_sides():
+    g = gen.power_law(20_000, degree=4.0, exponent=2.1, seed=0)
+    assert g.shape == (20_000, 20_000) and 0.5 * 80_000 < g.nnz <= 80_000
+    for deg in (np.diff(g.indptr), np.diff(g.tocsc().indptr)):
+        assert deg.max() > 100 * deg.mean()
+        assert np.count_nonzero(deg == 0) > 0.2 * deg.size
+    with pytest.raises(ValueError, match="exponent"):
+        gen.power_law(10, exponent=1.0)
 
 
 def test_rmat_degree_is_skewed():

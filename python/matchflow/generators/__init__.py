@@ -5,7 +5,7 @@ Two kinds, one module each; everything is re-exported here, so
 
 `matchflow.generators.matching`
     bipartite patterns (``scipy.sparse.csr_array``, values 1) for maximum
-    matching: uniform_random, rmat, delaunay, random_geometric, grid_road,
+    matching: uniform_random, power_law, rmat, delaunay, random_geometric, grid_road,
     random_permutation and the adversarial families.
 `matchflow.generators.flow`
     flow networks (`FlowInstance`: capacities as an int64 ``csr_array``,
@@ -46,6 +46,7 @@ from .matching import (
     grid_road,
     layered_jacobian,
     long_path,
+    power_law,
     random_geometric,
     random_permutation,
     rmat,
@@ -60,6 +61,7 @@ __all__ = [
     "grid_road",
     "layered_jacobian",
     "long_path",
+    "power_law",
     "random_geometric",
     "random_permutation",
     "rmat",
