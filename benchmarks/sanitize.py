@@ -2,9 +2,9 @@
 
     compute-sanitizer --tool memcheck  python benchmarks/sanitize.py
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
-    (--lsap: the linear-assignment kernels only; --flow: the max-flow kernels only;
-     --batched: gpu-sap only; --multi: the multi-GPU splits with two parts on GPU 0;
-     these three alone or together)
+    (--lsap: the linear-assignment kernels only; --matching: the matching kernels only;
+     --flow: the max-flow kernels only; --batched: gpu-sap only; --multi: the multi-GPU
+     splits with two parts on GPU 0; these four alone or together)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -33,7 +33,8 @@ def graphs():
     yield "rmat", generators.rmat(9, edge_factor=4, seed=2)
     yield "star", generators.star(200)
     yield "path", generators.long_path(300)
-    yield "dense-rows", sp.csr_array(np.ones((40, 64)))
+    yield "dense-rows", sp.csr_array(np.ones((40, 64)))  # rows a warp walks together
+    yield "powerlaw", generators.power_law(600, degree=6.0, seed=3)  # hubs, diagonals by chance
     yield "delaunay", generators.delaunay(500, seed=3)  # the start is perfect: no solve
     # row u: columns u-1, u: the device start's proposal rounds pass their cap
     yield "staircase", sp.csr_array(sp.eye_array(150) + sp.eye_array(150, k=-1))
@@ -42,6 +43,19 @@ def graphs():
     wide.indptr, wide.indices = wide.indptr.astype(np.int32), wide.indices.astype(np.int64)
     yield "int64-ids", wide
     yield "csc", sp.csc_array(generators.rmat(9, edge_factor=4, seed=5))
+
+
+def check_matching() -> int:
+    """Every GPU matching configuration against SciPy's cardinality."""
+    wrong = 0
+    for name, g in graphs():
+        expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
+        for method, kw in MATCHING_CONFIGS:
+            r = matchflow.maximum_matching(g, method=method, device="cuda", **kw)
+            ok = r.cardinality == expected
+            wrong += not ok
+            print(f"{name:<11} {method:<9} {kw} {'ok' if ok else 'WRONG'}")
+    return wrong
 
 
 def costs():
@@ -135,21 +149,15 @@ def check_multi() -> int:
 def main() -> int:
     wrong = 0
     lsap_only = "--lsap" in sys.argv[1:]  # only the assignment kernels
-    only = [check for flag, check in (("--flow", check_flows), ("--batched", check_batched),
-                                      ("--multi", check_multi))
+    only = [check for flag, check in (("--matching", check_matching), ("--flow", check_flows),
+                                      ("--batched", check_batched), ("--multi", check_multi))
             if flag in sys.argv[1:]]  # these sections alone (any of them)
     if only:
         wrong = sum(check() for check in only)
         print("wrong answers:", wrong)
         return 1 if wrong else 0
     wrong += 0 if lsap_only else check_flows()
-    for name, g in ([] if lsap_only else graphs()):
-        expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
-        for method, kw in MATCHING_CONFIGS:
-            r = matchflow.maximum_matching(g, method=method, device="cuda", **kw)
-            ok = r.cardinality == expected
-            wrong += not ok
-            print(f"{name:<11} {method:<9} {kw} {'ok' if ok else 'WRONG'}")
+    wrong += 0 if lsap_only else check_matching()
     if hasattr(matchflow, "solve_assignment"):
         for name, c in costs():
             ri, ci = scipy_lsa(c)

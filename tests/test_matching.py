@@ -401,7 +401,8 @@ def test_gpu_start_is_the_row_order_greedy(method):
     """The device start (rounds of proposals, smallest row wins) is exactly
     the sequential row-order greedy with the diagonal preferred: same size on
     random, permuted, mesh and duplicate-laden graphs (some with diagonal
-    entries by chance); perfect on a mesh with its diagonal, and on a banded
+    entries by chance, some with rows of hundreds of entries); perfect on a
+    mesh with its diagonal, and on a banded
     matrix with its diagonal whose stored-order chains pass the round cap."""
     rng = np.random.default_rng(7)
     graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
@@ -409,6 +410,10 @@ def test_gpu_start_is_the_row_order_greedy(method):
                generators.random_geometric(2000, degree=8, seed=3)]
     graphs += [generators.random_permutation(g, seed=5) for g in graphs[:1] + graphs[3:]]
     graphs.append(sp.csr_array(sp.random_array((500, 800), density=0.01, rng=rng)))
+    # Rows of more than 32 entries, which a warp walks together: hubs, and
+    # dense rows with diagonal entries.
+    graphs += [generators.power_law(3000, degree=6.0, seed=4),
+               sp.csr_array(sp.random_array((300, 300), density=0.3, rng=rng))]
     dup = sp.random_array((600, 400), density=0.01, rng=rng, format="coo")
     graphs.append(sp.csr_array(sp.coo_array(
         (np.r_[dup.data, dup.data], (np.r_[dup.row, dup.row], np.r_[dup.col, dup.col])),

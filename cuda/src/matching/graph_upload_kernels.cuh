@@ -52,48 +52,113 @@ namespace matchflow::cuda::upload {
 /// Proposal rounds before the first-come greedy finishes the start.
 constexpr int max_greedy_rounds = 64;
 
+/// A row with more entries left than this is walked by its whole warp, 32
+/// entries a pass (walk_together); shorter rows by their own thread.  One
+/// thread walking a hub row of a skewed graph, one load after another, held
+/// each round: on powerlaw 2^20 the start took 5.0 ms of a 7.6 ms solve
+/// (results/h200/matching-ecl-mm.md).
+constexpr offset_t alone_walk = 32;
+
+/// u proposes to column v: holds it if no smaller row does (the row it
+/// displaces, if any, goes to next_rows).  holder is compared as unsigned,
+/// so -1 (no proposal yet) is above every row id.
+__device__ inline bool propose(vertex_t u, vertex_t v, vertex_t* holder, vertex_t* next_rows,
+                               int* next_count) {
+  const unsigned previous = atomicMin(reinterpret_cast<unsigned*>(&holder[v]), unsigned(u));
+  if (previous <= unsigned(u)) return false;  // a smaller row holds v for good
+  if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
+  return true;
+}
+
+/// Whether a smaller row than u holds v (then it does for good: holders only
+/// decrease); the relaxed pre-check before an atomicMin.
+__device__ inline bool held_by_smaller(const vertex_t* holder, vertex_t v, vertex_t u) {
+  return atomic_read(reinterpret_cast<const unsigned*>(&holder[v])) < unsigned(u);
+}
+
+/// Row u's walk from entry e on one thread: first (round 0, `diagonal`) its
+/// diagonal column if it has that entry, then its columns in order until it
+/// holds one.  Returns the entry of the column it holds (e itself for the
+/// diagonal, which a displaced u walks from e again), or end.
+__device__ inline offset_t walk_alone(vertex_t u, offset_t e, offset_t end, bool diagonal,
+                                      const vertex_t* row_adj, vertex_t* holder,
+                                      vertex_t* next_rows, int* next_count) {
+  if (diagonal)
+    for (offset_t d = e; d < end; ++d) {
+      if (row_adj[d] != u) continue;
+      if (propose(u, u, holder, next_rows, next_count)) return e;
+      break;
+    }
+  for (; e < end; ++e) {
+    const vertex_t v = row_adj[e];
+    if (!held_by_smaller(holder, v, u) && propose(u, v, holder, next_rows, next_count)) break;
+  }
+  return e;
+}
+
+/// walk_alone by the whole warp (every lane calls it with the same row): 32
+/// entries a pass, the open columns found by a ballot and proposed to in
+/// order, one lane at a time, so the result is walk_alone's.
+__device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, bool diagonal,
+                                         const vertex_t* row_adj, vertex_t* holder,
+                                         vertex_t* next_rows, int* next_count) {
+  constexpr unsigned all = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  if (diagonal)
+    for (offset_t base = e; base < end; base += 32) {
+      const offset_t k = base + lane;
+      const unsigned hit = __ballot_sync(all, k < end && row_adj[k] == u);
+      if (!hit) continue;
+      const bool won = lane == __ffs(hit) - 1 && propose(u, u, holder, next_rows, next_count);
+      if (__any_sync(all, won)) return e;
+      break;
+    }
+  for (offset_t base = e; base < end; base += 32) {
+    const offset_t k = base + lane;
+    const vertex_t v = k < end ? row_adj[k] : 0;
+    unsigned open = __ballot_sync(all, k < end && !held_by_smaller(holder, v, u));
+    while (open) {
+      const int first = __ffs(open) - 1;
+      const bool won = lane == first && propose(u, v, holder, next_rows, next_count);
+      if (__any_sync(all, won)) return base + first;
+      open &= open - 1;  // lost to a smaller row: the next open column
+    }
+  }
+  return end;
+}
+
 /// One round of proposals.  Thread mapping: one thread per looking row: row
 /// `i` in round 0 (`rows` null, every row, each first proposing to its
 /// diagonal column if it has that entry), else rows[i].  Each walks its
 /// columns from cursor[u] until it holds one or runs out (cursor[u] =
-/// row_ptr[u + 1]); rows it displaces go to next_rows.  holder is row4col,
-/// -1 where no row proposed yet, compared as unsigned so that -1 is above
-/// every row id (atomicMin on unsigned).
+/// row_ptr[u + 1]); rows with more than alone_walk entries left are walked
+/// by the warp together, one after another.  Rows u displaces go to
+/// next_rows.  Every lane stays to the end (the warp's walks).
 /// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
-/// safe: cursor[u] (one writer: u's thread; u looks at most once per round,
+/// safe: cursor[u] (one writer: u's lane; u looks at most once per round,
 /// as a row is displaced at most once per round: it holds one column, and
 /// only the atomicMin that replaces it there returns its id).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
     vertex_t count, vertex_t n_cols, const vertex_t* __restrict__ rows,
     const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
     offset_t* __restrict__ cursor, vertex_t* holder, vertex_t* next_rows, int* next_count) {
+  constexpr unsigned all = 0xffffffffu;
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const vertex_t u = rows ? rows[i] : vertex_t(i);
-  const offset_t end = row_ptr[u + 1];
-  offset_t e = cursor[u];
-  if (!rows && u < n_cols) {  // round 0: the diagonal entry first (see the file comment)
-    for (offset_t d = e; d < end; ++d) {
-      if (row_adj[d] != u) continue;
-      const unsigned previous = atomicMin(reinterpret_cast<unsigned*>(&holder[u]), unsigned(u));
-      if (previous > unsigned(u)) {  // u holds its diagonal; displaced, it walks from e
-        if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
-        return;
-      }
-      break;  // a smaller row holds it for good
-    }
+  const bool mine = i < count;
+  const vertex_t u = mine ? (rows ? rows[i] : vertex_t(i)) : 0;
+  const offset_t e = mine ? cursor[u] : 0;
+  const offset_t end = mine ? row_ptr[u + 1] : 0;
+  const bool diagonal = !rows && u < n_cols;  // round 0 (see the file comment)
+  const bool together = mine && end - e > alone_walk;
+  if (mine && !together)
+    cursor[u] = walk_alone(u, e, end, diagonal, row_adj, holder, next_rows, next_count);
+  for (unsigned rest = __ballot_sync(all, together); rest; rest &= rest - 1) {
+    const int owner = __ffs(rest) - 1;
+    const offset_t at = walk_together(
+        __shfl_sync(all, u, owner), __shfl_sync(all, e, owner), __shfl_sync(all, end, owner),
+        __shfl_sync(all, int(diagonal), owner) != 0, row_adj, holder, next_rows, next_count);
+    if ((threadIdx.x & 31) == owner) cursor[u] = at;
   }
-  for (; e < end; ++e) {
-    const vertex_t v = row_adj[e];
-    auto* slot = reinterpret_cast<unsigned*>(&holder[v]);
-    if (atomic_read(slot) < unsigned(u)) continue;  // a smaller row holds v for good
-    const unsigned previous = atomicMin(slot, unsigned(u));
-    if (previous > unsigned(u)) {  // u holds v now
-      if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
-      break;
-    }
-  }
-  cursor[u] = e;  // at the column held (retried if u is displaced), or at the end
 }
 
 /// After the rounds: col4row from the holders (row4col).  Thread mapping:
