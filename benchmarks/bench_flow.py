@@ -12,7 +12,10 @@ Suite (all seeded, from `matchflow.generators.flow`):
   rmat          R-MAT made undirected (rmat22.sym)        (Table II), 5 s-t pairs by degree
   delaunay      Delaunay triangulation (delaunay_nXX)     (Table II), 5 s-t pairs by degree
   road          grid with 35% of edges deleted, largest component (USA-road-d stand-in)
-  segmentation  image-segmentation grids (Boykov-Jolly terminals)
+  segmentation  image-segmentation grids (Boykov-Jolly terminals), 4-connected
+  segmentation8     the same, 8-connected
+  segmentation3d    volume segmentation, 6-connected voxels
+  segmentation3d26  the same, 26-connected
 
 Sizes go from 10^6 to about 10^7 arcs by default (--quick: a few thousand,
 for a smoke test; --max-arcs skips the larger ones before they are built).
@@ -105,7 +108,14 @@ FAMILIES = {
     "delaunay": (lambda s, seed: gen.delaunay_flow(s, seed=seed), [1 << 20], [600]),
     "road": (lambda s, seed: gen.road_flow(s, p_delete=0.35, seed=seed), [1024, 2048], [30]),
     "segmentation": (lambda s, seed: gen.segmentation_grid(s, s, seed=seed), [1024, 2048], [32]),
+    "segmentation8": (lambda s, seed: gen.segmentation_grid(s, s, seed=seed, connectivity=8),
+                      [724, 1024], [32]),
+    "segmentation3d": (lambda s, seed: gen.segmentation_volume(s, s, s, seed=seed), [96, 128],
+                       [10]),
+    "segmentation3d26": (lambda s, seed: gen.segmentation_volume(s, s, s, seed=seed,
+                                                                 connectivity=26), [64, 80], [8]),
 }
+SEGMENTATION = ("segmentation", "segmentation8", "segmentation3d", "segmentation3d26")
 
 # Arcs per size, to skip (--max-arcs) before building (Table I formulas; others estimated).
 ARCS = {
@@ -119,6 +129,9 @@ ARCS = {
     "delaunay": lambda s: 6 * s,
     "road": lambda s: 3 * s * s,
     "segmentation": lambda s: 5 * s * s,
+    "segmentation8": lambda s: 9 * s * s,
+    "segmentation3d": lambda s: 7 * s ** 3,
+    "segmentation3d26": lambda s: 27 * s ** 3,
 }
 
 
@@ -317,7 +330,7 @@ def solver_list(args) -> list[dict]:
                # A graph-cut method: on other families its search trees make it very
                # slow (4.5 s on ac_n4000, minutes on genrmf-long; auto never picks it there).
                dict(label="bk", method="bk", device="cpu", kind="cpu",
-                    families={"segmentation"})]
+                    families=set(SEGMENTATION))]
     if _device.cuda_available():
         solvers.append(dict(label="gpu-pr", method="gpu-pr", device="cuda", kind="gpu"))
     solvers.append(dict(label="auto", method="auto", device="auto", kind="auto"))
@@ -484,6 +497,15 @@ def _secs(e, label, on_gpu=False):
     return m.get("on_gpu") if on_gpu else m["seconds"]
 
 
+def _search_secs(e, label):
+    """A matchflow method's phase 1 (the maximum preflow and the cut, its search) in the
+    median run: what PyMaxflow's `maxflow()` and pbbs's own times measure."""
+    m = e["methods"].get(label)
+    if _secs(e, label) is None:
+        return None
+    return m.get("stats", {}).get("seconds_phase1")
+
+
 def _scipy_at_least(e):
     """SciPy's seconds, or its time limit where it timed out: a lower bound."""
     m = e["methods"].get("scipy")
@@ -520,6 +542,8 @@ def ratios(results) -> dict:
                                                                _secs(e, "gpu-pr", True)),
         "gpu-pr vs fastest CPU peer": lambda e: (_fastest_cpu_peer(e), _secs(e, "gpu-pr")),
         "bk vs pymaxflow": lambda e: (_secs(e, "pymaxflow"), _secs(e, "bk")),
+        "bk search vs pymaxflow solve": lambda e: (_secs(e, "pymaxflow"),
+                                                   _search_secs(e, "bk")),
         "pr vs hi_pr": lambda e: (_secs(e, "hi_pr"), _secs(e, "pr")),
         "ppr vs syncpar": lambda e: (_secs(e, "syncpar"), _secs(e, "ppr")),
         "ppr vs pr (>= 10^6 arcs)": lambda e: ((_secs(e, "pr"), _secs(e, "ppr"))

@@ -762,13 +762,19 @@ def test_auto_method(monkeypatch):
 
 def test_auto_picks_bk_for_graph_cuts_only():
     """Image-shaped graph cuts (terminal links on many pixels, a few
-    neighbours each) get "bk" on the CPU below ppr's team; matching-as-flow
+    neighbours each: 4- and 8-connected images, 6- and 26-connected volumes)
+    get "bk" on the CPU below ppr's team; matching-as-flow
     networks (one arc out of each right vertex) keep "pr"."""
     from matchflow import generators
-    cut = generators.segmentation_grid(40, 30, seed=2)
-    res = solve_flow(cut.graph, cut.source, cut.sink, device="cpu", threads=2)
-    assert res.method == "bk"
-    assert res.flow_value == solve_flow(cut.graph, cut.source, cut.sink, method="pr").flow_value
+    for cut in (generators.segmentation_grid(40, 30, seed=2),
+                generators.segmentation_grid(30, 20, seed=3, connectivity=8),
+                generators.segmentation_volume(8, 9, 10, seed=4),
+                generators.segmentation_volume(6, 7, 8, seed=5, connectivity=26)):
+        res = solve_flow(cut.graph, cut.source, cut.sink, device="cpu", threads=2)
+        assert res.method == "bk", cut.name
+        assert_max_flow(cut.graph, cut.source, cut.sink, res)
+        assert res.flow_value == solve_flow(cut.graph, cut.source, cut.sink,
+                                            method="pr").flow_value
     rng = np.random.default_rng(3)
     left, right = 50, 60
     n = left + right + 2

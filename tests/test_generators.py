@@ -151,6 +151,9 @@ FLOW = {
     "delaunay": lambda seed: gen.delaunay_flow(500, seed=seed),
     "road": lambda seed: gen.road_flow(30, 20, p_delete=0.3, seed=seed),
     "segmentation": lambda seed: gen.segmentation_grid(40, 30, seed=seed),
+    "segmentation8": lambda seed: gen.segmentation_grid(30, 25, seed=seed, connectivity=8),
+    "segmentation3d": lambda seed: gen.segmentation_volume(6, 8, 10, seed=seed),
+    "segmentation3d26": lambda seed: gen.segmentation_volume(5, 6, 7, seed=seed, connectivity=26),
 }
 UNDIRECTED = ("grid", "rmat", "delaunay", "road")
 
@@ -335,9 +338,28 @@ def test_segmentation_grid_layout_and_cut():
     reach = breadth_first_order(residual, inst.source, return_predecessors=False)
     side = np.zeros(g.shape[0], dtype=bool)
     side[reach] = True
-    _, obj = gen.flow._synthetic_image(rows, cols, gen.flow._rng(2, 0), 12, 0.15)
+    _, obj = gen.flow._synthetic_image((rows, cols), gen.flow._rng(2, 0), 12, 0.15)
     assert 0.05 < obj.mean() < 0.95
     assert np.mean(side[:n_pix].reshape(rows, cols) == obj) > 0.9
+
+
+@pytest.mark.parametrize("shape,connectivity,steps", [
+    ((20, 30), 8, {1, 30 - 1, 30, 30 + 1}),
+    ((4, 5, 6), 6, {1, 6, 30}),
+    ((4, 5, 6), 26, {1, 5, 6, 7, 23, 24, 25, 29, 30, 31, 35, 36, 37})])
+def test_segmentation_neighbours(shape, connectivity, steps):
+    """8-connected grids and 6- or 26-connected volumes: n-links to exactly
+    those neighbours (vertex-index steps), both ways, diagonals cheaper."""
+    make = gen.segmentation_grid if len(shape) == 2 else gen.segmentation_volume
+    inst = make(*shape, seed=1, connectivity=connectivity)
+    n_pix = int(np.prod(shape))
+    pix = inst.graph[:n_pix, :n_pix].tocoo()
+    assert (inst.graph[:n_pix, :n_pix] != inst.graph[:n_pix, :n_pix].T).nnz == 0
+    assert set(np.unique(np.abs(pix.row - pix.col))) == steps
+    axis = np.abs(pix.row - pix.col) == 1
+    assert pix.data[axis].max() == 100 and pix.data[~axis].min() >= 1
+    with pytest.raises(ValueError, match="connectivity"):
+        make(*shape, connectivity=5)
 
 
 @pytest.mark.parametrize("name", ["acyclic", "genrmf", "wash", "grid", "segmentation"])

@@ -29,6 +29,7 @@ All of it is vectorised NumPy seeded with ``numpy.random.default_rng``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -526,35 +527,85 @@ def road_flow(width: int, height: int | None = None, p_delete: float = 0.1, k: i
 # Image segmentation (Boykov and Jolly, ICCV 2001)
 # ----------------------------------------------------------------------------
 
-def _synthetic_image(rows: int, cols: int, rng: np.random.Generator,
+def _synthetic_image(shape: tuple[int, ...], rng: np.random.Generator,
                      blobs: int, noise: float) -> tuple[np.ndarray, np.ndarray]:
-    """Smooth blobs (the object, intensity 0.7) on a background (0.3), plus noise."""
-    y = np.arange(rows, dtype=np.float32)[:, None]
-    x = np.arange(cols, dtype=np.float32)[None, :]
-    side = min(rows, cols)
-    field = np.zeros((rows, cols), dtype=np.float32)
-    centres = rng.random((blobs, 2)) * [rows, cols]
-    radii = side * (0.04 + 0.12 * rng.random(blobs))
-    for (cy, cx), r in zip(centres, radii):                     # a few blobs, not per pixel
-        field += np.exp(-((y - np.float32(cy)) ** 2 + (x - np.float32(cx)) ** 2)
-                        / np.float32(2 * r * r))
+    """Smooth blobs (the object, intensity 0.7) on a background (0.3), plus
+    noise: an image (2 axes) or a volume (3)."""
+    axes = [np.arange(k, dtype=np.float32).reshape([-1 if b == a else 1 for b in range(len(shape))])
+            for a, k in enumerate(shape)]
+    field = np.zeros(shape, dtype=np.float32)
+    centres = rng.random((blobs, len(shape))) * list(shape)
+    radii = min(shape) * (0.04 + 0.12 * rng.random(blobs))
+    for centre, r in zip(centres, radii):                       # a few blobs, not per pixel
+        d2 = sum((ax - np.float32(c)) ** 2 for ax, c in zip(axes, centre))
+        field += np.exp(-d2 / np.float32(2 * r * r))
     obj = field > 0.5
     img = np.where(obj, np.float32(0.7), np.float32(0.3))
-    img += rng.normal(0.0, noise, (rows, cols)).astype(np.float32)
+    img += rng.normal(0.0, noise, shape).astype(np.float32)
     return np.clip(img, 0.0, 1.0), obj
+
+
+# Neighbour offsets, each pair of neighbours once (the n-links go both ways).
+_NEIGHBOURS = {
+    (2, 4): [(0, 1), (1, 0)],
+    (2, 8): [(0, 1), (1, 0), (1, 1), (1, -1)],
+    (3, 6): [(0, 0, 1), (0, 1, 0), (1, 0, 0)],
+    (3, 26): [o for o in itertools.product((-1, 0, 1), repeat=3) if o > (0, 0, 0)],
+}
+
+
+def _shifted(ids: np.ndarray, offset: tuple[int, ...]) -> tuple[tuple, tuple]:
+    """Index tuples (p, q) selecting every pixel p whose neighbour q = p + offset exists."""
+    p = tuple(slice(max(0, -o), k - max(0, o)) for o, k in zip(offset, ids.shape))
+    q = tuple(slice(max(0, o), k - max(0, -o)) for o, k in zip(offset, ids.shape))
+    return p, q
+
+
+def _segmentation(img: np.ndarray, connectivity: int, noise: float, smoothness: int,
+                  data_scale: int, name: str) -> FlowInstance:
+    """Boykov and Jolly's network over the pixels (voxels) of `img` (see segmentation_grid)."""
+    n_pix = img.size
+    source, sink = n_pix, n_pix + 1
+    ids = np.arange(n_pix, dtype=np.int64).reshape(img.shape)
+    offsets = _NEIGHBOURS[(img.ndim, connectivity)]
+    diffs = []
+    for o in offsets:
+        p, q = _shifted(ids, o)
+        diffs.append(img[q] - img[p])
+    # sigma^2 from the axis neighbours' differences alone, whatever the connectivity
+    axis = [d.ravel() ** 2 for o, d in zip(offsets, diffs) if sum(map(abs, o)) == 1]
+    sigma2 = max(float(np.concatenate(axis).mean()), 1e-12)
+    w = [np.rint(smoothness * np.exp(-(d.ravel().astype(np.float64) ** 2) / (2 * sigma2))
+                 / np.sqrt(sum(k * k for k in o))) for o, d in zip(offsets, diffs)]
+    pu = np.concatenate([ids[_shifted(ids, o)[0]].ravel() for o in offsets])
+    pv = np.concatenate([ids[_shifted(ids, o)[1]].ravel() for o in offsets])
+    wn = np.concatenate(w).astype(np.int64)
+    flat = img.ravel().astype(np.float64)
+    cost_obj = (flat - 0.7) ** 2 / (2 * noise * noise)          # -log Pr(I | object) + const
+    cost_bkg = (flat - 0.3) ** 2 / (2 * noise * noise)
+    base = np.minimum(cost_obj, cost_bkg)
+    to_src = np.rint(data_scale * (cost_bkg - base)).astype(np.int64)   # arc s -> p
+    to_snk = np.rint(data_scale * (cost_obj - base)).astype(np.int64)   # arc p -> t
+    pix = ids.ravel()
+    tails = np.concatenate([pu, pv, np.full(n_pix, source, dtype=np.int64), pix])
+    heads = np.concatenate([pv, pu, pix, np.full(n_pix, sink, dtype=np.int64)])
+    caps = np.concatenate([wn, wn, to_src, to_snk])
+    return FlowInstance(_network(tails, heads, caps, n_pix + 2), source, sink, name)
 
 
 def segmentation_grid(rows: int, cols: int, seed: int = 0, blobs: int = 12,
                       noise: float = 0.15, smoothness: int = 100,
-                      data_scale: int = 100) -> FlowInstance:
-    """Binary image segmentation as max flow: a 4-connected pixel grid with two terminals.
+                      data_scale: int = 100, connectivity: int = 4) -> FlowInstance:
+    """Binary image segmentation as max flow: a pixel grid with two terminals.
 
     The image is synthetic: smooth blobs (intensity 0.7) on a background
     (0.3), plus Gaussian noise.  Following Boykov and Jolly (ICCV 2001):
 
-    * n-links, both directions between 4-neighbours p, q:
-      ``smoothness * exp(-(I_p - I_q)^2 / (2 sigma^2))``, sigma^2 the mean
-      squared neighbour difference (cheap to cut across an edge);
+    * n-links, both directions between neighbours p, q (4-connected, or
+      8-connected with the diagonals):
+      ``smoothness * exp(-(I_p - I_q)^2 / (2 sigma^2)) / dist(p, q)``,
+      sigma^2 the mean squared difference of 4-neighbours (cheap to cut
+      across an edge);
     * t-links: ``data_scale * -log Pr(I_p | background)`` from the source
       (object terminal) and ``data_scale * -log Pr(I_p | object)`` to the
       sink, with Gaussian models N(0.3, noise) and N(0.7, noise); the
@@ -576,6 +627,8 @@ def segmentation_grid(rows: int, cols: int, seed: int = 0, blobs: int = 12,
         Standard deviation of the pixel noise (and of the likelihood models).
     smoothness, data_scale : int
         Weights of the n-links and of the t-links.
+    connectivity : {4, 8}
+        Neighbours of a pixel.
 
     Returns
     -------
@@ -587,31 +640,53 @@ def segmentation_grid(rows: int, cols: int, seed: int = 0, blobs: int = 12,
     >>> inst = generators.segmentation_grid(64, 48, seed=0)
     >>> inst.n_vertices, inst.source, inst.sink, inst.name
     (3074, 3072, 3073, 'segmentation_64x48')
+    >>> generators.segmentation_grid(64, 48, connectivity=8).name
+    'segmentation8_64x48'
     """
     if rows < 2 or cols < 2:
         raise ValueError(f"need rows, cols >= 2; got {rows} x {cols}")
-    rng = _rng(seed, 0)
-    img, _ = _synthetic_image(rows, cols, rng, blobs, noise)
-    n_pix = rows * cols
-    source, sink = n_pix, n_pix + 1
-    ids = np.arange(n_pix, dtype=np.int64).reshape(rows, cols)
-    dh = img[:, 1:] - img[:, :-1]
-    dv = img[1:, :] - img[:-1, :]
-    sigma2 = max(float(np.concatenate([dh.ravel() ** 2, dv.ravel() ** 2]).mean()), 1e-12)
-    w = [np.rint(smoothness * np.exp(-(d.ravel().astype(np.float64) ** 2) / (2 * sigma2)))
-         for d in (dh, dv)]
-    pu = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
-    pv = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
-    wn = np.concatenate(w).astype(np.int64)
-    flat = img.ravel().astype(np.float64)
-    cost_obj = (flat - 0.7) ** 2 / (2 * noise * noise)          # -log Pr(I | object) + const
-    cost_bkg = (flat - 0.3) ** 2 / (2 * noise * noise)
-    base = np.minimum(cost_obj, cost_bkg)
-    to_src = np.rint(data_scale * (cost_bkg - base)).astype(np.int64)   # arc s -> p
-    to_snk = np.rint(data_scale * (cost_obj - base)).astype(np.int64)   # arc p -> t
-    pix = ids.ravel()
-    tails = np.concatenate([pu, pv, np.full(n_pix, source, dtype=np.int64), pix])
-    heads = np.concatenate([pv, pu, pix, np.full(n_pix, sink, dtype=np.int64)])
-    caps = np.concatenate([wn, wn, to_src, to_snk])
-    return FlowInstance(_network(tails, heads, caps, n_pix + 2), source, sink,
-                        f"segmentation_{rows}x{cols}")
+    if connectivity not in (4, 8):
+        raise ValueError(f"connectivity must be 4 or 8; got {connectivity}")
+    img, _ = _synthetic_image((rows, cols), _rng(seed, 0), blobs, noise)
+    name = f"segmentation{'' if connectivity == 4 else connectivity}_{rows}x{cols}"
+    return _segmentation(img, connectivity, noise, smoothness, data_scale, name)
+
+
+def segmentation_volume(depth: int, rows: int, cols: int, seed: int = 0, blobs: int = 12,
+                        noise: float = 0.15, smoothness: int = 100, data_scale: int = 100,
+                        connectivity: int = 6) -> FlowInstance:
+    """Binary volume segmentation as max flow: segmentation_grid's network in 3-D.
+
+    A synthetic volume (blobs in a noisy background, as segmentation_grid's
+    image), its voxels 6-connected (faces) or 26-connected (faces, edges
+    and corners, n-links divided by the distance), the same n-links and
+    t-links.  Voxel (z, y, x) is vertex ``(z * rows + y) * cols + x``; the
+    source and the sink follow the voxels.
+
+    Parameters
+    ----------
+    depth, rows, cols : int
+        Volume size (>= 2 each).
+    seed, blobs, noise, smoothness, data_scale
+        As segmentation_grid's.
+    connectivity : {6, 26}
+        Neighbours of a voxel.
+
+    Returns
+    -------
+    FlowInstance
+
+    Examples
+    --------
+    >>> from matchflow import generators
+    >>> inst = generators.segmentation_volume(8, 10, 12, seed=0)
+    >>> inst.n_vertices, inst.source, inst.name
+    (962, 960, 'segmentation3d6_8x10x12')
+    """
+    if min(depth, rows, cols) < 2:
+        raise ValueError(f"need depth, rows, cols >= 2; got {depth} x {rows} x {cols}")
+    if connectivity not in (6, 26):
+        raise ValueError(f"connectivity must be 6 or 26; got {connectivity}")
+    img, _ = _synthetic_image((depth, rows, cols), _rng(seed, 0), blobs, noise)
+    name = f"segmentation3d{connectivity}_{depth}x{rows}x{cols}"
+    return _segmentation(img, connectivity, noise, smoothness, data_scale, name)
