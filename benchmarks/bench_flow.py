@@ -12,6 +12,7 @@ Suite (all seeded, from `matchflow.generators.flow`):
   rmat          R-MAT made undirected (rmat22.sym)        (Table II), 5 s-t pairs by degree
   delaunay      Delaunay triangulation (delaunay_nXX)     (Table II), 5 s-t pairs by degree
   road          grid with 35% of edges deleted, largest component (USA-road-d stand-in)
+  matching      maximum matching as a unit-capacity flow: uniform random 2^s + 2^s, 3 arcs/row
   segmentation  image-segmentation grids (Boykov-Jolly terminals), 4-connected
   segmentation8     the same, 8-connected
   segmentation3d    volume segmentation, 6-connected voxels
@@ -107,6 +108,9 @@ FAMILIES = {
     "rmat": (lambda s, seed: gen.rmat_flow(s, edge_factor=8, seed=seed), [18, 20, 21], [9]),
     "delaunay": (lambda s, seed: gen.delaunay_flow(s, seed=seed), [1 << 20], [600]),
     "road": (lambda s, seed: gen.road_flow(s, p_delete=0.35, seed=seed), [1024, 2048], [30]),
+    "matching": (lambda s, seed: gen.matching_flow(gen.matching.uniform_random(1 << s, degree=3,
+                                                                           seed=seed)),
+                 [20, 21], [10]),
     "segmentation": (lambda s, seed: gen.segmentation_grid(s, s, seed=seed), [1024, 2048], [32]),
     "segmentation8": (lambda s, seed: gen.segmentation_grid(s, s, seed=seed, connectivity=8),
                       [724, 1024], [32]),
@@ -128,6 +132,7 @@ ARCS = {
     "rmat": lambda s: 16 << s,
     "delaunay": lambda s: 6 * s,
     "road": lambda s: 3 * s * s,
+    "matching": lambda s: 5 << s,
     "segmentation": lambda s: 5 * s * s,
     "segmentation8": lambda s: 9 * s * s,
     "segmentation3d": lambda s: 7 * s ** 3,

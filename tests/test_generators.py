@@ -151,6 +151,7 @@ FLOW = {
     "delaunay": lambda seed: gen.delaunay_flow(500, seed=seed),
     "road": lambda seed: gen.road_flow(30, 20, p_delete=0.3, seed=seed),
     "segmentation": lambda seed: gen.segmentation_grid(40, 30, seed=seed),
+    "matching": lambda seed: gen.matching_flow(gen.uniform_random(300, 200, degree=3, seed=seed)),
     "segmentation8": lambda seed: gen.segmentation_grid(30, 25, seed=seed, connectivity=8),
     "segmentation3d": lambda seed: gen.segmentation_volume(6, 8, 10, seed=seed),
     "segmentation3d26": lambda seed: gen.segmentation_volume(5, 6, 7, seed=seed, connectivity=26),
@@ -315,6 +316,18 @@ def test_st_pairs_uniform_degree_is_random_and_seeded():
     assert ends != [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]   # not by index
     with pytest.raises(ValueError):
         gen.st_pairs_by_degree(g, 51)
+
+
+def test_matching_flow_value_is_the_matching():
+    g = gen.uniform_random(400, 300, degree=2.5, seed=3)
+    c = g.tocoo()
+    dup = sp.coo_array((np.ones(2 * c.nnz), (np.r_[c.row, c.row], np.r_[c.col, c.col])),
+                       shape=g.shape)  # every entry stored twice: still one unit each
+    for pattern in (g, dup):
+        inst = gen.matching_flow(pattern)
+        assert np.all(inst.graph.data == 1)
+        value = maximum_flow(inst.graph.astype(np.int32), inst.source, inst.sink).flow_value
+        assert value == np.count_nonzero(maximum_bipartite_matching(g) >= 0)
 
 
 def test_segmentation_grid_layout_and_cut():

@@ -11,7 +11,9 @@ Two kinds, one module each; everything is re-exported here, so
     flow networks (`FlowInstance`: capacities as an int64 ``csr_array``,
     source, sink, name) for maximum flow: paper 002's DIMACS families
     (acyclic_dense, genrmf, washington_rlg), undirected graphs with
-    capacities and s-t pairs chosen by degree, and segmentation grids.
+    capacities and s-t pairs chosen by degree, matching as a flow
+    (matching_flow), and image and volume segmentation (segmentation_grid,
+    segmentation_volume).
 
 Every random generator takes a `seed` and is deterministic for a given
 (arguments, seed).
@@ -29,6 +31,7 @@ from .flow import (
     genrmf,
     genrmf_long,
     genrmf_wide,
+    matching_flow,
     grid_flow,
     rmat_flow,
     road_flow,
@@ -75,6 +78,7 @@ __all__ = [
     "genrmf",
     "genrmf_long",
     "genrmf_wide",
+    "matching_flow",
     "grid_flow",
     "rmat_flow",
     "road_flow",
