@@ -284,7 +284,7 @@ def _auto_method(backend: str, net: _Network | None = None, threads: int = 0) ->
     n_arcs = 0 if net is None else net.n_arcs
     if n_arcs >= PPR_MIN_ARCS and team_size(threads) >= PPR_MIN_THREADS:
         return "ppr"
-    # bk's phase 1 took 0.19 s where pr's took 0.31 s on a 1024 x 1024
+    # bk's phase 1 took 0.080 s where pr's took 0.27 s on a 1024 x 1024
     # segmentation_grid, one thread (benchmarks/NOTES.md, "Graph cuts")
     return "bk" if net is not None and _graph_cut_shaped(net) else "pr"
 
