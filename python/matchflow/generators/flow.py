@@ -588,7 +588,7 @@ def _synthetic_image(shape: tuple[int, ...], rng: np.random.Generator,
 
 
 # Neighbour offsets, each pair of neighbours once (the n-links go both ways).
-_NEIGHBOURS = {
+_NEIGHBOURS: dict[tuple[int, int], list[tuple[int, ...]]] = {
     (2, 4): [(0, 1), (1, 0)],
     (2, 8): [(0, 1), (1, 0), (1, 1), (1, -1)],
     (3, 6): [(0, 0, 1), (0, 1, 0), (1, 0, 0)],
