@@ -533,8 +533,9 @@ def matching_flow(pattern) -> FlowInstance:
     Row i is vertex i, column j is vertex ``n_rows + j``; the source has an
     arc to every row, every stored entry (i, j) is an arc row -> column, and
     every column has an arc to the sink, all of capacity 1.  The maximum
-    flow's value is the maximum matching's size: the network every flow code
-    meets when it is used for matching (paper 000's comparison of the two).
+    flow's value is the maximum matching's size: the network a general flow
+    code solves when it is used for matching (G-PR, paper 000, is
+    push-relabel specialised to it).
 
     Parameters
     ----------
