@@ -760,6 +760,29 @@ def test_auto_method(monkeypatch):
     assert _flow._auto_method("cpu", arcs(big), 0) == "pr"
 
 
+def test_bk_cut_is_the_vertices_that_cannot_reach_the_sink():
+    """bk reads its cut off its search trees (T, and the free vertices with
+    room into T): the same vertex set as pr's search back from the sink, on
+    random graphs, where freed orphans with room into T are common, and on
+    small images."""
+    from matchflow import generators
+    rng = np.random.default_rng(21)
+    cases = []
+    for _ in range(300):
+        n = int(rng.integers(2, 60))
+        g = random_graph(rng, n, rng.uniform(0.02, 0.6), int(rng.integers(1, 30)),
+                         dtype=np.int32)
+        cases.append((g, *st_pair(rng, n)))
+    for seed in range(5):
+        inst = generators.segmentation_grid(30, 40, seed=seed, connectivity=4 + 4 * (seed % 2))
+        cases.append((inst.graph, inst.source, inst.sink))
+    for g, s, t in cases:
+        bk = solve_flow(g, s, t, method="bk", return_flow=False)
+        pr = solve_flow(g, s, t, method="pr", return_flow=False)
+        assert bk.flow_value == pr.flow_value
+        assert_array_equal(bk.source_side, pr.source_side)
+
+
 def test_auto_picks_bk_for_graph_cuts_only():
     """Image-shaped graph cuts (terminal links on many pixels, a few
     neighbours each: 4- and 8-connected images, 6- and 26-connected volumes)
