@@ -5,7 +5,7 @@
 #     bash benchmarks/gpu_run.sh                  # build info test bench
 #     bash benchmarks/gpu_run.sh build test       # only these parts, in this order
 #     bash benchmarks/gpu_run.sh build bench -- --log2 22 --families rmat
-# Parts: build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess,
+# Parts: build, info, test, sanitize, sanitize-tests, bench, lsap, flow, base, phases, preprocess,
 # sparse-lap, batched, overhead, multi, solve-ab, pack
 # (default: build info test bench).
 # solve-ab builds each driver of AB_DRIVERS (default: tree_solve batched_solve, i.e.
@@ -17,7 +17,9 @@
 # pack tars everything under $OUT into $OUT/gpu-out.tar.gz (the device tool brings
 # back at most 8 files); put it last.
 # sanitize runs benchmarks/sanitize.py under compute-sanitizer memcheck and
-# racecheck; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
+# racecheck; sanitize-tests runs pytest's -k "$SANITIZE_PYTEST_K" under them, $SANITIZE_RUNS
+# times each, with the native stacks of a crash (sanitize-cores.log); test with TEST_SHARDS=N
+# deals the selected tests to N pytest processes sharing the GPU; lsap runs benchmarks/bench_lsap.py (args in $LSAP_ARGS); flow runs
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
 # which the build part installs, and .peers/pbbs-maxflow for its hi_pr and syncpar
 # columns, which it builds); phases runs benchmarks/flow_phases.py ($PHASES_ARGS,
@@ -82,9 +84,9 @@ extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --) shift; extra=("$@"); break ;;
-        build|info|test|sanitize|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|multi|solve-ab|pack) parts+=("$1"); shift ;;
+        build|info|test|sanitize|sanitize-tests|bench|lsap|flow|base|phases|preprocess|sparse-lap|batched|overhead|multi|solve-ab|pack) parts+=("$1"); shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, multi, solve-ab, pack; bench args after --)" >&2
+        *) echo "gpu_run.sh: unknown part '$1' (build, info, test, sanitize, sanitize-tests, bench, lsap, flow, base, phases, preprocess, sparse-lap, batched, overhead, multi, solve-ab, pack; bench args after --)" >&2
            exit 2 ;;
     esac
 done
@@ -145,11 +147,33 @@ for part in "${parts[@]}"; do
     test)
         t=$(( $(left) - 60 )); [ "$t" -gt "$TEST_TIMEOUT_S" ] && t=$TEST_TIMEOUT_S
         if [ "$t" -le 10 ]; then note "test: skipped, no time left"; status=1; continue; fi
-        note "test: pytest tests/ (timeout ${t}s)"
-        # shellcheck disable=SC2086
-        timeout --kill-after=10 "$t" python -m pytest tests $PYTEST_ARGS ${PYTEST_K:+-k "$PYTEST_K"} \
-            > "$OUT/test.log" 2>&1
-        rc=$?
+        shards=${TEST_SHARDS:-1}
+        note "test: pytest tests/ in $shards process(es) (timeout ${t}s)"
+        if [ "$shards" -le 1 ]; then
+            # shellcheck disable=SC2086
+            timeout --kill-after=10 "$t" python -m pytest tests $PYTEST_ARGS ${PYTEST_K:+-k "$PYTEST_K"} \
+                > "$OUT/test.log" 2>&1
+            rc=$?
+        else
+            # The selected tests dealt round-robin to $shards pytest processes sharing the GPU
+            # (a 10-repeat run of the GPU matching tests takes ~10 min in one process).
+            python -m pytest tests -q --collect-only ${PYTEST_K:+-k "$PYTEST_K"} 2>/dev/null \
+                | grep '::' > /tmp/test-ids.txt
+            rm -f /tmp/test-shard.*
+            split -n r/"$shards" /tmp/test-ids.txt /tmp/test-shard.
+            pids=()
+            for f in /tmp/test-shard.*; do
+                mapfile -t ids < "$f"
+                # shellcheck disable=SC2086
+                timeout --kill-after=10 "$t" python -m pytest $PYTEST_ARGS -p no:cacheprovider \
+                    "${ids[@]}" > "$OUT/test-${f##*.}.log" 2>&1 &
+                pids+=($!)
+            done
+            rc=0
+            for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+            for f in "$OUT"/test-*.log; do echo "== $f"; tail -15 "$f"; done > "$OUT/test.log"
+            note "test: $(wc -l < /tmp/test-ids.txt) tests; $(grep -hE '^[0-9]+ (passed|failed)|(passed|failed|error).* in ' "$OUT"/test-*.log | tr '\n' ';')"
+        fi
         tail -25 "$OUT/test.log"
         [ $rc -eq 124 ] && note "test: TIMED OUT after ${t}s"
         note "test: exit code $rc ($(grep -E '(passed|failed|error)' "$OUT/test.log" | tail -1))"
@@ -164,6 +188,34 @@ for part in "${parts[@]}"; do
             note "sanitize: $tool $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize.log" | tail -1)"
         done
         [ $rc -ne 0 ] && { note "sanitize: FAILED"; status=1; }
+        ;;
+    sanitize-tests)
+        # The pytest selection $SANITIZE_PYTEST_K under each of $SANITIZE_TOOLS, $SANITIZE_RUNS
+        # times; a process that crashes leaves a core, whose native stacks gdb prints (when
+        # the machine has it) into sanitize-cores.log.
+        ulimit -c unlimited
+        mkdir -p /tmp/cores && rm -f /tmp/cores/core*
+        repo=$PWD
+        note "sanitize-tests: -k '${SANITIZE_PYTEST_K:-}'; core_pattern $(cat /proc/sys/kernel/core_pattern); gdb: $(command -v gdb || echo absent)"
+        for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+            for r in $(seq "${SANITIZE_RUNS:-3}"); do
+                echo "== $tool, run $r" >> "$OUT/sanitize-tests.log"
+                (cd /tmp/cores && PYTHONFAULTHANDLER=1 timeout --kill-after=10 "${SANITIZE_S:-200}" \
+                    compute-sanitizer --tool "$tool" --error-exitcode 9 python -m pytest \
+                    "$repo/tests" -q -p no:cacheprovider ${SANITIZE_PYTEST_K:+-k "$SANITIZE_PYTEST_K"}) \
+                    >> "$OUT/sanitize-tests.log" 2>&1
+                rc=$?
+                note "sanitize-tests: $tool run $r: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-tests.log" | tail -1)"
+                [ $rc -ne 0 ] && status=1
+                for c in /tmp/cores/core*; do
+                    [ -e "$c" ] || continue
+                    note "sanitize-tests: core $c"
+                    command -v gdb > /dev/null && gdb -batch -ex "info threads" -ex "thread apply all bt 25" \
+                        "$(command -v python)" "$c" >> "$OUT/sanitize-cores.log" 2>&1
+                    rm -f "$c"
+                done
+            done
+        done
         ;;
     lsap) run_suite lsap bench_lsap.py "${LSAP_ARGS:-}" ;;
     flow) run_suite flow bench_flow.py "${FLOW_ARGS:-}" ;;
