@@ -211,7 +211,7 @@ for part in "${parts[@]}"; do
                 [ $rc -ne 0 ] && status=1
                 # matchflow's frames of a crash (segv_backtrace.c) as functions and lines, from
                 # the unstripped build of the installed module.
-                sed -n 's|^ *#[0-9]* \(.*matchflow/[^ ]*\.so\) +\(0x[0-9a-f]*\).*|\1 \2|p' \
+                sed -n 's|^ *#[^ ]* \(.*matchflow/[^ ]*\.so\) +\(0x[0-9a-f]*\).*|\1 \2|p' \
                     "$OUT/sanitize-tests.log" | sort -u | while read -r so offset; do
                     built=$(find build -name "$(basename "$so")" | head -1)
                     echo "$(basename "$so") $offset: $(addr2line -f -C -i -e "${built:-$so}" "$offset" | tr '\n' ' ')"

@@ -1,42 +1,50 @@
-// The native stack of a crash, for machines without gdb: loaded into the test
-// process by gpu_run.sh's sanitize-tests part, it prints each frame of a
-// SIGSEGV or SIGBUS as "module +offset symbol" (the part then runs addr2line on
-// matchflow's frames) and re-raises the signal.
+// Where a crash happened, for machines without gdb: loaded into the test
+// process by gpu_run.sh's sanitize-tests part, it prints the faulting
+// instruction and every word of the stack that points into a loaded module's
+// code (return addresses, and some stale ones), each as "module +offset
+// symbol" (the part then runs addr2line on matchflow's), and re-raises the
+// signal.  It does not unwind: libgcc's unwinder itself crashed in that
+// process (the frames compute-sanitizer adds have no unwind tables).
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <execinfo.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static void say(const char* text, int len) {
   if (len > 0 && write(2, text, (size_t)len) < 0) _exit(99);
 }
 
-static void on_crash(int sig, siginfo_t* info, void* context) {
-  (void)context;
-  void* frames[64];
+/// "  #label module +offset symbol" when p is in a loaded module.
+static void frame(const char* label, uintptr_t p) {
+  Dl_info d;
   char line[768];
-  const int n = backtrace(frames, 64);
-  say(line, snprintf(line, sizeof line, "native stack of signal %d at %p:\n", sig, info->si_addr));
-  for (int i = 0; i < n; ++i) {
-    Dl_info d;
-    if (dladdr(frames[i], &d) && d.dli_fname) {
-      const unsigned long offset = (unsigned long)((char*)frames[i] - (char*)d.dli_fbase);
-      say(line, snprintf(line, sizeof line, "  #%d %s +0x%lx %s\n", i, d.dli_fname, offset,
-                         d.dli_sname ? d.dli_sname : "?"));
-    } else {
-      say(line, snprintf(line, sizeof line, "  #%d %p\n", i, frames[i]));
-    }
+  if (!dladdr((void*)p, &d) || !d.dli_fname || !d.dli_fbase) return;
+  say(line, snprintf(line, sizeof line, "  #%s %s +0x%lx %s\n", label, d.dli_fname,
+                     (unsigned long)(p - (uintptr_t)d.dli_fbase), d.dli_sname ? d.dli_sname : "?"));
+}
+
+static void on_crash(int sig, siginfo_t* info, void* context) {
+  const ucontext_t* uc = (const ucontext_t*)context;
+  const uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+  const uintptr_t* sp = (const uintptr_t*)uc->uc_mcontext.gregs[REG_RSP];
+  char line[256];
+  say(line, snprintf(line, sizeof line, "native stack of signal %d at %p (ip %p):\n", sig,
+                     info->si_addr, (void*)ip));
+  frame("ip", ip);
+  for (int i = 0; i < 2048; ++i) {  // 16 KiB of the stack
+    char label[16];
+    snprintf(label, sizeof label, "sp+%d", i);
+    frame(label, sp[i]);
   }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
 __attribute__((constructor)) static void install(void) {
-  void* warm[1];
-  backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_crash;
