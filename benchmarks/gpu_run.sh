@@ -197,7 +197,7 @@ for part in "${parts[@]}"; do
         mkdir -p /tmp/cores && rm -f /tmp/cores/core*
         repo=$PWD
         gcc -shared -fPIC -O1 -o /tmp/segv_backtrace.so benchmarks/segv_backtrace.c || status=1
-        note "sanitize-tests: -k '${SANITIZE_PYTEST_K:-}'; core_pattern $(cat /proc/sys/kernel/core_pattern); gdb: $(command -v gdb || echo absent)"
+        note "sanitize-tests: -k '${SANITIZE_PYTEST_K:-}'; stack limit $(ulimit -s); core_pattern $(cat /proc/sys/kernel/core_pattern); gdb: $(command -v gdb || echo absent)"
         for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
             for r in $(seq "${SANITIZE_RUNS:-3}"); do
                 echo "== $tool, run $r" >> "$OUT/sanitize-tests.log"

@@ -32,8 +32,8 @@ static void on_crash(int sig, siginfo_t* info, void* context) {
   const uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
   const uintptr_t* sp = (const uintptr_t*)uc->uc_mcontext.gregs[REG_RSP];
   char line[256];
-  say(line, snprintf(line, sizeof line, "native stack of signal %d at %p (ip %p):\n", sig,
-                     info->si_addr, (void*)ip));
+  say(line, snprintf(line, sizeof line, "native stack of signal %d at %p (ip %p, sp %p):\n", sig,
+                     info->si_addr, (void*)ip, (const void*)sp));
   frame("ip", ip);
   for (int i = 0; i < 2048; ++i) {  // 16 KiB of the stack
     char label[16];
@@ -44,11 +44,16 @@ static void on_crash(int sig, siginfo_t* info, void* context) {
   raise(sig);
 }
 
+/// The handler's own stack: a stack overflow leaves none to run it on.
+static char handler_stack[1 << 16];
+
 __attribute__((constructor)) static void install(void) {
+  stack_t alt = {.ss_sp = handler_stack, .ss_size = sizeof handler_stack, .ss_flags = 0};
+  sigaltstack(&alt, NULL);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_crash;
-  sa.sa_flags = SA_SIGINFO;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
 }

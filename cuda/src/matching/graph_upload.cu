@@ -117,10 +117,9 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
     vertex_t* next = g.rows[round % 2].data();
     g.looking.fill_bytes(0, s);
-    const int budget = upload::lost_budget << std::min(round, 20);
     upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, d.n, budget, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(),
-        d.row4col.data(), next, g.looking.data());
+        looking, d.n, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
+        next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(
         cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -59,23 +59,13 @@ constexpr int max_greedy_rounds = 64;
 /// (results/h200/matching-ecl-mm.md).
 constexpr offset_t alone_walk = 32;
 
-/// Proposals a row may lose in round r before it waits for round r + 1:
-/// lost_budget << r.  A row that lost to a smaller row proposing at the same
-/// time tries the next column at once, so a round lasted as long as its
-/// longest chain of such losses, each an atomic's round trip after the last
-/// (40 on powerlaw 2^20, 292 on R-MAT ef 16 2^21, benchmarks/NOTES.md, "The
-/// device start").  Waiting changes nothing but the time: the proposals'
-/// result does not depend on their order (see the file comment); doubling
-/// the budget each round keeps the rounds few.
-constexpr int lost_budget = 4;
-
-/// A walk's end: the entry it stopped at, and whether it stopped there to
-/// wait for the next round (its budget of losses spent) rather than holding
-/// that entry's column or running out.
-struct walk_end {
-  offset_t at;
-  bool waits;
-};
+/// Entries each lane checks at once in a warp's search of a long row for its
+/// diagonal entry (round 0): the loads are independent, so a pass costs one
+/// load's latency for 32 x diagonal_loads entries.  A hub row has no diagonal
+/// entry and was searched to its end 32 entries a pass: on powerlaw 2^21
+/// (130k entries in its longest row) that was most of the start's 2.0 ms
+/// (results/h200/matching-ecl-mm.md).
+constexpr int diagonal_loads = 16;
 
 /// u proposes to column v: holds it if no smaller row does (the row it
 /// displaces, if any, goes to next_rows).  holder is compared as unsigned,
@@ -96,42 +86,44 @@ __device__ inline bool held_by_smaller(const vertex_t* holder, vertex_t v, verte
 
 /// Row u's walk from entry e on one thread: first (round 0, `diagonal`) its
 /// diagonal column if it has that entry, then its columns in order until it
-/// holds one, runs out, or has lost `budget` proposals (then it waits at the
-/// next entry).  Returns the entry of the column it holds (e itself for the
-/// diagonal, which a displaced u walks from e again), or where it stopped.
-__device__ inline walk_end walk_alone(vertex_t u, offset_t e, offset_t end, bool diagonal,
-                                      int budget, const vertex_t* row_adj, vertex_t* holder,
+/// holds one.  Returns the entry of the column it holds (e itself for the
+/// diagonal, which a displaced u walks from e again), or end.
+__device__ inline offset_t walk_alone(vertex_t u, offset_t e, offset_t end, bool diagonal,
+                                      const vertex_t* row_adj, vertex_t* holder,
                                       vertex_t* next_rows, int* next_count) {
   if (diagonal)
     for (offset_t d = e; d < end; ++d) {
       if (row_adj[d] != u) continue;
-      if (propose(u, u, holder, next_rows, next_count)) return {e, false};
+      if (propose(u, u, holder, next_rows, next_count)) return e;
       break;
     }
   for (; e < end; ++e) {
     const vertex_t v = row_adj[e];
-    if (held_by_smaller(holder, v, u)) continue;
-    if (propose(u, v, holder, next_rows, next_count)) return {e, false};
-    if (--budget == 0) return {e + 1, e + 1 < end};
+    if (!held_by_smaller(holder, v, u) && propose(u, v, holder, next_rows, next_count)) break;
   }
-  return {e, false};
+  return e;
 }
 
 /// walk_alone by the whole warp (every lane calls it with the same row): 32
 /// entries a pass, the open columns found by a ballot and proposed to in
 /// order, one lane at a time, so the result is walk_alone's.
-__device__ inline walk_end walk_together(vertex_t u, offset_t e, offset_t end, bool diagonal,
-                                         int budget, const vertex_t* row_adj, vertex_t* holder,
+__device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, bool diagonal,
+                                         const vertex_t* row_adj, vertex_t* holder,
                                          vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   if (diagonal)
-    for (offset_t base = e; base < end; base += 32) {
-      const offset_t k = base + lane;
-      const unsigned hit = __ballot_sync(all, k < end && row_adj[k] == u);
+    for (offset_t base = e; base < end; base += 32 * diagonal_loads) {
+      bool found = false;
+#pragma unroll
+      for (int j = 0; j < diagonal_loads; ++j) {
+        const offset_t k = base + 32 * j + lane;
+        found |= k < end && row_adj[k] == u;
+      }
+      const unsigned hit = __ballot_sync(all, found);
       if (!hit) continue;
       const bool won = lane == __ffs(hit) - 1 && propose(u, u, holder, next_rows, next_count);
-      if (__any_sync(all, won)) return {e, false};
+      if (__any_sync(all, won)) return e;
       break;
     }
   for (offset_t base = e; base < end; base += 32) {
@@ -141,32 +133,26 @@ __device__ inline walk_end walk_together(vertex_t u, offset_t e, offset_t end, b
     while (open) {
       const int first = __ffs(open) - 1;
       const bool won = lane == first && propose(u, v, holder, next_rows, next_count);
-      if (__any_sync(all, won)) return {base + first, false};
+      if (__any_sync(all, won)) return base + first;
       open &= open - 1;  // lost to a smaller row: the next open column
-      if (--budget == 0) {
-        const offset_t next = base + first + 1;
-        return {next, next < end};
-      }
     }
   }
-  return {end, false};
+  return end;
 }
 
 /// One round of proposals.  Thread mapping: one thread per looking row: row
 /// `i` in round 0 (`rows` null, every row, each first proposing to its
 /// diagonal column if it has that entry), else rows[i].  Each walks its
-/// columns from cursor[u] until it holds one, runs out (cursor[u] =
-/// row_ptr[u + 1]) or has lost `budget` proposals (it then goes to next_rows
-/// itself); rows with more than alone_walk entries left are walked by the
-/// warp together, one after another.  Rows u displaces go to next_rows.
-/// Every lane stays to the end (the warp's walks).
+/// columns from cursor[u] until it holds one or runs out (cursor[u] =
+/// row_ptr[u + 1]); rows with more than alone_walk entries left are walked
+/// by the warp together, one after another.  Rows u displaces go to
+/// next_rows.  Every lane stays to the end (the warp's walks).
 /// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
 /// safe: cursor[u] (one writer: u's lane; u looks at most once per round,
-/// and is put in next_rows at most once: a waiting row holds no column, and
-/// a row holding one is displaced from it by one atomicMin, the only one
-/// that returns its id).
+/// as a row is displaced at most once per round: it holds one column, and
+/// only the atomicMin that replaces it there returns its id).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
-    vertex_t count, vertex_t n_cols, int budget, const vertex_t* __restrict__ rows,
+    vertex_t count, vertex_t n_cols, const vertex_t* __restrict__ rows,
     const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
     offset_t* __restrict__ cursor, vertex_t* holder, vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
@@ -177,22 +163,14 @@ __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel
   const offset_t end = mine ? row_ptr[u + 1] : 0;
   const bool diagonal = !rows && u < n_cols;  // round 0 (see the file comment)
   const bool together = mine && end - e > alone_walk;
-  if (mine && !together) {
-    const walk_end w =
-        walk_alone(u, e, end, diagonal, budget, row_adj, holder, next_rows, next_count);
-    cursor[u] = w.at;
-    if (w.waits) push(next_rows, next_count, u);
-  }
+  if (mine && !together)
+    cursor[u] = walk_alone(u, e, end, diagonal, row_adj, holder, next_rows, next_count);
   for (unsigned rest = __ballot_sync(all, together); rest; rest &= rest - 1) {
     const int owner = __ffs(rest) - 1;
-    const walk_end w =
-        walk_together(__shfl_sync(all, u, owner), __shfl_sync(all, e, owner),
-                      __shfl_sync(all, end, owner), __shfl_sync(all, int(diagonal), owner) != 0,
-                      budget, row_adj, holder, next_rows, next_count);
-    if ((threadIdx.x & 31) == owner) {
-      cursor[u] = w.at;
-      if (w.waits) push(next_rows, next_count, u);
-    }
+    const offset_t at = walk_together(
+        __shfl_sync(all, u, owner), __shfl_sync(all, e, owner), __shfl_sync(all, end, owner),
+        __shfl_sync(all, int(diagonal), owner) != 0, row_adj, holder, next_rows, next_count);
+    if ((threadIdx.x & 31) == owner) cursor[u] = at;
   }
 }
 
