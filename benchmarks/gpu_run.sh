@@ -201,16 +201,19 @@ for part in "${parts[@]}"; do
         for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
             for r in $(seq "${SANITIZE_RUNS:-3}"); do
                 echo "== $tool, run $r" >> "$OUT/sanitize-tests.log"
+                # -s: pytest's capture of fd 2 would swallow the handler's report; and
+                # pytest's faulthandler would replace the handler.
                 (cd /tmp/cores && PYTHONFAULTHANDLER=1 timeout --kill-after=10 "${SANITIZE_S:-200}" \
                     compute-sanitizer --tool "$tool" --error-exitcode 9 python -c \
                     "import ctypes, sys; ctypes.CDLL('/tmp/segv_backtrace.so'); import pytest; sys.exit(pytest.main(sys.argv[1:]))" \
-                    "$repo/tests" -q -p no:cacheprovider ${SANITIZE_PYTEST_K:+-k "$SANITIZE_PYTEST_K"}) \
+                    "$repo/tests" -q -s -p no:cacheprovider -p no:faulthandler \
+                    ${SANITIZE_PYTEST_K:+-k "$SANITIZE_PYTEST_K"}) \
                     >> "$OUT/sanitize-tests.log" 2>&1
                 rc=$?
                 note "sanitize-tests: $tool run $r: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-tests.log" | tail -1)"
                 [ $rc -ne 0 ] && status=1
-                # matchflow's frames of a crash (segv_backtrace.c) as functions and lines, from
-                # the unstripped build of the installed module.
+                # matchflow's frames of a crash (segv_backtrace.c) as functions and lines,
+                # from the unstripped build of the installed module.
                 sed -n 's|^ *#[^ ]* \(.*matchflow/[^ ]*\.so\) +\(0x[0-9a-f]*\).*|\1 \2|p' \
                     "$OUT/sanitize-tests.log" | sort -u | while read -r so offset; do
                     built=$(find build -name "$(basename "$so")" | head -1)
