@@ -35,7 +35,7 @@ Columns:
            (--peer-threads OpenMP threads), when its sources are in --pbbs: built
            there, run as programs on the instance in their format; their time is
            their maximum-preflow phase, as they report it (benchmarks/pbbs_peers.py).
-  pr, ppr (all threads), bk, gpu-pr (when a GPU is usable), auto:
+  pr, ppr and bk (all threads), bk/t1 (one thread), gpu-pr (when a GPU is usable), auto:
            `matchflow.solve_flow(graph, s, t, method=, device=, return_flow=)`.
 OR-Tools and igraph run in forked children too (same timeout; a peer that times
 out is skipped on the larger sizes of that family); their time is
@@ -335,6 +335,9 @@ def solver_list(args) -> list[dict]:
                # A graph-cut method: on other families its search trees make it very
                # slow (4.5 s on ac_n4000, minutes on genrmf-long; auto never picks it there).
                dict(label="bk", method="bk", device="cpu", kind="cpu",
+                    families=set(SEGMENTATION)),
+               # One thread: PyMaxflow's own conditions (the one-thread target).
+               dict(label="bk/t1", method="bk", device="cpu", kind="cpu", threads=1,
                     families=set(SEGMENTATION))]
     if _device.cuda_available():
         solvers.append(dict(label="gpu-pr", method="gpu-pr", device="cuda", kind="gpu"))
@@ -389,7 +392,8 @@ def run_matchflow(inst, solver, args) -> dict:
     def call():
         t0 = time.perf_counter()
         r = fn(inst.graph, inst.source, inst.sink, method=solver["method"],
-               device=solver["device"], return_flow=not args.value_only)
+               device=solver["device"], threads=solver.get("threads"),
+               return_flow=not args.value_only)
         return time.perf_counter() - t0, r
     try:
         times, results, warm = timed_runs(call, args.repeat, args.long_run)
@@ -549,6 +553,9 @@ def ratios(results) -> dict:
         "bk vs pymaxflow": lambda e: (_secs(e, "pymaxflow"), _secs(e, "bk")),
         "bk search vs pymaxflow solve": lambda e: (_secs(e, "pymaxflow"),
                                                    _search_secs(e, "bk")),
+        "bk/t1 search vs pymaxflow solve": lambda e: (_secs(e, "pymaxflow"),
+                                                      _search_secs(e, "bk/t1")),
+        "bk vs bk/t1 (search)": lambda e: (_search_secs(e, "bk/t1"), _search_secs(e, "bk")),
         "pr vs hi_pr": lambda e: (_secs(e, "hi_pr"), _secs(e, "pr")),
         "ppr vs syncpar": lambda e: (_secs(e, "syncpar"), _secs(e, "ppr")),
         "ppr vs pr (>= 10^6 arcs)": lambda e: ((_secs(e, "pr"), _secs(e, "ppr"))

@@ -783,10 +783,41 @@ def test_bk_cut_is_the_vertices_that_cannot_reach_the_sink():
         assert_array_equal(bk.source_side, pr.source_side)
 
 
+def test_bk_parts_agree_with_one_search():
+    """On a team, bk's trees first grow in one range of vertex ids per
+    thread, then one search goes on across the ranges' borders: the value,
+    the cut (pr's) and a valid flow on graphs of 2 to 4 parts, images and
+    volumes cut into strips and random networks whose paths cross every
+    border."""
+    from matchflow import generators
+    rng = np.random.default_rng(8)
+    cases = [generators.segmentation_grid(256, 256, seed=0),
+             generators.segmentation_grid(256, 256, seed=1, connectivity=8),
+             generators.segmentation_volume(42, 42, 42, seed=2)]
+    cases = [(c.graph, c.source, c.sink) for c in cases]
+    matching = generators.matching_flow(generators.uniform_random(20000, degree=3.0, seed=3))
+    cases.append((matching.graph, matching.source, matching.sink))
+    for _ in range(2):
+        n = 70000
+        g = sp.csr_array((rng.integers(1, 30, 5 * n), (rng.integers(0, n, 5 * n),
+                          rng.integers(0, n, 5 * n))), shape=(n, n))
+        g.setdiag(0)
+        g.eliminate_zeros()
+        cases.append((g, *st_pair(rng, n)))
+    for g, s, t in cases:
+        pr = solve_flow(g, s, t, method="pr", return_flow=False)
+        for threads in (2, 3, 4):
+            bk = solve_flow(g, s, t, method="bk", threads=threads, return_flow=threads == 3)
+            assert bk.flow_value == pr.flow_value
+            assert_array_equal(bk.source_side, pr.source_side)
+            if threads == 3:
+                assert_max_flow(g, s, t, bk)
+
+
 def test_auto_picks_bk_for_graph_cuts_only():
     """Image-shaped graph cuts (terminal links on many pixels, a few
     neighbours each: 4- and 8-connected images, 6- and 26-connected volumes)
-    get "bk" on the CPU below ppr's team; matching-as-flow
+    get "bk" on the CPU, on any team (ppr's too); matching-as-flow
     networks (one arc out of each right vertex) keep "pr"."""
     from matchflow import generators
     for cut in (generators.segmentation_grid(40, 30, seed=2),
@@ -795,6 +826,8 @@ def test_auto_picks_bk_for_graph_cuts_only():
                 generators.segmentation_volume(6, 7, 8, seed=5, connectivity=26)):
         res = solve_flow(cut.graph, cut.source, cut.sink, device="cpu", threads=2)
         assert res.method == "bk", cut.name
+        net = _flow._checked(cut.graph, cut.source, cut.sink)
+        assert _flow._auto_method("cpu", net, _flow.PPR_MIN_THREADS) == "bk", cut.name
         assert_max_flow(cut.graph, cut.source, cut.sink, res)
         assert res.flow_value == solve_flow(cut.graph, cut.source, cut.sink,
                                             method="pr").flow_value

@@ -277,16 +277,20 @@ def _graph_cut_shaped(net: _Network) -> bool:
 
 def _auto_method(backend: str, net: _Network | None = None, threads: int = 0) -> str:
     """auto's method on `backend` (threads: check_threads' value): on the
-    CPU, "ppr" for large graphs on a large team, else "bk" for graph cuts
-    shaped like images, else "pr"."""
+    CPU, "bk" for graph cuts shaped like images, else "ppr" for large graphs
+    on a large team, else "pr"."""
     if backend == "cuda":
         return "gpu-pr"
+    # bk's phase 1 took 0.080 s where pr's took 0.27 s on a 1024 x 1024
+    # segmentation_grid, one thread; on one thread its whole call beat ppr's
+    # on 16 on every vision instance of results/h200/flow-graph-cuts.md
+    # (benchmarks/NOTES.md, "Graph cuts"), and it uses the team too.
+    if net is not None and _graph_cut_shaped(net):
+        return "bk"
     n_arcs = 0 if net is None else net.n_arcs
     if n_arcs >= PPR_MIN_ARCS and team_size(threads) >= PPR_MIN_THREADS:
         return "ppr"
-    # bk's phase 1 took 0.080 s where pr's took 0.27 s on a 1024 x 1024
-    # segmentation_grid, one thread (benchmarks/NOTES.md, "Graph cuts")
-    return "bk" if net is not None and _graph_cut_shaped(net) else "pr"
+    return "pr"
 
 
 def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
@@ -412,13 +416,14 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         The vertices the flow leaves and enters.
     method : {"auto", "pr", "ppr", "bk", "gpu-pr", "dinic", "edmonds_karp"}
         "pr": sequential highest-label push-relabel; "ppr": OpenMP parallel
-        push-relabel; "bk": Boykov-Kolmogorov search trees (sequential; for
-        graph cuts on images); "gpu-pr": ECL-MaxFlow push-relabel on a GPU.
+        push-relabel; "bk": Boykov-Kolmogorov search trees (for graph cuts
+        on images; on a team, first in one range of vertices per thread);
+        "gpu-pr": ECL-MaxFlow push-relabel on a GPU.
         "auto" picks by size, shape and device: "gpu-pr" on a GPU, else
-        "ppr" on large graphs with 16 or more threads, else "bk" when the
-        graph is shaped like an image's graph cut (the source linked to an
-        eighth of the vertices or more, every other vertex with 2 to 32
-        arcs), else "pr".  "dinic" and
+        "bk" when the graph is shaped like an image's graph cut (the source
+        linked to an eighth of the vertices or more, every other vertex with
+        2 to 32 arcs), else "ppr" on large graphs with 16 or more threads,
+        else "pr".  "dinic" and
         "edmonds_karp" run SciPy's own algorithms on the CPU, on SciPy's
         residual graph and arc order, so that `flow` is the very matrix
         SciPy returns (at SciPy's speed; auto never picks them).  The value
@@ -493,8 +498,10 @@ def solve_flow(graph, source, sink, *, method: str = "auto", device: str = "auto
         RuntimeError.
     threads : int, optional
         OpenMP threads (default: OMP_NUM_THREADS or all cores): "ppr" runs
-        on them; "pr" is sequential but builds its residual graph and reads
-        the flow back on them (the result does not depend on the count).
+        on them, "bk" grows its trees in one part of the graph per thread
+        first; "pr" is sequential but builds its residual graph and reads
+        the flow back on them (the value and the cut do not depend on the
+        count).
     return_flow : bool
         False: phase 1 only; the result has `flow_value` and the cut, and
         `flow` is None.
