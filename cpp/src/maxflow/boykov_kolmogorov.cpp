@@ -69,9 +69,11 @@ struct bk_node {
 /// over their borders would cost what the part saved.
 constexpr vertex_t least_part = 1 << 14;
 
-/// The search over the vertices [lo, hi) and the sink (the whole graph, or
-/// one part of it), on the records `node` it shares with the other parts.
-template <class Arc>
+/// The search over the vertices [lo, hi) and the sink (one part of the
+/// graph when `Part`, else the whole graph), on the records `node` it shares
+/// with the other parts.  (Not testing the range on the whole graph saved
+/// 3-7% of its search on one thread.)
+template <class Arc, bool Part>
 class boykov_kolmogorov {
  public:
   using node = bk_node<Arc>;
@@ -138,29 +140,19 @@ class boykov_kolmogorov {
     }
   }
 
-  /// The records of the range at the start: the roots of S (every excess
-  /// vertex), and in T every other vertex with room to the sink, its tree
-  /// arc that room (as the sink's first scan would); both queued in vertex
-  /// order, so that the trees grow side by side across an image
-  /// (Kolmogorov's code queues its terminal-linked nodes so).  With the
-  /// sink queued after the excess vertices, T waited until S had flooded the
-  /// image: phase 1 of a 1024 x 1024 segmentation took 0.20 s instead of
-  /// 0.10 (NOTES.md, "Graph cuts").  The source's and the sink's records are
-  /// the caller's.
+  /// The roots of S in the range (every excess vertex) and T's vertices
+  /// there (start_nodes), queued in vertex order, so that both trees grow
+  /// side by side across an image (Kolmogorov's code queues its
+  /// terminal-linked nodes so).  With the sink queued after the excess
+  /// vertices, T waited until S had flooded the image: phase 1 of a 1024 x
+  /// 1024 segmentation took 0.20 s instead of 0.10 (NOTES.md, "Graph cuts").
   void plant() {
     for (vertex_t v = lo_; v < hi_; ++v) {
       if (v == sink_ || v == source_) continue;
-      node_[v] = {no_parent, 0, 0, 0, free_vertex, 0};
-      if (excess_[v] > 0) {
+      if (excess_[v] > 0)
         make_root(v, source_tree);
-        continue;
-      }
-      for (Arc a = g_.first[v]; a < g_.first[v + 1]; ++a)
-        if (head(a) == sink_ && rescap(a) > 0) {
-          node_[v] = {a, 0, time_, 2, sink_tree, 0};
-          activate(v);
-          break;
-        }
+      else if (node_[v].tree == sink_tree)
+        activate(v);
     }
   }
 
@@ -213,7 +205,7 @@ class boykov_kolmogorov {
 
   /// Whether the search may touch q: a vertex of its range, or the sink
   /// (whose record no search writes: it is every part's root of T).
-  bool mine(vertex_t q) const { return (q >= lo_ && q < hi_) || q == sink_; }
+  bool mine(vertex_t q) const { return !Part || (q >= lo_ && q < hi_) || q == sink_; }
 
   /// Queues v for growth, its scan from its first arc again (a neighbour
   /// may have become free behind where an earlier scan stopped).  Never the
@@ -399,25 +391,45 @@ class boykov_kolmogorov {
   std::int32_t time_;
 };
 
+/// The records at the start: the source outside every tree (see
+/// tree_kind), the sink the root of T, and every vertex with room to the
+/// sink in T already, its tree arc that room (as the sink's first scan
+/// would).  From the scratch cache, each part's range written first by its
+/// thread: a fresh array's page faults took 8 ms of a 1024 x 1024
+/// segmentation's 80 ms search.
+template <class Arc>
+big_array<bk_node<Arc>> start_nodes(const residual_graph<Arc>& g, vertex_t source, vertex_t sink,
+                                    int parts) {
+  using bk = boykov_kolmogorov<Arc, false>;
+  big_array<bk_node<Arc>> node = big_array_of<bk_node<Arc>>(std::size_t(g.n));
+#pragma omp parallel for num_threads(parts) schedule(static)
+  for (vertex_t v = 0; v < g.n; ++v) node[v] = {bk::no_parent, 0, 0, 0, free_vertex, 0};
+  node[source].tree = outside;
+  node[sink] = {bk::terminal, 0, 1, 1, sink_tree, 0};
+  for (Arc b = g.first[sink]; b < g.first[sink + 1]; ++b) {
+    const vertex_t q = g.arcs[b].head;
+    const Arc to_sink = g.arcs[b].reverse;
+    if (q == source || node[q].tree != free_vertex || g.arcs[to_sink].rescap <= 0) continue;
+    node[q] = {to_sink, 0, 1, 2, sink_tree, 0};
+  }
+  return node;
+}
+
 /// A maximum preflow by the search trees, on `team` threads (see the file
 /// comment); writes the minimum cut into source_side.
 template <class Arc>
 void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
                   vertex_t sink, int team, flow_stats* stats, std::uint8_t* source_side) {
-  using bk = boykov_kolmogorov<Arc>;
-  // Records from the scratch cache, written first by the part that owns them
-  // (plant): a fresh array's page faults took 8 ms of a 1024 x 1024
-  // segmentation's 80.
-  big_array<bk_node<Arc>> node = big_array_of<bk_node<Arc>>(std::size_t(g.n));
-  node[source] = {bk::no_parent, 0, 0, 0, outside, 0};
-  node[sink] = {bk::terminal, 0, 1, 1, sink_tree, 0};
+  using part_search = boykov_kolmogorov<Arc, true>;
+  using whole_search = boykov_kolmogorov<Arc, false>;
   const int parts = int(std::max<vertex_t>(1, std::min<vertex_t>(team, g.n / least_part)));
+  big_array<bk_node<Arc>> node = start_nodes(g, source, sink, parts);
   const auto bound = [&](int k) { return vertex_t(std::int64_t(g.n) * k / parts); };
   std::int32_t time = 1;
   capacity_t gain = 0;
   std::vector<std::vector<vertex_t>> borders(static_cast<std::size_t>(parts));
   if (parts > 1) {
-    std::vector<bk> part;
+    std::vector<part_search> part;
     part.reserve(std::size_t(parts));
     for (int k = 0; k < parts; ++k)
       part.emplace_back(g, excess, node.get(), source, sink, bound(k), bound(k + 1), 1);
@@ -425,7 +437,7 @@ void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, verte
 #pragma omp parallel for num_threads(parts) schedule(static, 1)
     for (int k = 0; k < parts; ++k) {
       try {
-        bk& p = part[std::size_t(k)];
+        part_search& p = part[std::size_t(k)];
         p.plant();
         p.run();
         borders[std::size_t(k)] = p.borders();
@@ -435,7 +447,7 @@ void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, verte
     }
     for (const std::exception_ptr& e : failed)
       if (e) std::rethrow_exception(e);
-    for (const bk& p : part) {
+    for (const part_search& p : part) {
       time = std::max(time, p.time());
       gain += p.sink_gain;
       stats->pushes += p.counts.pushes;
@@ -444,7 +456,7 @@ void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, verte
   }
   // The whole graph: from scratch on one part, else from the parts' trees
   // (stamps older than its time only make its walks go on).
-  bk whole(g, excess, node.get(), source, sink, 0, g.n, time + 1);
+  whole_search whole(g, excess, node.get(), source, sink, 0, g.n, time + 1);
   if (parts == 1) whole.plant();
   for (const std::vector<vertex_t>& b : borders) whole.wake(b);
   whole.run();
