@@ -466,6 +466,35 @@ void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, verte
   whole.mark_cut(source_side);
 }
 
+/// Phase 2 for the search trees: excess is left at roots of S only (an
+/// augmentation takes it from its root to the sink, and no path of the
+/// search passes the source), and came to each root over its own arcs from
+/// the source, which the frame saturated.  So each root sends what it kept
+/// straight back over them, on `team` threads: no flow decomposition.  (At
+/// 1024^2, return_excess took 30 ms, the search 80.)  Should excess be left
+/// anywhere else, return_excess takes the rest.
+template <class Arc>
+void return_to_source(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+                      vertex_t sink, int team, flow_stats* stats) {
+  bool stranded = false;
+#pragma omp parallel for num_threads(team) schedule(static) \
+    reduction(|| : stranded) if (g.n >= 2 * least_part)
+  for (vertex_t v = 0; v < g.n; ++v) {
+    if (v == source || v == sink || excess[v] <= 0) continue;
+    // v's reverse copies are its in-arcs, the source's arcs to v among them
+    for (Arc a = g.reverse_first[v]; a < g.first[v + 1] && excess[v] > 0; ++a) {
+      residual_arc<Arc>& back = g.arcs[a];
+      if (back.head != source || back.rescap <= 0) continue;
+      const capacity_t d = std::min(excess[v], back.rescap);
+      back.rescap -= d;
+      g.arcs[back.reverse].rescap += d;
+      excess[v] -= d;
+    }
+    stranded = stranded || excess[v] > 0;
+  }
+  if (stranded) return_excess(g, excess, source, sink, stats);
+}
+
 }  // namespace
 
 void boykov_kolmogorov_flow(const flow_network& net, const flow_options& options,
@@ -478,7 +507,7 @@ void boykov_kolmogorov_flow(const flow_network& net, const flow_options& options
         return true;
       },
       [&](auto& g, std::vector<capacity_t>& excess) {
-        return_excess(g, excess, net.source, net.sink, stats);
+        return_to_source(g, excess, net.source, net.sink, team_size(options.threads), stats);
       });
 }
 
