@@ -785,32 +785,39 @@ def test_bk_cut_is_the_vertices_that_cannot_reach_the_sink():
 
 def test_bk_parts_agree_with_one_search():
     """On a team, bk's trees first grow in one range of vertex ids per
-    thread, then one search goes on across the ranges' borders: the value,
-    the cut (pr's) and a valid flow on graphs of 2 to 4 parts, images and
-    volumes cut into strips and random networks whose paths cross every
-    border."""
+    thread (at least 2^14 vertices each), then in the unions of neighbouring
+    ranges, level by level, then in the whole graph: the value, the cut
+    (pr's) and a valid flow on graphs of 2 to 8 parts (odd counts leave a
+    range to wait a level), images and volumes cut into strips and random
+    networks whose paths cross every border."""
     from matchflow import generators
     rng = np.random.default_rng(8)
     cases = [generators.segmentation_grid(256, 256, seed=0),
-             generators.segmentation_grid(256, 256, seed=1, connectivity=8),
+             generators.segmentation_grid(512, 256, seed=1, connectivity=8),
              generators.segmentation_volume(42, 42, 42, seed=2)]
     cases = [(c.graph, c.source, c.sink) for c in cases]
     matching = generators.matching_flow(generators.uniform_random(20000, degree=3.0, seed=3))
     cases.append((matching.graph, matching.source, matching.sink))
-    for _ in range(2):
-        n = 70000
+    for n in (70000, 140000):
         g = sp.csr_array((rng.integers(1, 30, 5 * n), (rng.integers(0, n, 5 * n),
                           rng.integers(0, n, 5 * n))), shape=(n, n))
         g.setdiag(0)
         g.eliminate_zeros()
         cases.append((g, *st_pair(rng, n)))
+    # A path that crosses a seam and comes back, s -> p -> q -> r -> t with p
+    # and r on one side of it: only a merge woken on that side finds it.
+    n, seam = 4 * 2**14, 2**14
+    for p, q, r in ((seam, seam - 1, seam + 1), (seam - 2, seam, seam - 1)):
+        tails, heads = [n - 2, p, q, r], [p, q, r, n - 1]
+        cases.append((sp.csr_array((np.ones(4, np.int32), (tails, heads)), shape=(n, n)),
+                      n - 2, n - 1))
     for g, s, t in cases:
         pr = solve_flow(g, s, t, method="pr", return_flow=False)
-        for threads in (2, 3, 4):
-            bk = solve_flow(g, s, t, method="bk", threads=threads, return_flow=threads == 3)
+        for threads in (2, 3, 4, 5, 8):
+            bk = solve_flow(g, s, t, method="bk", threads=threads, return_flow=threads == 5)
             assert bk.flow_value == pr.flow_value
             assert_array_equal(bk.source_side, pr.source_side)
-            if threads == 3:
+            if threads == 5:
                 assert_max_flow(g, s, t, bk)
 
 

@@ -28,10 +28,12 @@
 // strips), and each thread runs the search above on its range and the sink
 // alone, arcs to other ranges ignored.  Each part touches only its own
 // vertices' records and arcs (an arc into the sink is its tail's), so the
-// parts need no locks.  Then one search on the whole graph goes on from the
-// trees the parts left (still valid trees: every parent lies in its child's
-// part, or is the sink), its queue the tree vertices with an arc into
-// another part: only what crosses the parts' borders is left to it.
+// parts need no locks.  Then neighbouring ranges are merged pairwise, level
+// by level (in parallel), the last merge being the whole graph: each merge's
+// search goes on from the trees its halves left (still valid trees: every
+// parent lies in its child's range, or is the sink), its queue their tree
+// vertices with an arc leaving their half: only what crosses the seams is
+// left to it.
 #include <algorithm>
 #include <deque>
 #include <exception>
@@ -156,25 +158,33 @@ class boykov_kolmogorov {
     }
   }
 
-  /// The tree vertices of the range with an arc into another part: where
-  /// the part's search stopped short, in vertex order.
-  std::vector<vertex_t> borders() const {
+  /// The vertices of the range (in any tree, or none) with an arc that
+  /// leaves it, other than to the source or the sink: all of them
+  /// (`among` null), or those of `among`, in order.
+  std::vector<vertex_t> leaving(const std::vector<vertex_t>* among) const {
     std::vector<vertex_t> out;
-    for (vertex_t v = lo_; v < hi_; ++v) {
-      const std::uint8_t t = node_[v].tree;
-      if (v == sink_ || (t != source_tree && t != sink_tree)) continue;
+    const auto leaves = [&](vertex_t v) {
       for (Arc a = g_.first[v]; a < g_.first[v + 1]; ++a)
-        if (!mine(head(a)) && head(a) != source_) {
-          out.push_back(v);
-          break;
-        }
+        if (!mine(head(a)) && head(a) != source_) return true;
+      return false;
+    };
+    if (among != nullptr) {
+      for (const vertex_t v : *among)
+        if (leaves(v)) out.push_back(v);
+      return out;
     }
+    for (vertex_t v = lo_; v < hi_; ++v)
+      if (v != sink_ && v != source_ && leaves(v)) out.push_back(v);
     return out;
   }
 
-  /// Queues these vertices for growth (the parts' borders).
+  /// Queues those of `vertices` that are in a tree: where a search of a
+  /// smaller range stopped short.
   void wake(const std::vector<vertex_t>& vertices) {
-    for (const vertex_t v : vertices) activate(v);
+    for (const vertex_t v : vertices) {
+      const std::uint8_t t = node_[v].tree;
+      if (t == source_tree || t == sink_tree) activate(v);
+    }
   }
 
  private:
@@ -415,8 +425,41 @@ big_array<bk_node<Arc>> start_nodes(const residual_graph<Arc>& g, vertex_t sourc
   return node;
 }
 
+/// Runs task(0), ..., task(count - 1) on `count` threads, and rethrows the
+/// first exception one of them threw (none may leave an OpenMP region).
+template <class Task>
+void on_team(int count, Task task) {
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(count));
+#pragma omp parallel for num_threads(count) schedule(static, 1)
+  for (int k = 0; k < count; ++k) {
+    try {
+      task(k);
+    } catch (...) {
+      failed[std::size_t(k)] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+}
+
+/// A range of vertex ids whose search has finished: its last time stamp,
+/// and its vertices with an arc leaving it (where a search of a larger
+/// range must look again).
+struct searched_range {
+  vertex_t lo = 0, hi = 0;
+  std::int32_t time = 1;
+  std::vector<vertex_t> edge;
+  capacity_t sink_gain = 0;
+  flow_stats counts;
+};
+
 /// A maximum preflow by the search trees, on `team` threads (see the file
-/// comment); writes the minimum cut into source_side.
+/// comment): the parts' searches, then pairs of neighbouring ranges merged
+/// level by level, each merge a search of the pair's union woken at its
+/// halves' edges (so the seams are searched in parallel too: on a 128^3
+/// volume cut in 16 slabs, one search from all 15 seams at once took 40 ms
+/// of the 183 ms one thread takes in all), and last the whole graph.
+/// Writes the minimum cut into source_side.
 template <class Arc>
 void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
                   vertex_t sink, int team, flow_stats* stats, std::uint8_t* source_side) {
@@ -424,41 +467,59 @@ void search_trees(residual_graph<Arc>& g, std::vector<capacity_t>& excess, verte
   using whole_search = boykov_kolmogorov<Arc, false>;
   const int parts = int(std::max<vertex_t>(1, std::min<vertex_t>(team, g.n / least_part)));
   big_array<bk_node<Arc>> node = start_nodes(g, source, sink, parts);
-  const auto bound = [&](int k) { return vertex_t(std::int64_t(g.n) * k / parts); };
+  const auto finish = [](part_search& search, searched_range& r,
+                         const std::vector<vertex_t>* among) {
+    search.run();
+    r.time = search.time();
+    r.edge = search.leaving(among);
+    r.sink_gain += search.sink_gain;
+    r.counts.pushes += search.counts.pushes;
+    r.counts.iterations += search.counts.iterations;
+  };
+  std::vector<searched_range> level(static_cast<std::size_t>(parts));
+  if (parts > 1) {
+    on_team(parts, [&](int k) {
+      searched_range& r = level[std::size_t(k)];
+      r.lo = vertex_t(std::int64_t(g.n) * k / parts);
+      r.hi = vertex_t(std::int64_t(g.n) * (k + 1) / parts);
+      part_search search(g, excess, node.get(), source, sink, r.lo, r.hi, 1);
+      search.plant();
+      finish(search, r, nullptr);
+    });
+  }
+  while (level.size() > 2) {  // merge neighbours: (0, 1), (2, 3), ...; an odd last one waits
+    std::vector<searched_range> next((level.size() + 1) / 2);
+    if (level.size() % 2 != 0) next.back() = std::move(level.back());
+    on_team(int(level.size() / 2), [&](int k) {
+      searched_range &a = level[2 * std::size_t(k)], &b = level[2 * std::size_t(k) + 1];
+      searched_range& r = next[std::size_t(k)];
+      r.lo = a.lo;
+      r.hi = b.hi;
+      r.sink_gain = a.sink_gain + b.sink_gain;
+      r.counts.pushes = a.counts.pushes + b.counts.pushes;
+      r.counts.iterations = a.counts.iterations + b.counts.iterations;
+      part_search search(g, excess, node.get(), source, sink, r.lo, r.hi,
+                         std::max(a.time, b.time) + 1);
+      search.wake(a.edge);
+      search.wake(b.edge);
+      a.edge.insert(a.edge.end(), b.edge.begin(), b.edge.end());
+      finish(search, r, &a.edge);
+    });
+    level = std::move(next);
+  }
+  // The whole graph: from scratch on one part, else from the ranges' trees
+  // (stamps older than its time only make its walks go on).
   std::int32_t time = 1;
   capacity_t gain = 0;
-  std::vector<std::vector<vertex_t>> borders(static_cast<std::size_t>(parts));
-  if (parts > 1) {
-    std::vector<part_search> part;
-    part.reserve(std::size_t(parts));
-    for (int k = 0; k < parts; ++k)
-      part.emplace_back(g, excess, node.get(), source, sink, bound(k), bound(k + 1), 1);
-    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(parts));
-#pragma omp parallel for num_threads(parts) schedule(static, 1)
-    for (int k = 0; k < parts; ++k) {
-      try {
-        part_search& p = part[std::size_t(k)];
-        p.plant();
-        p.run();
-        borders[std::size_t(k)] = p.borders();
-      } catch (...) {  // (no exception may leave an OpenMP region)
-        failed[std::size_t(k)] = std::current_exception();
-      }
-    }
-    for (const std::exception_ptr& e : failed)
-      if (e) std::rethrow_exception(e);
-    for (const part_search& p : part) {
-      time = std::max(time, p.time());
-      gain += p.sink_gain;
-      stats->pushes += p.counts.pushes;
-      stats->iterations += p.counts.iterations;
-    }
+  for (const searched_range& r : level) {
+    time = std::max(time, r.time);
+    gain += r.sink_gain;
+    stats->pushes += r.counts.pushes;
+    stats->iterations += r.counts.iterations;
   }
-  // The whole graph: from scratch on one part, else from the parts' trees
-  // (stamps older than its time only make its walks go on).
   whole_search whole(g, excess, node.get(), source, sink, 0, g.n, time + 1);
   if (parts == 1) whole.plant();
-  for (const std::vector<vertex_t>& b : borders) whole.wake(b);
+  for (const searched_range& r : level) whole.wake(r.edge);
   whole.run();
   excess[sink] += gain + whole.sink_gain;
   stats->pushes += whole.counts.pushes;
