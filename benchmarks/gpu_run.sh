@@ -203,7 +203,7 @@ for part in "${parts[@]}"; do
                 echo "== $tool, run $r" >> "$OUT/sanitize-tests.log"
                 # -s: pytest's capture of fd 2 would swallow the handler's report; and
                 # pytest's faulthandler would replace the handler.
-                (cd /tmp/cores && PYTHONFAULTHANDLER=1 timeout --kill-after=10 "${SANITIZE_S:-200}" \
+                (cd /tmp/cores && timeout --kill-after=10 "${SANITIZE_S:-200}" \
                     compute-sanitizer --tool "$tool" --error-exitcode 9 python -c \
                     "import ctypes, sys; ctypes.CDLL('/tmp/segv_backtrace.so'); import pytest; sys.exit(pytest.main(sys.argv[1:]))" \
                     "$repo/tests" -q -s -p no:cacheprovider -p no:faulthandler \

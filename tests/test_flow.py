@@ -805,7 +805,8 @@ def test_bk_parts_agree_with_one_search():
         g.eliminate_zeros()
         cases.append((g, *st_pair(rng, n)))
     # A path that crosses a seam and comes back, s -> p -> q -> r -> t with p
-    # and r on one side of it: only a merge woken on that side finds it.
+    # and r on one side of it: only a merge woken on that side finds it (the
+    # seam between the first two of 4 parts of 2^14 vertices, the least part).
     n, seam = 4 * 2**14, 2**14
     for p, q, r in ((seam, seam - 1, seam + 1), (seam - 2, seam, seam - 1)):
         tails, heads = [n - 2, p, q, r], [p, q, r, n - 1]
