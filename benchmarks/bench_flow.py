@@ -360,8 +360,28 @@ def _as_dict(stats) -> dict:
                 int(v) if isinstance(v, (int, np.integer)) else str(v)) for k, v in d.items()}
 
 
+def cut_problem(inst, r) -> str:
+    """'' when the returned cut (if any) separates the terminals and its capacity is the
+    flow value: the value's certificate, checked in --value-only runs too."""
+    side = getattr(r, "source_side", None)
+    if side is None:
+        return ""
+    g = inst.graph
+    side = np.asarray(side, dtype=bool)
+    if not side[inst.source] or side[inst.sink]:
+        return "cut does not separate the terminals"
+    crossing = side[_tails(g)] & ~side[g.indices]
+    if int(g.data[crossing].astype(np.int64).sum()) != int(r.flow_value):
+        return "cut capacity differs from the value"
+    return ""
+
+
 def flow_problem(inst, r) -> str:
-    """'' when the returned flow (if any) respects capacities and conservation."""
+    """'' when the returned flow (if any) respects capacities and conservation, and the
+    cut (if any) certifies the value."""
+    cut = cut_problem(inst, r)
+    if cut:
+        return cut
     g = inst.graph
     arc = getattr(r, "arc_flow", None)
     if arc is not None and np.shape(arc) == (g.nnz,):

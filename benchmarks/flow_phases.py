@@ -13,7 +13,8 @@ are allocated gets fresh ones).  "max" is the slowest timed run.
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
-wide 1024 x 1024, seg = segmentation 1024^2, del = Delaunay 2^20, rmat =
+wide 1024 x 1024, seg = segmentation 1024^2, seg8 = its 8-connected form at 724^2, seg3d =
+segmentation volume 96^3, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow
 suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the
 whole call minus setup and both phases: validation, the flow matrix, Python.
@@ -36,6 +37,8 @@ INSTANCES = {
     "wl": lambda: [gen.washington_rlg_long(512, seed=0)],
     "ww": lambda: [gen.washington_rlg_wide(1024, seed=0)],
     "seg": lambda: [gen.segmentation_grid(1024, 1024, seed=0)],
+    "seg8": lambda: [gen.segmentation_grid(724, 724, seed=0, connectivity=8)],
+    "seg3d": lambda: [gen.segmentation_volume(96, 96, 96, seed=0)],
     "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),
     "rmat": lambda: gen.rmat_flow(18, k=1, seed=0),
     "grid": lambda: gen.grid_flow(1024, 1024, k=1, seed=0),
@@ -82,6 +85,8 @@ def main():
     ap.add_argument("--instances", nargs="+", default=list(INSTANCES), choices=list(INSTANCES))
     ap.add_argument("--methods", nargs="+", default=["pr", "ppr"])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--value-only", action="store_true",
+                    help="return_flow=False: phase 1 (value and cut) only")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=V1,V2",
                     help="run each matchflow method once per value of this variable; "
                          "given twice or more, once per combination")
@@ -106,16 +111,18 @@ def main():
                     if args.env:  # each setting's blocks fresh, not another setting's
                         matchflow.free_host_cache()
                     label = "".join([head] + [f" {name}={value}" for name, value in setting])
-                    print(f"{label} {phases(g, s, t, method, args.repeat)}", flush=True)
+                    print(f"{label} {phases(g, s, t, method, args.repeat, not args.value_only)}",
+                          flush=True)
 
 
-def phases(g, s, t, method, repeat):
+def phases(g, s, t, method, repeat, return_flow=True):
     name, _, threads = method.partition("@")
     name, _, freq = name.partition("/")
     runs = [matchflow.solve_flow(g, s, t, method=name,
                                  device="cuda" if name.startswith("gpu") else "cpu",
                                  threads=int(threads) if threads else None,
-                                 relabel_freq=float(freq) if freq else None)
+                                 relabel_freq=float(freq) if freq else None,
+                                 return_flow=return_flow)
             for _ in range(repeat + 1)][1:]
     st = min((r.stats for r in runs), key=lambda x: x.seconds_total)
     slowest = max(r.stats.seconds_total for r in runs)
