@@ -13,7 +13,7 @@ are allocated gets fresh ones).  "max" is the slowest timed run.
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
-wide 1024 x 1024, seg = segmentation 1024^2, seg8 = its 8-connected form at 724^2, seg3d =
+wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, seg8 = its 8-connected form at 724^2, seg3d =
 segmentation volume 96^3, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow
 suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the
@@ -37,6 +37,7 @@ INSTANCES = {
     "wl": lambda: [gen.washington_rlg_long(512, seed=0)],
     "ww": lambda: [gen.washington_rlg_wide(1024, seed=0)],
     "seg": lambda: [gen.segmentation_grid(1024, 1024, seed=0)],
+    "seg2k": lambda: [gen.segmentation_grid(2048, 2048, seed=0)],
     "seg8": lambda: [gen.segmentation_grid(724, 724, seed=0, connectivity=8)],
     "seg3d": lambda: [gen.segmentation_volume(96, 96, 96, seed=0)],
     "del": lambda: gen.delaunay_flow(2**20, k=1, seed=0),

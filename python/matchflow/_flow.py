@@ -268,11 +268,11 @@ def _graph_cut_shaped(net: _Network) -> bool:
     the second test: their right vertices have one arc, to the sink."""
     if net.n < 16:
         return False
-    degree = np.diff(net.ptr)
-    if degree[net.source] < net.n // 8:
+    if net.ptr[net.source + 1] - net.ptr[net.source] < net.n // 8:
         return False
-    rest = np.delete(degree, [net.source, net.sink])
-    return bool(rest.min() >= 2 and rest.max() <= 32)
+    degree = np.diff(net.ptr)
+    degree[[net.source, net.sink]] = 2  # the terminals pass, without a copy of the rest
+    return bool(degree.min() >= 2 and degree.max() <= 32)
 
 
 def _auto_method(backend: str, net: _Network | None = None, threads: int = 0) -> str:
@@ -381,13 +381,16 @@ def _run(net: _Network, start: float, method: str, device, tuning: _Tuning,
     if method in SCIPY_METHODS:
         return _run_scipy(net, start, method, device, tuning, array)
     method, backend, ordinal = _resolve(net, method, device, tuning.threads)
-    cpu_method = _auto_method("cpu", net, tuning.threads)
+
+    def on_cpu():  # the fallback's method, only looked at when it runs
+        cpu_method = _auto_method("cpu", net, tuning.threads)
+        return cpu_method, "cpu", 0, _solve(net, cpu_method, 0, tuning)
+
     method, backend, ordinal, (value, arc_flow, source_side, stats, built) = (
         _device.with_cpu_fallback(
             device, backend,
             lambda: (method, backend, ordinal, _solve(net, method, ordinal, tuning)),
-            lambda: (cpu_method, "cpu", 0, _solve(net, cpu_method, 0, tuning)),
-            stacklevel=4))
+            on_cpu, stacklevel=4))
     flow = (_flow_matrix(net, arc_flow, array, tuning.threads, built)
             if tuning.return_flow else None)
     where = _device.device_name(backend, ordinal)
