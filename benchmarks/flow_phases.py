@@ -15,7 +15,9 @@ Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): a
 DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
 wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, seg8 = its 8-connected form at 724^2, seg3d =
 segmentation volume 96^3, del = Delaunay 2^20, rmat =
-R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like; grids / roads / dels = the flow
+R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like, grid2k / road2k / ww2k / gl64 = the
+suite's largest grid, road-like, Washington wide and GENRMF long graphs, match20 = matching as
+flow on 2^20 + 2^20 vertices; grids / roads / dels = the flow
 suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the
 whole call minus setup and both phases: validation, the flow matrix, Python.
 """
@@ -47,6 +49,11 @@ INSTANCES = {
     "roads": lambda: gen.road_flow(1024, 1024, p_delete=0.35, seed=0)[:2],
     "dels": lambda: gen.delaunay_flow(2**20, seed=0)[:2],
     "road": lambda: gen.road_flow(1024, 1024, p_delete=0.35, k=1, seed=0),
+    "grid2k": lambda: gen.grid_flow(2048, 2048, k=1, seed=0),
+    "road2k": lambda: gen.road_flow(2048, 2048, p_delete=0.35, k=1, seed=0),
+    "ww2k": lambda: [gen.washington_rlg_wide(2048, seed=0)],
+    "gl64": lambda: [gen.genrmf_long(64, seed=0)],
+    "match20": lambda: [gen.matching_flow(gen.matching.uniform_random(1 << 20, degree=3, seed=0))],
 }
 
 

@@ -51,6 +51,7 @@
 //  * Tuned variant: after GR_FREQ cycles the global relabel is skipped
 //    unless the cycles lifted at least n / 8 labels since the last one
 //    (relabel_due()).
+//  * Tuned variant: GR_FREQ is at most 256 cycles (tuned_freq_cap()).
 //  * Phase 2 is skipped when !options.return_flow: value and cut are known
 //    after phase 1.
 //
@@ -106,6 +107,8 @@ constexpr int max_batch = 64;
 constexpr int blocks_per_sm = 8;                    // 2048 resident threads per SM
 constexpr int cycle_limit = 1 << 30;                // stamps stay positive int32
 constexpr int lift_share = 8;                       // tuned: see relabel_due()
+constexpr int tuned_relabel_cap = 256;              // tuned: see tuned_freq_cap()
+constexpr int no_freq_cap = 1 << 24;
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 /// The tuned cycles' discharge_rules (discharge.cuh); the spans that take
@@ -118,6 +121,16 @@ ecl::discharge_rules tuned_rules() {
   const double short_arcs = env_number("MATCHFLOW_GPU_PR_SHORT_ARCS", ecl::short_span_arcs, 0);
   return ecl::discharge_rules{offset_t(std::min(hubs, double(ecl::no_hubs))),
                               offset_t(std::min(short_arcs, double(ecl::short_span_arcs)))};
+}
+
+/// The most cycles between relabel checks: the paper's GR_FREQ (|V|^2 /
+/// 1000 |E|) grows with |V|, and on large images the last of those cycles
+/// only move excess that can no longer reach t until the relabel lifts it out
+/// (NOTES.md, "gpu-pr's constants").  MATCHFLOW_GPU_PR_RELABEL_CAP moves it.
+int tuned_freq_cap() {
+  const double cap = matchflow::detail::env_number("MATCHFLOW_GPU_PR_RELABEL_CAP",
+                                                   tuned_relabel_cap, min_relabel_freq);
+  return int(std::min(cap, double(no_freq_cap)));
 }
 
 class ecl_solver {
@@ -254,7 +267,8 @@ void ecl_solver::allocate() {
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
-  relabel_freq_ = int(std::clamp(freq, double(min_relabel_freq), double(1 << 24)));
+  const int cap = paper_ ? no_freq_cap : tuned_freq_cap();  // the paper's GR_FREQ uncapped
+  relabel_freq_ = int(std::clamp(freq, double(min_relabel_freq), double(cap)));
   g_ = ecl::graph_view{vertex_t(n_),   net_.source,  net_.sink,     ptr_.data(),  heads_.data(),
                        caps_.data(),   rptr_.data(), rtail_.data(), rarc_.data(), flow_.data(),
                        excess_.data(), h_.data(),    time_.data()};
