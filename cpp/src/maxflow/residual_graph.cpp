@@ -83,7 +83,8 @@ void offsets_by_thread(vertex_t n, int threads, vertex_t lo, vertex_t hi, Arc* c
   }
 }
 
-/// Pass 2 over rows [lo, hi): both copies of every arc, and forward_of.
+/// Pass 2 over rows [lo, hi): both copies of every arc, and forward_of when
+/// the graph has it.
 /// A forward copy's index is its tail's first arc plus its rank among the
 /// tail's non-loop arcs; a reverse copy's is its head's first reverse slot
 /// plus this thread's offset there (`next`), counted up.
@@ -95,13 +96,13 @@ void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) {
-        g.forward_of[std::size_t(a)] = -1;
+        if (g.forward_of) g.forward_of[std::size_t(a)] = -1;
         continue;
       }
       const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
       g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
       g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
-      g.forward_of[std::size_t(a)] = f;
+      if (g.forward_of) g.forward_of[std::size_t(a)] = f;
       ++f;
     }
   }
@@ -114,14 +115,14 @@ bool residual_fits_int32(const flow_network& net) {
 }
 
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team) {
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows) {
   residual_graph<Arc> g;
   const vertex_t n = net.n;
   team = build_team(net, team);
   g.n = n;
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
-  g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
+  if (flows) g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
   big_array<Arc> counts = big_array_of<Arc>(std::size_t(team) * std::size_t(n));
 #pragma omp parallel num_threads(team)
   {
@@ -176,7 +177,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 }
 
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
-  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int);       \
+  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool); \
   template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
                                           std::vector<capacity_t>&);                      \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \

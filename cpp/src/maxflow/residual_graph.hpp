@@ -46,6 +46,7 @@ struct residual_graph {
                       ///< its reverse copies [reverse_first[u], first[u+1])
   big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
   big_array<Arc> forward_of;          ///< per input arc: its forward copy, -1 for a self-loop
+                                      ///< (only when built for flows)
 };
 
 /// True when `net`'s residual graph is indexed by int32.
@@ -53,9 +54,10 @@ bool residual_fits_int32(const flow_network& net);
 
 /// Builds the residual graph of `net` with zero flow, with `team` OpenMP
 /// threads (each owns a range of heads for the transpose; the result does
-/// not depend on `team`).
+/// not depend on `team`).  `flows`: with forward_of, which only reading the
+/// flows back needs (a ninth of what the build writes).
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team);
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows);
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of

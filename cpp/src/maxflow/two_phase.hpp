@@ -33,7 +33,7 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options, flo
                        flow_stats* stats, Phase1& phase1, Phase2& phase2) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
-  residual_graph<Arc> g = build_residual_graph<Arc>(net, team);
+  residual_graph<Arc> g = build_residual_graph<Arc>(net, team, options.return_flow);
   std::vector<capacity_t> excess(std::size_t(net.n), 0);
   stats->seconds_setup = seconds_since(t0);
 
