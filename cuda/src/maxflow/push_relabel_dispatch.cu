@@ -104,10 +104,10 @@ constexpr double paper_freq_factor = 1.0 / 1000.0;  // Algorithm 4, line 1
 constexpr int min_relabel_freq = 100;               // Algorithm 4, line 1
 constexpr int first_batch = 4;                      // cycles / levels per size read
 constexpr int max_batch = 64;
-constexpr int blocks_per_sm = 8;                    // 2048 resident threads per SM
-constexpr int cycle_limit = 1 << 30;                // stamps stay positive int32
-constexpr int lift_share = 8;                       // tuned: see relabel_due()
-constexpr int tuned_relabel_cap = 256;              // tuned: see tuned_freq_cap()
+constexpr int blocks_per_sm = 8;        // 2048 resident threads per SM
+constexpr int cycle_limit = 1 << 30;    // stamps stay positive int32
+constexpr int lift_share = 8;           // tuned: see relabel_due()
+constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
 constexpr int no_freq_cap = 1 << 24;
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
