@@ -108,7 +108,7 @@ constexpr int blocks_per_sm = 8;        // 2048 resident threads per SM
 constexpr int cycle_limit = 1 << 30;    // stamps stay positive int32
 constexpr int lift_share = 8;           // tuned: see relabel_due()
 constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
-constexpr int no_freq_cap = 1 << 24;
+constexpr int no_freq_cap = 1 << 24;    // the paper variant: GR_FREQ as its formula gives
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 /// The tuned cycles' discharge_rules (discharge.cuh); the spans that take
