@@ -35,7 +35,6 @@
 // vertices with an arc leaving their half: only what crosses the seams is
 // left to it.
 #include <algorithm>
-#include <deque>
 #include <exception>
 #include <limits>
 #include <vector>
@@ -67,6 +66,30 @@ struct bk_node {
   std::uint8_t active;  // queued for growth
 };
 
+/// A first-in, first-out queue of vertices in which each vertex is at most
+/// once at a time (the active vertices, kept so by their flag; the orphans,
+/// each queued as its parent arc goes): a ring of `capacity` slots, so that
+/// no push or pop allocates (std::deque's blocks were allocated and freed as
+/// the queue moved).
+class vertex_fifo {
+ public:
+  explicit vertex_fifo(std::size_t capacity) : mask_(ring_mask(capacity)) {}
+  bool empty() const { return head_ == tail_; }
+  vertex_t front() const { return slot_[head_ & mask_]; }
+  void pop_front() { ++head_; }
+  void push_back(vertex_t v) { slot_[tail_++ & mask_] = v; }
+
+ private:
+  static std::size_t ring_mask(std::size_t capacity) {
+    std::size_t size = 1;
+    while (size < capacity) size *= 2;
+    return size - 1;
+  }
+  std::size_t mask_;
+  big_array<vertex_t> slot_ = big_array_of<vertex_t>(mask_ + 1);
+  std::size_t head_ = 0, tail_ = 0;  // pops and pushes so far
+};
+
 /// Parts smaller than this are not worth a thread: the whole search's pass
 /// over their borders would cost what the part saved.
 constexpr vertex_t least_part = 1 << 14;
@@ -91,6 +114,8 @@ class boykov_kolmogorov {
         sink_(sink),
         lo_(lo),
         hi_(hi),
+        queue_(std::size_t(hi - lo)),
+        orphans_(std::size_t(hi - lo)),
         time_(time) {}
 
   /// Flow the search has sent into the sink, and its counts.
@@ -397,7 +422,7 @@ class boykov_kolmogorov {
   std::vector<capacity_t>& excess_;
   node* node_;
   vertex_t source_, sink_, lo_, hi_;
-  std::deque<vertex_t> queue_, orphans_;
+  vertex_fifo queue_, orphans_;  // a range's vertices (never the sink or the source), once each
   std::int32_t time_;
 };
 
