@@ -44,7 +44,9 @@ matchflow's time is the whole call (validation, conversion, copies); for
 gpu-pr the on-GPU time (stats.seconds_phase1 + seconds_phase2) is given too.
 Every value is checked against SciPy's (else OR-Tools', igraph's, pr's):
 a differing one is marked WRONG, as is a returned flow that breaks a
-capacity or conservation.  Median of --repeat runs after one warm-up.
+capacity or conservation, or a returned cut (source_side) that does not
+separate the terminals or whose capacity is not the value (checked with
+--value-only too).  Median of --repeat runs after one warm-up.
 
 Writes flow.md, flow.json and flow-profile.png (when matplotlib is
 importable) into --out; each states commit, machine, versions and the
@@ -605,8 +607,8 @@ def markdown(results, plot_note: str) -> str:
         "(their graph construction not counted; ortools/igraph's in the JSON as `build`); "
         "matchflow: the whole `solve_flow` call.  gpu-pr: [on-GPU seconds = phase 1 + phase 2].  "
         "value: the reference, SciPy's unless another is named (else OR-Tools', igraph's, pr's).  "
-        "WRONG: a value differing from the reference or a returned flow breaking capacity "
-        "or conservation.",
+        "WRONG: a value differing from the reference, a returned flow breaking capacity "
+        "or conservation, or a returned cut whose capacity is not the value.",
         "",
         "| instance | n | arcs | value | " + " | ".join(labels) + " |",
         "|---|---:|---:|---:|" + "---:|" * len(labels),
@@ -646,7 +648,8 @@ def markdown(results, plot_note: str) -> str:
     lines += ["", "## Checks", ""]
     lines += ([f"- {n} / {k}: {c}" for n, k, c in wrong] if wrong else
               ["Every value equals the reference; every returned flow respects capacities "
-               "and conservation."])
+               "and conservation; every returned cut separates the terminals and its capacity "
+               "is the value."])
     lines += ["", plot_note, ""]
     return "\n".join(lines)
 
