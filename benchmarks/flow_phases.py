@@ -11,15 +11,15 @@ environment; values are split at commas, so a value cannot hold one); several --
 combination; the host scratch cache is emptied before each (so a knob that changes how blocks
 are allocated gets fresh ones).  "max" is the slowest timed run.
 
-Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 = complete
-DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG long 512 x 1024 /
-wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, seg8 = its 8-connected form at 724^2, seg3d =
-segmentation volume 96^3, del = Delaunay 2^20, rmat =
+Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 =
+complete DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG
+long 512 x 1024 / wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, seg8 = its
+8-connected form at 724^2, seg3d = segmentation volume 96^3, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like, grid2k / road2k / ww2k / gl64 = the
-suite's largest grid, road-like, Washington wide and GENRMF long graphs, match20 = matching as
-flow on 2^20 + 2^20 vertices; grids / roads / dels = the flow
-suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the
-whole call minus setup and both phases: validation, the flow matrix, Python.
+suite's largest grid, road-like, Washington wide and GENRMF long graphs, match20 = matching
+as flow on 2^20 + 2^20 vertices; grids / roads / dels = the flow suite's two s-t pairs of the
+1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the whole call minus setup and
+both phases: validation, transfers, the flow matrix, Python.
 """
 import argparse
 import os

@@ -151,17 +151,24 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
 }
 
 template <class Arc>
-void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source,
-                          std::vector<capacity_t>& excess) {
-  for (Arc k = g.first[std::size_t(source)]; k < g.reverse_first[std::size_t(source)]; ++k) {
+void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess,
+                          int team) {
+  const Arc first = g.first[std::size_t(source)], last = g.reverse_first[std::size_t(source)];
+  if (last - first < Arc(parallel_min_arcs)) team = 1;
+  capacity_t sent = 0;
+  // Each arc's reverse copy is its own; parallel arcs share a head's excess.
+#pragma omp parallel for num_threads(team) schedule(static) reduction(+ : sent)
+  for (Arc k = first; k < last; ++k) {
     residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
     const capacity_t c = arc.rescap;
     if (c == 0) continue;
     arc.rescap = 0;
     g.arcs[std::size_t(arc.reverse)].rescap += c;
+#pragma omp atomic
     excess[std::size_t(arc.head)] += c;
-    excess[std::size_t(source)] -= c;
+    sent += c;
   }
+  excess[std::size_t(source)] -= sent;
 }
 
 template <class Arc>
@@ -179,7 +186,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
   template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool); \
   template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
-                                          std::vector<capacity_t>&);                      \
+                                          std::vector<capacity_t>&, int);                 \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \
                                     capacity_t*);
 MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)

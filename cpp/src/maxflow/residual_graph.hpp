@@ -61,9 +61,12 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
-/// every push-relabel method).  `excess` has g.n entries, all zero.
+/// every push-relabel method), with `team` threads (an image's source has an
+/// arc to every pixel: one thread's pass was a sixth of bk's search).
+/// `excess` has g.n entries, all zero.
 template <class Arc>
-void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess);
+void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess,
+                          int team);
 
 /// arc_flow[a] = caps[a] - residual capacity of a's forward copy (0 for self-loops).
 template <class Arc>

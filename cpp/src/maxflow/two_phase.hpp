@@ -38,7 +38,7 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options, flo
   stats->seconds_setup = seconds_since(t0);
 
   const auto t1 = std::chrono::steady_clock::now();
-  saturate_source_arcs(g, net.source, excess);
+  saturate_source_arcs(g, net.source, excess, team);
   if (!phase1(g, excess, result->source_side)) {
     // The vertices that cannot reach the sink: after a maximum preflow, a
     // minimum cut (its complement holds every vertex that can still send to
