@@ -804,6 +804,20 @@ def test_bk_parts_agree_with_one_search():
         g.setdiag(0)
         g.eliminate_zeros()
         cases.append((g, *st_pair(rng, n)))
+    # Each pixel's arc to the sink as two parallel arcs (duplicate entries):
+    # the sink's in-arcs are shared out among the team at tail changes.
+    image = generators.segmentation_grid(256, 256, seed=4)
+    coo = image.graph.tocoo()
+    split = coo.col == image.sink
+    rows = np.concatenate([coo.row, coo.row[split]])
+    cols = np.concatenate([coo.col, coo.col[split]])
+    caps = np.concatenate([np.where(split, coo.data - coo.data // 2, coo.data),
+                           coo.data[split] // 2])
+    order = np.argsort(rows, kind="stable")
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=image.graph.shape[0]))])
+    doubled = sp.csr_array((caps[order], cols[order], ptr), shape=image.graph.shape)
+    assert doubled.nnz == image.graph.nnz + split.sum()
+    cases.append((doubled, image.source, image.sink))
     # A path that crosses a seam and comes back, s -> p -> q -> r -> t with p
     # and r on one side of it: only a merge woken on that side finds it (the
     # seam between the first two of 4 parts of 2^14 vertices, the least part).
