@@ -783,6 +783,33 @@ def test_bk_cut_is_the_vertices_that_cannot_reach_the_sink():
         assert_array_equal(bk.source_side, pr.source_side)
 
 
+@pytest.mark.parametrize("method", ["pr", "ppr", "bk"])
+def test_source_arcs_saturated_on_a_team(method):
+    """The initial preflow saturates the source's arcs on the team when
+    there are 2^16 or more: two parallel arcs into every vertex (their
+    excesses added at once) and one into some, capped further on by the
+    arcs to the sink and a chain between the vertices.  The value, the cut
+    and a valid flow, whatever the team."""
+    rng = np.random.default_rng(30)
+    k = 40_000
+    s, t = k, k + 1
+    inner = np.arange(k)
+    tails = np.concatenate([np.full(2 * k + k // 3, s), inner, inner[:-1]])
+    heads = np.concatenate([inner, inner, inner[: k // 3], np.full(k, t), inner[1:]])
+    caps = rng.integers(0, 20, tails.size)
+    order = np.argsort(tails, kind="stable")
+    ptr = np.concatenate([[0], np.cumsum(np.bincount(tails, minlength=k + 2))])
+    g = sp.csr_array((caps[order], heads[order], ptr), shape=(k + 2, k + 2))
+    assert g.nnz == tails.size  # the parallel arcs stay parallel
+    one = solve_flow(g, s, t, method="pr", threads=1)
+    assert one.flow_value == scipy_maximum_flow(g.astype(np.int32), s, t).flow_value
+    for threads in (2, 3, 4):
+        res = solve_flow(g, s, t, method=method, threads=threads)
+        assert res.flow_value == one.flow_value
+        assert_array_equal(res.source_side, one.source_side)
+        assert_max_flow(g, s, t, res)
+
+
 def test_bk_parts_agree_with_one_search():
     """On a team, bk's trees first grow in one range of vertex ids per
     thread (at least 2^14 vertices each), then in the unions of neighbouring

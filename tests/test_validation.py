@@ -196,6 +196,27 @@ def test_decreasing_offsets_without_entries_are_rejected():
         matchflow.maximum_bipartite_matching(g)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_large_pattern_errors_found_in_every_chunk(where, dtype):
+    """Above 2^16 entries the ids and the offsets are checked in one chunk per
+    thread: a broken entry at either end or in the middle is found, with
+    SciPy's message."""
+    g = generators.uniform_random(1 << 17, degree=3.0, seed=6)
+    g.indices, g.indptr = g.indices.astype(dtype), g.indptr.astype(dtype)
+    at = {"first": 0, "middle": g.nnz // 2, "last": g.nnz - 1}[where]
+    row = {"first": 1, "middle": g.shape[0] // 2, "last": g.shape[0] - 1}[where]
+    too_big, negative, decreasing = g.copy(), g.copy(), g.copy()
+    too_big.indices[at] = g.shape[1]
+    negative.indices[at] = -1
+    decreasing.indptr[row] = decreasing.indptr[row + 1] + 1
+    for bad, message in ((too_big, f"indices must be < {g.shape[1]}"),
+                         (negative, "indices must be >= 0"),
+                         (decreasing, "non-decreasing")):
+        with pytest.raises(ValueError, match=message):
+            matchflow.maximum_bipartite_matching(bad)
+
+
 def test_valid_large_pattern_passes_the_parallel_check():
     g = generators.uniform_random(1 << 17, degree=3.0, seed=5)  # > 2^16 ids: parallel pass
     for m in (g, sp.csc_array(g), sp.csr_array((g.data, g.indices.astype(np.int64),
