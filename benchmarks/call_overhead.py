@@ -163,7 +163,7 @@ def _timed_calls(module, names, call, repeat: int) -> list[dict]:
     return rows
 
 
-def report_flow(name, inst, repeat, method="gpu-pr", threads=None):
+def report_flow(name, inst, repeat, method="gpu-pr", threads=None, return_flow=True):
     """Medians over calls of the whole call and of its parts, each call's
     parts timed inside it: validation (`_checked`), the core call
     (`_solve`; its stats: setup, transfer, phases), SciPy's flow matrix
@@ -172,7 +172,8 @@ def report_flow(name, inst, repeat, method="gpu-pr", threads=None):
     result)."""
     from matchflow import _flow
     call = lambda: _flow.solve_flow(inst.graph, inst.source, inst.sink,  # noqa: E731
-                                    method=method, threads=threads)
+                                    method=method, threads=threads,
+                                    return_flow=return_flow)
     rows = _timed_calls(_flow, ("_checked", "_solve", "_flow_matrix"), call, repeat)
     for r in rows:
         r["python"] = r["total"] - r["_checked"] - r["_solve"] - r.get("_flow_matrix", 0.0)
@@ -187,18 +188,19 @@ def report_flow(name, inst, repeat, method="gpu-pr", threads=None):
           f"{med['python']:.1f}); core: {cells}", flush=True)
 
 
-def flow_main(repeat: int, method: str, threads, names) -> None:
+def flow_main(repeat: int, method: str, threads, names, return_flow=True) -> None:
     from matchflow.generators import flow
     instances = {
         "ac": lambda: flow.acyclic_dense(1000, seed=0),
         "grid": lambda: flow.grid_flow(1024, 1024, seed=0)[0],
         "segmentation": lambda: flow.segmentation_grid(1024, 1024, seed=0),
+        "segmentation2k": lambda: flow.segmentation_grid(2048, 2048, seed=0),
         "rmat": lambda: flow.rmat_flow(18, seed=0)[0],
         "road": lambda: flow.road_flow(1024, p_delete=0.35, seed=0)[0],
         "delaunay": lambda: flow.delaunay_flow(1 << 20, seed=0)[0]}
     for key in names or instances:
         inst = instances[key]()
-        report_flow(inst.name, inst, repeat, method, threads)
+        report_flow(inst.name, inst, repeat, method, threads, return_flow)
 
 
 def profile(graph, method):
@@ -221,7 +223,10 @@ def main() -> None:
     p.add_argument("--flow-method", default="gpu-pr", help="--flow: the method (default gpu-pr)")
     p.add_argument("--threads", type=int, default=None, help="--flow: OpenMP threads")
     p.add_argument("--instances", nargs="*", default=None,
-                   help="--flow: some of ac grid segmentation rmat road delaunay (default all)")
+                   help="--flow: some of ac grid segmentation segmentation2k rmat road delaunay "
+                        "(default all)")
+    p.add_argument("--value-only", action="store_true",
+                   help="--flow: return_flow=False (value and cut only)")
     p.add_argument("--device-input", action="store_true",
                    help="also time the graphs from GPU memory (CuPy CSR)")
     p.add_argument("--families", nargs="+", default=["uniform", "rmat"],
@@ -231,7 +236,8 @@ def main() -> None:
                    help="matching: each graph also with random row and column permutations")
     args = p.parse_args()
     if args.flow:
-        flow_main(args.repeat, args.flow_method, args.threads, args.instances)
+        flow_main(args.repeat, args.flow_method, args.threads, args.instances,
+                  not args.value_only)
         return
     suite_args = bench_matching.parse_args([])  # the suite's defaults: degree, seed, ...
     last = None

@@ -49,7 +49,8 @@
 //  * options.relabel_freq > 0 replaces the paper's factor 1/1000 in GR_FREQ
 //    (the floor of 100 cycles stays).
 //  * Tuned variant: after GR_FREQ cycles the global relabel is skipped
-//    unless the cycles lifted at least n / 8 labels since the last one
+//    unless the cycles lifted at least n / 8 labels since the last one, or
+//    lifted about once a cycle for as long as the last relabel took
 //    (relabel_due()).
 //  * Tuned variant: GR_FREQ is at most 256 cycles (tuned_freq_cap()).
 //  * Phase 2 is skipped when !options.return_flow: value and cut are known
@@ -107,6 +108,7 @@ constexpr int max_batch = 64;
 constexpr int blocks_per_sm = 8;        // 2048 resident threads per SM
 constexpr int cycle_limit = 1 << 30;    // stamps stay positive int32
 constexpr int lift_share = 8;           // tuned: see relabel_due()
+constexpr double relabel_rent = 1;      // tuned: see relabel_due()
 constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
 constexpr int no_freq_cap = 1 << 24;    // the paper variant: GR_FREQ as its formula gives
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
@@ -131,6 +133,13 @@ int tuned_freq_cap() {
   const double cap = matchflow::detail::env_number("MATCHFLOW_GPU_PR_RELABEL_CAP",
                                                    tuned_relabel_cap, min_relabel_freq);
   return int(std::min(cap, double(no_freq_cap)));
+}
+
+/// How many times the last global relabel's time the cycles since may take,
+/// while lifting, before the next relabel is due (relabel_due());
+/// MATCHFLOW_GPU_PR_RELABEL_RENT moves it, 0 turns the rule off.
+double relabel_rent_factor() {
+  return matchflow::detail::env_number("MATCHFLOW_GPU_PR_RELABEL_RENT", relabel_rent, 0);
 }
 
 class ecl_solver {
@@ -196,6 +205,10 @@ class ecl_solver {
   int bfs_ = 0;     // global relabels so far (BFS id = -(bfs_ + 1))
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
+  int cycle_at_relabel_ = 1;                 // cycle_ then
+  double relabel_seconds_ = 0;               // how long that relabel took
+  matchflow::detail::clock_type::time_point relabelled_at_{};  // when it ended
+  double rent_ = relabel_rent;
   unsigned fixed_blocks_ = 1;
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
@@ -264,6 +277,7 @@ void ecl_solver::allocate() {
   if (!paper_) {
     setup_cooperative(sms);
     rules_ = tuned_rules();
+    rent_ = relabel_rent_factor();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -455,9 +469,12 @@ void ecl_solver::solve_phase(bool phase1) {
       const auto start = matchflow::detail::clock_type::now();
       global_relabel(phase1);
       count = collect_active(phase1);
-      stats_->seconds_global_relabel += matchflow::detail::seconds_since(start);
+      relabel_seconds_ = matchflow::detail::seconds_since(start);
+      stats_->seconds_global_relabel += relabel_seconds_;
       if (count == 0) break;
       lifts_at_relabel_ = host_ctl_.get()->lifts;
+      cycle_at_relabel_ = cycle_;
+      relabelled_at_ = matchflow::detail::clock_type::now();
     }
     run_cycles(phase1, relabel_freq_, count);
     count = current_count();
@@ -472,15 +489,23 @@ void ecl_solver::solve_phase(bool phase1) {
 }
 
 /// Tuned variant: a global relabel is due after GR_FREQ cycles only if the
-/// cycles since the last one lifted at least n / lift_share labels.  The
-/// paper relabels every GR_FREQ cycles whatever happened; on a long path
+/// cycles since the last one lifted at least n / lift_share labels, or
+/// lifted about once a cycle for rent_ times as long as that relabel took.
+/// The paper relabels every GR_FREQ cycles whatever happened; on a long path
 /// (SciPy's 100,000-vertex regression test) the labels stay exact, the
 /// excess moves one arc per cycle, and each of the ~n / GR_FREQ relabels
 /// is an n-level BFS: quadratic work.  Counting lifts is hi_pr's idea
-/// (global updates after work proportional to n), measured in lifts.
+/// (global updates after work proportional to n), measured in lifts.  The
+/// second rule is a rent-or-buy bound: a few vertices that cannot reach the
+/// root lift each other about once a cycle and would take n / lift_share
+/// cycles (1.6 s instead of 0.05 on the 2048^2 segmentation; NOTES.md,
+/// "gpu-pr's constants"); the path's cycles do not lift.
 bool ecl_solver::relabel_due() const {
   const auto lifts = host_ctl_.get()->lifts - lifts_at_relabel_;
-  return lifts * lift_share >= static_cast<decltype(lifts)>(n_);
+  if (lifts * lift_share >= static_cast<decltype(lifts)>(n_)) return true;
+  const auto cycles = static_cast<decltype(lifts)>(cycle_ - cycle_at_relabel_);
+  return rent_ > 0 && 2 * lifts >= cycles &&
+         matchflow::detail::seconds_since(relabelled_at_) >= rent_ * relabel_seconds_;
 }
 
 void ecl_solver::run() {
