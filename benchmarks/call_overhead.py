@@ -174,18 +174,20 @@ def report_flow(name, inst, repeat, method="gpu-pr", threads=None, return_flow=T
     call = lambda: _flow.solve_flow(inst.graph, inst.source, inst.sink,  # noqa: E731
                                     method=method, threads=threads,
                                     return_flow=return_flow)
-    rows = _timed_calls(_flow, ("_checked", "_solve", "_flow_matrix"), call, repeat)
+    checks = ("_checked_compressed", "_int64_capacities", "_source_capacity")
+    rows = _timed_calls(_flow, ("_checked", "_solve", "_flow_matrix") + checks, call, repeat)
     for r in rows:
         r["python"] = r["total"] - r["_checked"] - r["_solve"] - r.get("_flow_matrix", 0.0)
         for k in ("setup", "transfer", "phase1", "phase2"):
             r[k] = getattr(r["stats"], "seconds_" + k)
     med = {k: statistics.median(r.get(k, 0.0) for r in rows) * 1e3
            for k in ("total", "_checked", "_solve", "_flow_matrix", "python",
-                     "setup", "transfer", "phase1", "phase2")}
+                     "setup", "transfer", "phase1", "phase2") + checks}
     cells = "  ".join(f"{k} {med[k]:.1f}" for k in ("setup", "transfer", "phase1", "phase2"))
+    parts = "  ".join(f"{k.strip('_')} {med[k]:.1f}" for k in checks)
     print(f"{name:<40} total {med['total']:7.1f} ms = validate {med['_checked']:.1f} + core "
           f"{med['_solve']:.1f} + flow matrix {med['_flow_matrix']:.1f} (+ Python "
-          f"{med['python']:.1f}); core: {cells}", flush=True)
+          f"{med['python']:.1f}); core: {cells}; validate: {parts}", flush=True)
 
 
 def flow_main(repeat: int, method: str, threads, names, return_flow=True) -> None:
