@@ -204,6 +204,16 @@ def find_negative(const int64_t[::1] values):
     return found
 
 
+def sum_capacities(const int64_t[::1] caps, const int32_t[::1] heads, int32_t skip):
+    """Exact sum of the non-negative caps[k] with heads[k] != skip (a Python int;
+    one parallel pass)."""
+    cdef uint64_t high = 0, low = 0
+    with nogil:
+        capacity_sum(_data_or_null(caps), _data_or_null(heads), caps.shape[0], skip, 0,
+                     &high, &low)
+    return (int(high) << 64) | int(low)
+
+
 cdef matching_options _matching_options(int init, int threads, double relabel_k,
                                         int bfs_kernel, int thread_layout, int device,
                                         bint paper_structure):

@@ -56,6 +56,8 @@ cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
     status check_compressed(const int64_t* ptr, int64_t n_major, const int64_t* ids,
                             int64_t nnz, int64_t n_minor, int threads)
     int64_t first_negative(const int64_t* values, int64_t n, int threads)
+    void capacity_sum(const int64_t* caps, const int32_t* heads, int64_t n, int32_t skip,
+                      int threads, uint64_t* high, uint64_t* low)
 
 
 cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:

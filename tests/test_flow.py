@@ -156,10 +156,28 @@ def test_source_capacity_bound():
     # The self loop carries no flow, so it does not count.
     under = sp.csr_array(np.array([[2**62, big, big - 1], [0, 0, 0], [0, 0, 0]]))
     assert _flow._checked(under, 0, 2).n_arcs == 3  # 2**62 - 1 leaves the source
-    # A total past int64 (summed in 31-bit halves): reported exactly.
+    # A total past int64 (summed in 128 bits): reported exactly.
     wide = sp.csr_array(np.array([[0, 2**62, 2**62, 2**62], [0] * 4, [0] * 4, [0] * 4]))
     with pytest.raises(ValueError, match=f"total capacity {3 * 2**62}; "):
         maximum_flow(wide, 0, 3)
+
+
+def test_source_capacity_summed_exactly_on_a_team():
+    """Past 2**16 arcs the source's capacity is summed in parallel chunks:
+    the self loops (at either end and inside) are left out, and a total past
+    2**64 is exact."""
+    n = 1 << 17
+    heads = np.arange(n, dtype=np.int32)
+    heads[[0, n // 2, n - 1]] = 0  # self loops of the source 0, kept apart in the CSR
+    caps = np.full(n, 2**62 - 7, dtype=np.int64)
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    ptr[1:] = n
+    g = sp.csr_array((caps, heads, ptr), shape=(n, n))
+    total = (n - 3) * (2**62 - 7)
+    assert total > 2**64
+    with pytest.raises(ValueError, match=f"total capacity {total}; "):
+        maximum_flow(g, 0, 1)
+    assert _flow._source_capacity(ptr, heads, caps, 0) == total
 
 
 def test_negative_capacity_named_first_in_large_graph():

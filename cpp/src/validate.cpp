@@ -1,10 +1,11 @@
 // check_compressed: one parallel pass over the ids and the offsets;
-// first_negative: one over the values.
+// first_negative: one over the values; capacity_sum: one over an arc range.
 #include "matchflow/validate.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "openmp.hpp"
 
@@ -143,6 +144,25 @@ std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int thre
   }
   if (std::int64_t(bits) >= 0) return -1;
   return std::find_if(values, values + n, [](std::int64_t v) { return v < 0; }) - values;
+}
+
+void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
+                  std::int32_t skip, int threads, std::uint64_t* high, std::uint64_t* low) noexcept {
+  using wide = unsigned __int128;
+  const int team = pass_team(n, threads);
+  std::vector<wide> sums(static_cast<std::size_t>(team), 0);
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+  for (int c = 0; c < team; ++c) {
+    wide sum = 0;
+    for (std::int64_t k = chunk_start(n, team, c); k < chunk_start(n, team, c + 1); ++k) {
+      if (heads[k] != skip) sum += wide(caps[k]);
+    }
+    sums[static_cast<std::size_t>(c)] = sum;
+  }
+  wide total = 0;
+  for (const wide s : sums) total += s;
+  *high = std::uint64_t(total >> 64);
+  *low = std::uint64_t(total);
 }
 
 }  // namespace matchflow

@@ -30,4 +30,12 @@ status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::in
 /// @param threads  OpenMP threads; 0 = the OpenMP default
 std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept;
 
+/// The exact sum of the non-negative `caps[k]` over k in [0, n) with
+/// `heads[k] != skip` (a source's capacity: its self-loops carry no flow),
+/// as high * 2^64 + low: n * 2^63 may pass int64.  One parallel pass.
+///
+/// @param threads  OpenMP threads; 0 = the OpenMP default
+void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
+                  std::int32_t skip, int threads, std::uint64_t* high, std::uint64_t* low) noexcept;
+
 }  // namespace matchflow

@@ -4,18 +4,23 @@
 // The build is a counting transpose done by `team` threads, each owning a
 // range of rows (tails) holding about m / team arcs.  Pass 1: each thread
 // counts its rows' out-degrees and, in an array of its own, how many of its
-// arcs enter each head.  Between the passes, per head, the threads' counts
-// become offsets in thread order.  Pass 2: each thread writes its rows'
-// forward copies in order and each reverse copy at its head's next slot for
-// that thread.  No atomics, and each reverse list is filled in input-arc
-// order whatever the team, so the graph, and every pr run on it, is
-// reproducible (ppr's lock-free epochs race: the same value and cut, not
-// always the same flow).  Each arc is read twice in all, not once by every
-// thread (NOTES.md, "CPU constants").  A row is never split between threads:
-// segmentation's source row, 12% of its arcs, holds one thread up.
-// The counts take team * n entries: the team shrinks so that they are at
-// most as many as the residual records.  The big arrays are left
-// uninitialised: every record is written once.
+// arcs enter each head of its window (the least to the greatest head its
+// rows hold).  Between the passes, per head, the threads' counts become
+// offsets in thread order, and the vertices' first arcs a prefix sum by
+// vertex ranges.  Pass 2: each thread writes its rows' forward copies in
+// order and each reverse copy at its head's next slot for that thread.  No
+// atomics, and each reverse list is filled in input-arc order whatever the
+// team, so the graph, and every pr run on it, is reproducible (ppr's
+// lock-free epochs race: the same value and cut, not always the same flow).
+// Each arc is read twice in all, not once by every thread (NOTES.md, "CPU
+// constants").  A row is never split between threads: segmentation's source
+// row, 12% of its arcs, holds one thread up.
+// The counts take at most team * n entries (fewer where rows hold nearby
+// heads, as an image's do: about 2n): the team shrinks so that they are at
+// most as many as the residual records.  The build is bound by memory
+// traffic on the 16-thread host (NOTES.md, "Graph cuts"), so the windows
+// and the parallel prefix matter.  The big arrays are left uninitialised:
+// every record is written once.
 #include "residual_graph.hpp"
 
 #include <algorithm>
@@ -47,12 +52,39 @@ vertex_t first_row(const flow_network& net, int c, int threads) {
   return vertex_t(std::lower_bound(net.ptr, net.ptr + net.n, target) - net.ptr);
 }
 
+/// The heads a thread's rows [lo, hi) hold, as [lo, hi); empty when none.
+/// Self-loops' heads are in it too: they lie in [lo, hi) anyway.
+struct head_window {
+  vertex_t lo = 0, hi = 0;
+};
+
+head_window window_of(const flow_network& net, vertex_t lo, vertex_t hi) {
+  const vertex_t* first = net.heads + net.ptr[lo];
+  const vertex_t* last = net.heads + net.ptr[hi];
+  if (first == last) return {};
+  vertex_t least = *first, most = *first;
+  for (const vertex_t* h = first; h != last; ++h) {
+    least = std::min(least, *h);
+    most = std::max(most, *h);
+  }
+  return {least, vertex_t(most + 1)};
+}
+
+/// One thread's counts: slot v - window.lo for head v.
+template <class Arc>
+struct window_counts {
+  Arc* slots;
+  head_window window;
+  Arc& operator[](vertex_t v) const { return slots[v - window.lo]; }
+  bool holds(vertex_t v) const { return window.lo <= v && v < window.hi; }
+};
+
 /// Pass 1 over rows [lo, hi): reverse_first[u] = u's non-loop out-arcs,
 /// in[v] = the rows' non-loop arcs into v (`in` zeroed here).
 template <class Arc>
 void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
-                   Arc* in) {
-  std::fill(in, in + net.n, Arc(0));
+                   const window_counts<Arc>& in) {
+  std::fill(in.slots, in.slots + (in.window.hi - in.window.lo), Arc(0));
   for (vertex_t u = lo; u < hi; ++u) {
     Arc out = 0;
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
@@ -65,21 +97,44 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
   }
 }
 
-/// Per head v, the team's counts (thread c's at counts[c * n + v]) become
-/// each thread's offset within v's reverse copies; first[v + 1] = v's
-/// non-loop in-arcs.  Vertices [lo, hi).
+/// Per head v, the team's counts become each thread's offset within v's
+/// reverse copies; first[v + 1] = v's non-loop in-arcs.  Vertices [lo, hi).
 template <class Arc>
-void offsets_by_thread(vertex_t n, int threads, vertex_t lo, vertex_t hi, Arc* counts,
+void offsets_by_thread(const std::vector<window_counts<Arc>>& counts, vertex_t lo, vertex_t hi,
                        residual_graph<Arc>& g) {
   for (vertex_t v = lo; v < hi; ++v) {
     Arc in = 0;
-    for (int c = 0; c < threads; ++c) {
-      Arc& slot = counts[std::size_t(c) * std::size_t(n) + std::size_t(v)];
-      const Arc mine = slot;
-      slot = in;
-      in += mine;
+    for (const window_counts<Arc>& mine : counts) {
+      if (!mine.holds(v)) continue;
+      const Arc count = mine[v];
+      mine[v] = in;
+      in += count;
     }
     g.first[std::size_t(v) + 1] = in;
+  }
+}
+
+/// Vertices [lo, hi), their counts in reverse_first (out) and first[v + 1]
+/// (in): the arcs they hold in all.
+template <class Arc>
+Arc arcs_of(const residual_graph<Arc>& g, vertex_t lo, vertex_t hi) {
+  Arc total = 0;
+  for (vertex_t u = lo; u < hi; ++u) {
+    total += g.reverse_first[std::size_t(u)] + g.first[std::size_t(u) + 1];
+  }
+  return total;
+}
+
+/// The counts of vertices [lo, hi) become their lists, from `start` on:
+/// out-arcs (forward copies) then in-arcs (reverse copies) of each vertex.
+template <class Arc>
+void lay_out(residual_graph<Arc>& g, vertex_t lo, vertex_t hi, Arc start) {
+  for (vertex_t u = lo; u < hi; ++u) {
+    const Arc out = g.reverse_first[std::size_t(u)];
+    const Arc in = g.first[std::size_t(u) + 1];
+    g.reverse_first[std::size_t(u)] = start + out;
+    start += out + in;
+    g.first[std::size_t(u) + 1] = start;
   }
 }
 
@@ -90,7 +145,7 @@ void offsets_by_thread(vertex_t n, int threads, vertex_t lo, vertex_t hi, Arc* c
 /// plus this thread's offset there (`next`), counted up.
 template <class Arc>
 void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
-               Arc* next) {
+               const window_counts<Arc>& next) {
   for (vertex_t u = lo; u < hi; ++u) {
     Arc f = g.first[std::size_t(u)];
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
@@ -123,28 +178,43 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
   g.first.assign(std::size_t(n) + 1, 0);
   g.reverse_first.resize(std::size_t(n));
   if (flows) g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
-  big_array<Arc> counts = big_array_of<Arc>(std::size_t(team) * std::size_t(n));
+  std::vector<window_counts<Arc>> counts(std::size_t(team), window_counts<Arc>{nullptr, {}});
+  std::vector<Arc> chunk_start(std::size_t(team) + 1, 0);
+  big_array<Arc> slots;
 #pragma omp parallel num_threads(team)
   {
     const auto [c, size] = thread_in_team();
     const vertex_t lo = first_row(net, c, size), hi = first_row(net, c + 1, size);
-    Arc* mine = counts.get() + std::size_t(c) * std::size_t(n);
-    count_degrees(net, lo, hi, g, mine);
-#pragma omp barrier
-    offsets_by_thread(n, size, vertex_t(std::int64_t(n) * c / size),
-                      vertex_t(std::int64_t(n) * (c + 1) / size), counts.get(), g);
+    const vertex_t vlo = vertex_t(std::int64_t(n) * c / size);  // a share of the vertices
+    const vertex_t vhi = vertex_t(std::int64_t(n) * (c + 1) / size);
+    window_counts<Arc>& mine = counts[std::size_t(c)];
+    mine.window = window_of(net, lo, hi);
 #pragma omp barrier
 #pragma omp single
     {
-      for (vertex_t u = 0; u < n; ++u) {  // first: out-arcs then in-arcs of each vertex
-        const Arc out = g.reverse_first[std::size_t(u)];
-        const Arc in = g.first[std::size_t(u) + 1];
-        g.reverse_first[std::size_t(u)] = g.first[std::size_t(u)] + out;
-        g.first[std::size_t(u) + 1] = g.first[std::size_t(u)] + out + in;
+      counts.resize(std::size_t(size));  // OpenMP may give fewer threads than asked for
+      std::size_t total = 0;
+      for (const window_counts<Arc>& w : counts) total += std::size_t(w.window.hi - w.window.lo);
+      slots = big_array_of<Arc>(total);
+      total = 0;
+      for (window_counts<Arc>& w : counts) {
+        w.slots = slots.get() + total;
+        total += std::size_t(w.window.hi - w.window.lo);
       }
-      g.n_arcs = g.first[std::size_t(n)];
+    }  // implicit barrier
+    count_degrees(net, lo, hi, g, mine);
+#pragma omp barrier
+    offsets_by_thread(counts, vlo, vhi, g);
+    chunk_start[std::size_t(c) + 1] = arcs_of(g, vlo, vhi);
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int k = 0; k < size; ++k) chunk_start[std::size_t(k) + 1] += chunk_start[std::size_t(k)];
+      g.n_arcs = chunk_start[std::size_t(size)];
       g.arcs = big_array_of<residual_arc<Arc>>(std::size_t(g.n_arcs));
     }  // implicit barrier
+    lay_out(g, vlo, vhi, chunk_start[std::size_t(c)]);
+#pragma omp barrier
     fill_arcs(net, lo, hi, g, mine);
   }
   return g;
