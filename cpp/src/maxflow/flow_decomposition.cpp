@@ -42,7 +42,7 @@ class excess_return {
         color_(std::size_t(g.n), white),
         depth_(std::size_t(g.n)),
         marked_(std::size_t(g.n), Arc(none)),
-        current_(g.reverse_first),
+        current_(g.reverse_first.get(), g.reverse_first.get() + g.n),
         cycle_budget_(std::int64_t(arcs_per_vertex * double(g.n))) {
     finished_.reserve(std::size_t(g.n));
   }

@@ -175,8 +175,9 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
   const vertex_t n = net.n;
   team = build_team(net, team);
   g.n = n;
-  g.first.assign(std::size_t(n) + 1, 0);
-  g.reverse_first.resize(std::size_t(n));
+  g.first = big_array_of<Arc>(std::size_t(n) + 1);  // every entry written below
+  g.first[0] = 0;
+  g.reverse_first = big_array_of<Arc>(std::size_t(n));
   if (flows) g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
   std::vector<window_counts<Arc>> counts(std::size_t(team), window_counts<Arc>{nullptr, {}});
   std::vector<Arc> chunk_start(std::size_t(team) + 1, 0);

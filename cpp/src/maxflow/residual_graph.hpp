@@ -40,8 +40,8 @@ struct residual_graph {
   using arc_t = Arc;
   vertex_t n = 0;
   Arc n_arcs = 0;
-  std::vector<Arc> first;  ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  std::vector<Arc>
+  big_array<Arc> first;  ///< length n + 1: residual arcs of u are [first[u], first[u+1])
+  big_array<Arc>
       reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
                       ///< its reverse copies [reverse_first[u], first[u+1])
   big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
