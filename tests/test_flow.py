@@ -881,6 +881,47 @@ def test_bk_parts_agree_with_one_search():
                 assert_max_flow(g, s, t, bk)
 
 
+def test_bk_value_only_pairs_antiparallel_arcs():
+    """Value-only bk builds an arc (u, v) and an arc (v, u) as one residual
+    pair (the k-th of each row with the k-th of the other, neither end a
+    terminal, both rows at most 32 arcs): the value and the cut stay pr's
+    on rows with repeated and one-sided anti-parallel arcs, self loops, zero
+    capacities, unsorted heads, terminals with arcs both ways and rows of
+    more than 32 arcs beside short ones, on one thread and on teams."""
+    rng = np.random.default_rng(31)
+    cases = []
+    for n in (6, 40, 300, 70000):
+        m = 4 * n
+        tails = rng.integers(0, n, m)
+        heads = np.where(rng.random(m) < 0.1, tails, rng.integers(0, n, m))  # self loops
+        back = rng.random(m) < 0.6  # most arcs get an anti-parallel one, some twice
+        twice = rng.random(m) < 0.2
+        tails = np.concatenate([tails, heads[back], heads[twice]])
+        heads = np.concatenate([heads, tails[:m][back], tails[:m][twice]])
+        caps = rng.integers(0, 9, tails.size)  # zeros stay stored arcs
+        order = rng.permutation(tails.size)  # unsorted heads within rows
+        tails, heads, caps = tails[order], heads[order], caps[order]
+        rows = np.argsort(tails, kind="stable")
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(tails, minlength=n))])
+        cases.append((sp.csr_array((caps[rows], heads[rows], ptr), shape=(n, n)),
+                      *st_pair(rng, n)))
+    # Hub rows (33 arcs and more) with arcs both ways to short rows.
+    n = 80
+    tails = np.r_[np.zeros(33, int), np.arange(1, 34), np.ones(32, int), 34 + np.arange(32),
+                  np.arange(n - 2), np.arange(1, n - 1)]
+    heads = np.r_[np.arange(1, 34), np.zeros(33, int), 34 + np.arange(32), np.ones(32, int),
+                  np.arange(1, n - 1), np.arange(n - 2)]
+    caps = rng.integers(1, 5, tails.size)
+    cases.append((sp.csr_array((caps, (tails, heads)), shape=(n, n)), 0, n - 1))
+    for g, s, t in cases:
+        pr = solve_flow(g, s, t, method="pr", return_flow=False)
+        for threads in (1, 2, 3):
+            bk = solve_flow(g, s, t, method="bk", threads=threads, return_flow=False)
+            assert bk.flow_value == pr.flow_value
+            assert_array_equal(bk.source_side, pr.source_side)
+        assert solve_flow(g, s, t, method="bk", return_flow=True).flow_value == pr.flow_value
+
+
 def test_auto_picks_bk_for_graph_cuts_only():
     """Image-shaped graph cuts (terminal links on many pixels, a few
     neighbours each: 4- and 8-connected images, 6- and 26-connected volumes)

@@ -79,19 +79,54 @@ struct window_counts {
   bool holds(vertex_t v) const { return window.lo <= v && v < window.hi; }
 };
 
+/// Anti-parallel arcs as one pair (build_residual_graph's merge_pairs): the
+/// k-th arc (u, v) of u's row and the k-th (v, u) of v's row become one
+/// record each, each the other's reverse, where neither end is a terminal
+/// and both rows hold at most pair_row_arcs arcs (the partner is found by a
+/// scan of v's row).  Both rows find the same pairs, so the count and the
+/// fill agree without a table.
+struct antiparallel_pairs {
+  static constexpr offset_t pair_row_arcs = 32;
+  const flow_network* net = nullptr;  ///< null: nothing is paired
+
+  bool short_row(vertex_t u) const {
+    return u != net->source && u != net->sink && net->ptr[u + 1] - net->ptr[u] <= pair_row_arcs;
+  }
+
+  /// The rank among v's non-loop out-arcs of the arc paired with u's arc
+  /// at `a` (head v != u), or -1.  u's row is short (short_row).
+  offset_t partner(vertex_t u, offset_t a, vertex_t v) const {
+    if (net == nullptr || !short_row(v)) return -1;
+    offset_t k = 0;  // the arcs (u, v) before a
+    for (offset_t b = net->ptr[u]; b < a; ++b) k += net->heads[b] == v;
+    offset_t rank = 0;
+    for (offset_t b = net->ptr[v]; b < net->ptr[v + 1]; ++b) {
+      const vertex_t w = net->heads[b];
+      if (w == v) continue;
+      if (w == u && k-- == 0) return rank;
+      ++rank;
+    }
+    return -1;
+  }
+
+  /// Whether u's row may pair at all (else every partner() is -1).
+  bool pairs_in(vertex_t u) const { return net != nullptr && short_row(u); }
+};
+
 /// Pass 1 over rows [lo, hi): reverse_first[u] = u's non-loop out-arcs,
-/// in[v] = the rows' non-loop arcs into v (`in` zeroed here).
+/// in[v] = the rows' non-loop arcs into v not paired (`in` zeroed here).
 template <class Arc>
 void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
-                   const window_counts<Arc>& in) {
+                   const window_counts<Arc>& in, const antiparallel_pairs& pairs) {
   std::fill(in.slots, in.slots + (in.window.hi - in.window.lo), Arc(0));
   for (vertex_t u = lo; u < hi; ++u) {
     Arc out = 0;
+    const bool pairing = pairs.pairs_in(u);
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) continue;
       ++out;
-      ++in[v];
+      if (!pairing || pairs.partner(u, a, v) < 0) ++in[v];  // a reverse copy at v
     }
     g.reverse_first[std::size_t(u)] = out;
   }
@@ -138,20 +173,26 @@ void lay_out(residual_graph<Arc>& g, vertex_t lo, vertex_t hi, Arc start) {
   }
 }
 
-/// Pass 2 over rows [lo, hi): both copies of every arc, and forward_of when
-/// the graph has it.
+/// Pass 2 over rows [lo, hi): both copies of every arc (the forward one
+/// alone of a paired arc), and forward_of when the graph has it.
 /// A forward copy's index is its tail's first arc plus its rank among the
 /// tail's non-loop arcs; a reverse copy's is its head's first reverse slot
 /// plus this thread's offset there (`next`), counted up.
 template <class Arc>
 void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
-               const window_counts<Arc>& next) {
+               const window_counts<Arc>& next, const antiparallel_pairs& pairs) {
   for (vertex_t u = lo; u < hi; ++u) {
     Arc f = g.first[std::size_t(u)];
+    const bool pairing = pairs.pairs_in(u);
     for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) {
         if (g.forward_of) g.forward_of[std::size_t(a)] = -1;
+        continue;
+      }
+      const offset_t rank = pairing ? pairs.partner(u, a, v) : -1;
+      if (rank >= 0) {  // v's row writes the other record
+        g.arcs[std::size_t(f++)] = residual_arc<Arc>{net.caps[a], v, g.first[std::size_t(v)] + Arc(rank)};
         continue;
       }
       const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
@@ -170,7 +211,8 @@ bool residual_fits_int32(const flow_network& net) {
 }
 
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows) {
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows,
+                                         bool merge_pairs) {
   residual_graph<Arc> g;
   const vertex_t n = net.n;
   team = build_team(net, team);
@@ -179,6 +221,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
   g.first[0] = 0;
   g.reverse_first = big_array_of<Arc>(std::size_t(n));
   if (flows) g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
+  const antiparallel_pairs pairs{merge_pairs && !flows ? &net : nullptr};
   std::vector<window_counts<Arc>> counts(std::size_t(team), window_counts<Arc>{nullptr, {}});
   std::vector<Arc> chunk_start(std::size_t(team) + 1, 0);
   big_array<Arc> slots;
@@ -203,7 +246,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
         total += std::size_t(w.window.hi - w.window.lo);
       }
     }  // implicit barrier
-    count_degrees(net, lo, hi, g, mine);
+    count_degrees(net, lo, hi, g, mine, pairs);
 #pragma omp barrier
     offsets_by_thread(counts, vlo, vhi, g);
     chunk_start[std::size_t(c) + 1] = arcs_of(g, vlo, vhi);
@@ -216,7 +259,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
     }  // implicit barrier
     lay_out(g, vlo, vhi, chunk_start[std::size_t(c)]);
 #pragma omp barrier
-    fill_arcs(net, lo, hi, g, mine);
+    fill_arcs(net, lo, hi, g, mine, pairs);
   }
   return g;
 }
@@ -255,7 +298,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 }
 
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
-  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool); \
+  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool, bool); \
   template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
                                           std::vector<capacity_t>&, int);                 \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \

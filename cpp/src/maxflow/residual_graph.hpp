@@ -55,9 +55,16 @@ bool residual_fits_int32(const flow_network& net);
 /// Builds the residual graph of `net` with zero flow, with `team` OpenMP
 /// threads (each owns a range of heads for the transpose; the result does
 /// not depend on `team`).  `flows`: with forward_of, which only reading the
-/// flows back needs (a ninth of what the build writes).
+/// flows back needs (a ninth of what the build writes).  `merge_pairs`
+/// (value-only builds, !flows): an arc (u, v) and an arc (v, u), neither
+/// end a terminal and both rows short, share one residual pair, its records
+/// the two forward copies (an image pixel's list: 10 records to 6 on a
+/// 4-connected grid).  Then a vertex's forward range still holds its
+/// out-arcs, its reverse range only the in-arcs not paired; the terminals'
+/// ranges are as without it.
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows);
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows,
+                                         bool merge_pairs = false);
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
