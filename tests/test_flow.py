@@ -881,11 +881,11 @@ def test_bk_parts_agree_with_one_search():
                 assert_max_flow(g, s, t, bk)
 
 
-def test_bk_value_only_pairs_antiparallel_arcs():
-    """Value-only bk builds an arc (u, v) and an arc (v, u) as one residual
+def test_value_only_pairs_antiparallel_arcs():
+    """Value-only calls build an arc (u, v) and an arc (v, u) as one residual
     pair (the k-th of each row with the k-th of the other, neither end a
-    terminal, both rows at most 32 arcs): the value and the cut stay pr's
-    on rows with repeated and one-sided anti-parallel arcs, self loops, zero
+    terminal, both rows at most 32 arcs): pr's, ppr's and bk's value and cut
+    stay those of the unpaired graph (pr with the flow) on rows with repeated and one-sided anti-parallel arcs, self loops, zero
     capacities, unsorted heads, terminals with arcs both ways and rows of
     more than 32 arcs beside short ones, on one thread and on teams."""
     rng = np.random.default_rng(31)
@@ -914,12 +914,12 @@ def test_bk_value_only_pairs_antiparallel_arcs():
     caps = rng.integers(1, 5, tails.size)
     cases.append((sp.csr_array((caps, (tails, heads)), shape=(n, n)), 0, n - 1))
     for g, s, t in cases:
-        pr = solve_flow(g, s, t, method="pr", return_flow=False)
-        for threads in (1, 2, 3):
-            bk = solve_flow(g, s, t, method="bk", threads=threads, return_flow=False)
-            assert bk.flow_value == pr.flow_value
-            assert_array_equal(bk.source_side, pr.source_side)
-        assert solve_flow(g, s, t, method="bk", return_flow=True).flow_value == pr.flow_value
+        unpaired = solve_flow(g, s, t, method="pr")
+        for method, threads in (("pr", 1), ("ppr", 1), ("ppr", 3), ("bk", 1), ("bk", 2),
+                                ("bk", 3)):
+            paired = solve_flow(g, s, t, method=method, threads=threads, return_flow=False)
+            assert paired.flow_value == unpaired.flow_value, (method, threads)
+            assert_array_equal(paired.source_side, unpaired.source_side)
 
 
 def test_auto_picks_bk_for_graph_cuts_only():

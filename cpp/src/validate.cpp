@@ -147,7 +147,8 @@ std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int thre
 }
 
 void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
-                  std::int32_t skip, int threads, std::uint64_t* high, std::uint64_t* low) noexcept {
+                  std::int32_t skip, int threads, std::uint64_t* high,
+                  std::uint64_t* low) noexcept {
   using wide = unsigned __int128;
   const int team = pass_team(n, threads);
   std::vector<wide> sums(static_cast<std::size_t>(team), 0);

@@ -608,8 +608,7 @@ void boykov_kolmogorov_flow(const flow_network& net, const flow_options& options
       },
       [&](auto& g, std::vector<capacity_t>& excess) {
         return_to_source(g, excess, net.source, net.sink, team_size(options.threads), stats);
-      },
-      /*merge_pairs=*/true);
+      });
 }
 
 }  // namespace matchflow::detail

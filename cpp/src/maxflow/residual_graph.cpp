@@ -79,15 +79,18 @@ struct window_counts {
   bool holds(vertex_t v) const { return window.lo <= v && v < window.hi; }
 };
 
-/// Anti-parallel arcs as one pair (build_residual_graph's merge_pairs): the
+/// Anti-parallel arcs as one pair (value-only builds, build_residual_graph): the
 /// k-th arc (u, v) of u's row and the k-th (v, u) of v's row become one
 /// record each, each the other's reverse, where neither end is a terminal
 /// and both rows hold at most pair_row_arcs arcs (the partner is found by a
-/// scan of v's row).  Both rows find the same pairs, so the count and the
-/// fill agree without a table.
+/// scan of v's row).  Both rows find the same pairs, so the counts agree
+/// without a table; the count pass keeps each arc's partner rank for the
+/// fill (one byte an arc: the scans hit other rows at random on Delaunay
+/// graphs, and doing them twice cost more than the byte).
 struct antiparallel_pairs {
-  static constexpr offset_t pair_row_arcs = 32;
-  const flow_network* net = nullptr;  ///< null: nothing is paired
+  static constexpr offset_t pair_row_arcs = 32;  // ranks fit int8
+  const flow_network* net = nullptr;             ///< null: nothing is paired
+  std::int8_t* rank = nullptr;                   ///< per input arc: partner() as the count found it
 
   bool short_row(vertex_t u) const {
     return u != net->source && u != net->sink && net->ptr[u + 1] - net->ptr[u] <= pair_row_arcs;
@@ -126,7 +129,9 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
       const vertex_t v = net.heads[a];
       if (v == u) continue;
       ++out;
-      if (!pairing || pairs.partner(u, a, v) < 0) ++in[v];  // a reverse copy at v
+      const offset_t rank = pairing ? pairs.partner(u, a, v) : -1;
+      if (pairing) pairs.rank[a] = std::int8_t(rank);
+      if (rank < 0) ++in[v];  // a reverse copy at v
     }
     g.reverse_first[std::size_t(u)] = out;
   }
@@ -190,9 +195,10 @@ void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph
         if (g.forward_of) g.forward_of[std::size_t(a)] = -1;
         continue;
       }
-      const offset_t rank = pairing ? pairs.partner(u, a, v) : -1;
+      const offset_t rank = pairing ? pairs.rank[a] : -1;
       if (rank >= 0) {  // v's row writes the other record
-        g.arcs[std::size_t(f++)] = residual_arc<Arc>{net.caps[a], v, g.first[std::size_t(v)] + Arc(rank)};
+        g.arcs[std::size_t(f++)] =
+            residual_arc<Arc>{net.caps[a], v, g.first[std::size_t(v)] + Arc(rank)};
         continue;
       }
       const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
@@ -211,8 +217,7 @@ bool residual_fits_int32(const flow_network& net) {
 }
 
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows,
-                                         bool merge_pairs) {
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows) {
   residual_graph<Arc> g;
   const vertex_t n = net.n;
   team = build_team(net, team);
@@ -221,7 +226,9 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
   g.first[0] = 0;
   g.reverse_first = big_array_of<Arc>(std::size_t(n));
   if (flows) g.forward_of = big_array_of<Arc>(std::size_t(net.n_arcs()));
-  const antiparallel_pairs pairs{merge_pairs && !flows ? &net : nullptr};
+  big_array<std::int8_t> ranks;  // the pairing's partner ranks (value-only builds)
+  if (!flows) ranks = big_array_of<std::int8_t>(std::size_t(net.n_arcs()));
+  const antiparallel_pairs pairs{flows ? nullptr : &net, ranks.get()};
   std::vector<window_counts<Arc>> counts(std::size_t(team), window_counts<Arc>{nullptr, {}});
   std::vector<Arc> chunk_start(std::size_t(team) + 1, 0);
   big_array<Arc> slots;
@@ -298,7 +305,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 }
 
 #define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
-  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool, bool); \
+  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool); \
   template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
                                           std::vector<capacity_t>&, int);                 \
   template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \

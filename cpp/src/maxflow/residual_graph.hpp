@@ -11,6 +11,7 @@
 // every instance, and than reverse copies first on road-like and Delaunay
 // graphs (NOTES.md, "CPU constants").
 // Parallel input arcs stay separate pairs, so each keeps its own flow.
+// Value-only builds pair anti-parallel arcs instead (build_residual_graph).
 // Self-loops get no residual arcs: they carry no flow.
 // flow(a) = caps[a] - rescap(forward copy) = rescap(reverse copy).
 //
@@ -40,10 +41,9 @@ struct residual_graph {
   using arc_t = Arc;
   vertex_t n = 0;
   Arc n_arcs = 0;
-  big_array<Arc> first;  ///< length n + 1: residual arcs of u are [first[u], first[u+1])
-  big_array<Arc>
-      reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
-                      ///< its reverse copies [reverse_first[u], first[u+1])
+  big_array<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
+  big_array<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
+                                 ///< its reverse copies [reverse_first[u], first[u+1])
   big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
   big_array<Arc> forward_of;          ///< per input arc: its forward copy, -1 for a self-loop
                                       ///< (only when built for flows)
@@ -55,16 +55,16 @@ bool residual_fits_int32(const flow_network& net);
 /// Builds the residual graph of `net` with zero flow, with `team` OpenMP
 /// threads (each owns a range of heads for the transpose; the result does
 /// not depend on `team`).  `flows`: with forward_of, which only reading the
-/// flows back needs (a ninth of what the build writes).  `merge_pairs`
-/// (value-only builds, !flows): an arc (u, v) and an arc (v, u), neither
-/// end a terminal and both rows short, share one residual pair, its records
-/// the two forward copies (an image pixel's list: 10 records to 6 on a
-/// 4-connected grid).  Then a vertex's forward range still holds its
-/// out-arcs, its reverse range only the in-arcs not paired; the terminals'
-/// ranges are as without it.
+/// flows back needs (a ninth of what the build writes).  Without flows, an
+/// arc (u, v) and an arc (v, u), neither end a terminal and both rows short,
+/// share one residual pair, its records the two forward copies (an image
+/// pixel's list: 10 records to 6 on a 4-connected grid); a vertex's forward
+/// range still holds its out-arcs, its reverse range only the in-arcs not
+/// paired, and the terminals' ranges are as with flows.  Reading flows back
+/// (forward_of, the flow matrix, the flow decompositions' reverse ranges)
+/// needs the unpaired form.
 template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows,
-                                         bool merge_pairs = false);
+residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows);
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of

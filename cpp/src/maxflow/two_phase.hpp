@@ -30,11 +30,10 @@ namespace matchflow::detail {
 
 template <class Arc, class Phase1, class Phase2>
 void two_phase_flow_as(const flow_network& net, const flow_options& options, flow_result* result,
-                       flow_stats* stats, Phase1& phase1, Phase2& phase2, bool merge_pairs) {
+                       flow_stats* stats, Phase1& phase1, Phase2& phase2) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
-  residual_graph<Arc> g =
-      build_residual_graph<Arc>(net, team, options.return_flow, merge_pairs);
+  residual_graph<Arc> g = build_residual_graph<Arc>(net, team, options.return_flow);
   std::vector<capacity_t> excess(std::size_t(net.n), 0);
   stats->seconds_setup = seconds_since(t0);
 
@@ -66,16 +65,14 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options, flo
 /// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
 /// mark_unreached gives it), e.g. from exact labels it computed last;
 /// phase2(g, excess) must return every excess but the sink's to the source
-/// (return_excess, or a code's own pass).  merge_pairs: see
-/// build_residual_graph (value-only calls).
+/// (return_excess, or a code's own pass).
 template <class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
-                    flow_stats* stats, Phase1&& phase1, Phase2&& phase2,
-                    bool merge_pairs = false) {
+                    flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
   if (residual_fits_int32(net)) {
-    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1, phase2, merge_pairs);
+    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1, phase2);
   } else {
-    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1, phase2, merge_pairs);
+    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1, phase2);
   }
 }
 
