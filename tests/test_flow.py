@@ -885,9 +885,10 @@ def test_value_only_pairs_antiparallel_arcs():
     """Value-only calls build an arc (u, v) and an arc (v, u) as one residual
     pair (the k-th of each row with the k-th of the other, neither end a
     terminal, both rows at most 32 arcs): pr's, ppr's and bk's value and cut
-    stay those of the unpaired graph (pr with the flow) on rows with repeated and one-sided anti-parallel arcs, self loops, zero
-    capacities, unsorted heads, terminals with arcs both ways and rows of
-    more than 32 arcs beside short ones, on one thread and on teams."""
+    stay those of the unpaired graph (pr with the flow) on rows with repeated
+    and one-sided anti-parallel arcs, self loops, zero capacities, unsorted
+    heads, terminals with arcs both ways and rows of more than 32 arcs beside
+    short ones, on one thread and on teams."""
     rng = np.random.default_rng(31)
     cases = []
     for n in (6, 40, 300, 70000):

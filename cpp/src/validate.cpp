@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <limits>
 #include <string>
-#include <vector>
 
 #include "openmp.hpp"
 
@@ -149,19 +148,18 @@ std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int thre
 void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
                   std::int32_t skip, int threads, std::uint64_t* high,
                   std::uint64_t* low) noexcept {
-  using wide = unsigned __int128;
-  const int team = pass_team(n, threads);
-  std::vector<wide> sums(static_cast<std::size_t>(team), 0);
-#pragma omp parallel for num_threads(team) schedule(static, 1)
-  for (int c = 0; c < team; ++c) {
+  using wide = unsigned __int128;  // n < 2^63 terms below 2^63 each
+  wide total = 0;
+#pragma omp parallel num_threads(pass_team(n, threads))
+  {
+    const auto [c, team] = detail::thread_in_team();
     wide sum = 0;
     for (std::int64_t k = chunk_start(n, team, c); k < chunk_start(n, team, c + 1); ++k) {
       if (heads[k] != skip) sum += wide(caps[k]);
     }
-    sums[static_cast<std::size_t>(c)] = sum;
+#pragma omp critical(matchflow_capacity_sum)
+    total += sum;
   }
-  wide total = 0;
-  for (const wide s : sums) total += s;
   *high = std::uint64_t(total >> 64);
   *low = std::uint64_t(total);
 }

@@ -18,8 +18,9 @@
 // The counts take at most team * n entries (fewer where rows hold nearby
 // heads, as an image's do: about 2n): the team shrinks so that they are at
 // most as many as the residual records.  The build is bound by memory
-// traffic on the 16-thread host (NOTES.md, "Graph cuts"), so the windows
-// and the parallel prefix matter.  The big arrays are left uninitialised:
+// traffic on the 16-thread host (NOTES.md, "Head windows, the layout on the
+// team, anti-parallel pairs in value-only builds"), so the windows and the
+// parallel prefix matter.  The big arrays are left uninitialised:
 // every record is written once.
 #include "residual_graph.hpp"
 

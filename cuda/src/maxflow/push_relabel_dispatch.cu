@@ -50,8 +50,8 @@
 //    (the floor of 100 cycles stays).
 //  * Tuned variant: after GR_FREQ cycles the global relabel is skipped
 //    unless the cycles lifted at least n / 8 labels since the last one, or
-//    lifted about once a cycle for as long as the last relabel took
-//    (relabel_due()).
+//    lifted at least once every two cycles for 4 times as long as the last
+//    relabel took (relabel_due()).
 //  * Tuned variant: GR_FREQ is at most 256 cycles (tuned_freq_cap()).
 //  * Phase 2 is skipped when !options.return_flow: value and cut are known
 //    after phase 1.
@@ -490,7 +490,8 @@ void ecl_solver::solve_phase(bool phase1) {
 
 /// Tuned variant: a global relabel is due after GR_FREQ cycles only if the
 /// cycles since the last one lifted at least n / lift_share labels, or
-/// lifted about once a cycle for rent_ times as long as that relabel took.
+/// lifted at least once every two cycles for rent_ times as long as that
+/// relabel took (results/h200/gpu-pr-relabel-rent.txt).
 /// The paper relabels every GR_FREQ cycles whatever happened; on a long path
 /// (SciPy's 100,000-vertex regression test) the labels stay exact, the
 /// excess moves one arc per cycle, and each of the ~n / GR_FREQ relabels
