@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "id_bounds.hpp"
 #include "openmp.hpp"
 
 namespace matchflow {
@@ -27,14 +28,10 @@ constexpr std::int64_t parallel_min = 1 << 16;
 #define MATCHFLOW_INLINED_INTO_CLONES inline
 #endif
 
-struct id_bounds {
-  std::int64_t lo, hi;
-};
-
-/// The ids' least and greatest, inlined into each clone below (a clone's
-/// callee compiles for the clone's target only when inlined).
+/// The ids' least and greatest, inlined into each clone of bounds_of (a
+/// clone's callee compiles for the clone's target only when inlined).
 template <class Id>
-MATCHFLOW_INLINED_INTO_CLONES id_bounds bounds_in(const Id* ids, offset_t count) {
+MATCHFLOW_INLINED_INTO_CLONES detail::id_bounds bounds_in(const Id* ids, offset_t count) {
   Id lo = std::numeric_limits<Id>::max();
   Id hi = std::numeric_limits<Id>::min();
   for (offset_t e = 0; e < count; ++e) {
@@ -42,14 +39,6 @@ MATCHFLOW_INLINED_INTO_CLONES id_bounds bounds_in(const Id* ids, offset_t count)
     hi = std::max(hi, ids[e]);
   }
   return {lo, hi};
-}
-
-MATCHFLOW_SIMD_CLONES id_bounds bounds_of(const std::int32_t* ids, offset_t count) {
-  return bounds_in(ids, count);
-}
-
-MATCHFLOW_SIMD_CLONES id_bounds bounds_of(const std::int64_t* ids, offset_t count) {
-  return bounds_in(ids, count);
 }
 
 /// Whether ptr[v + 1] < ptr[v] for some v in [0, count).
@@ -83,7 +72,8 @@ void id_range(const Id* ids, offset_t nnz, int threads, std::int64_t* lo, std::i
     reduction(max : max_id)
   for (int c = 0; c < team; ++c) {
     const std::int64_t first = chunk_start(nnz, team, c);
-    const id_bounds b = bounds_of(ids + first, chunk_start(nnz, team, c + 1) - first);
+    const detail::id_bounds b =
+        detail::bounds_of(ids + first, chunk_start(nnz, team, c + 1) - first);
     min_id = std::min(min_id, b.lo);
     max_id = std::max(max_id, b.hi);
   }
@@ -144,6 +134,18 @@ std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int thre
   if (std::int64_t(bits) >= 0) return -1;
   return std::find_if(values, values + n, [](std::int64_t v) { return v < 0; }) - values;
 }
+
+namespace detail {
+
+MATCHFLOW_SIMD_CLONES id_bounds bounds_of(const std::int32_t* ids, offset_t count) {
+  return bounds_in(ids, count);
+}
+
+MATCHFLOW_SIMD_CLONES id_bounds bounds_of(const std::int64_t* ids, offset_t count) {
+  return bounds_in(ids, count);
+}
+
+}  // namespace detail
 
 void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
                   std::int32_t skip, int threads, std::uint64_t* high,

@@ -28,6 +28,7 @@
 #include <limits>
 #include <utility>
 
+#include "../id_bounds.hpp"
 #include "../openmp.hpp"
 
 namespace matchflow::detail {
@@ -60,15 +61,10 @@ struct head_window {
 };
 
 head_window window_of(const flow_network& net, vertex_t lo, vertex_t hi) {
-  const vertex_t* first = net.heads + net.ptr[lo];
-  const vertex_t* last = net.heads + net.ptr[hi];
-  if (first == last) return {};
-  vertex_t least = *first, most = *first;
-  for (const vertex_t* h = first; h != last; ++h) {
-    least = std::min(least, *h);
-    most = std::max(most, *h);
-  }
-  return {least, vertex_t(most + 1)};
+  const offset_t count = net.ptr[hi] - net.ptr[lo];
+  if (count == 0) return {};
+  const id_bounds b = bounds_of(net.heads + net.ptr[lo], count);
+  return {vertex_t(b.lo), vertex_t(b.hi + 1)};
 }
 
 /// One thread's counts: slot v - window.lo for head v.
@@ -100,7 +96,7 @@ struct antiparallel_pairs {
   /// The rank among v's non-loop out-arcs of the arc paired with u's arc
   /// at `a` (head v != u), or -1.  u's row is short (short_row).
   offset_t partner(vertex_t u, offset_t a, vertex_t v) const {
-    if (net == nullptr || !short_row(v)) return -1;
+    if (!short_row(v)) return -1;
     offset_t k = 0;  // the arcs (u, v) before a
     for (offset_t b = net->ptr[u]; b < a; ++b) k += net->heads[b] == v;
     offset_t rank = 0;
