@@ -196,6 +196,15 @@ def validate_compressed(const int64_t[::1] ptr, const index_t[::1] ids, int64_t 
     _check(st)
 
 
+def widened_offsets(const int32_t[::1] values):
+    """The values as a new int64 array (one parallel pass)."""
+    out = np.empty(values.shape[0], dtype=np.int64)
+    cdef int64_t[::1] wide = out
+    with nogil:
+        widen_offsets(_data_or_null(values), values.shape[0], _mutable_data_or_null(wide), 0)
+    return out
+
+
 def find_negative(const int64_t[::1] values):
     """Index of the first negative value, or -1 (one parallel pass)."""
     cdef int64_t found

@@ -222,3 +222,15 @@ def test_valid_large_pattern_passes_the_parallel_check():
     for m in (g, sp.csc_array(g), sp.csr_array((g.data, g.indices.astype(np.int64),
                                                 g.indptr.astype(np.int64)), shape=g.shape)):
         assert matchflow.structural_rank(m) == csgraph.structural_rank(sp.csr_matrix(m))
+
+
+@pytest.mark.parametrize("size", [0, 5, (1 << 17) + 3])
+def test_int32_offsets_widened_exactly(size):
+    """SciPy's int32 offsets become the core's int64 ones in one parallel
+    pass (past 2^16 values), every value and sign kept."""
+    from matchflow import _core
+    values = np.random.default_rng(size).integers(-2**31, 2**31, size=size, dtype=np.int32)
+    values[:2] = [-2**31, 2**31 - 1][:size]
+    wide = _core.widened_offsets(values)
+    assert wide.dtype == np.int64
+    np.testing.assert_array_equal(wide, values.astype(np.int64))

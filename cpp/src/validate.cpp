@@ -1,5 +1,6 @@
 // check_compressed: one parallel pass over the ids and the offsets;
-// first_negative: one over the values; capacity_sum: one over an arc range.
+// widen_offsets, first_negative: one over the values; capacity_sum: one over
+// an arc range.
 #include "matchflow/validate.hpp"
 
 #include <algorithm>
@@ -121,6 +122,12 @@ status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::in
 status check_compressed(const offset_t* ptr, std::int64_t n_major, const std::int64_t* ids,
                         offset_t nnz, std::int64_t n_minor, int threads) noexcept {
   return check(ptr, n_major, ids, nnz, n_minor, threads);
+}
+
+void widen_offsets(const std::int32_t* in, std::int64_t count, offset_t* out,
+                   int threads) noexcept {
+#pragma omp parallel for num_threads(pass_team(count, threads)) schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) out[i] = in[i];
 }
 
 std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept {

@@ -58,7 +58,11 @@ def _checked_compressed(matrix) -> tuple[np.ndarray, np.ndarray]:
     passes (16 ms of a 27 ms GPU call on R-MAT scale 20).
     """
     matrix.check_format(full_check=False)
-    ptr = np.ascontiguousarray(matrix.indptr, dtype=np.int64)
+    ptr = matrix.indptr
+    if ptr.dtype == np.int32:
+        ptr = _core.widened_offsets(np.ascontiguousarray(ptr))  # on the team, page faults too
+    else:
+        ptr = np.ascontiguousarray(ptr, dtype=np.int64)
     ids = matrix.indices
     if ids.dtype != np.int32 and ids.dtype != np.int64:
         ids = ids.astype(np.int64)
