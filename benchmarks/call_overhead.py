@@ -197,6 +197,8 @@ def flow_main(repeat: int, method: str, threads, names, return_flow=True) -> Non
         "grid": lambda: flow.grid_flow(1024, 1024, seed=0)[0],
         "segmentation": lambda: flow.segmentation_grid(1024, 1024, seed=0),
         "segmentation2k": lambda: flow.segmentation_grid(2048, 2048, seed=0),
+        "segmentation8": lambda: flow.segmentation_grid(1024, 1024, seed=0, connectivity=8),
+        "segmentation3d": lambda: flow.segmentation_volume(128, 128, 128, seed=0),
         "rmat": lambda: flow.rmat_flow(18, seed=0)[0],
         "road": lambda: flow.road_flow(1024, p_delete=0.35, seed=0)[0],
         "delaunay": lambda: flow.delaunay_flow(1 << 20, seed=0)[0]}
@@ -225,8 +227,8 @@ def main() -> None:
     p.add_argument("--flow-method", default="gpu-pr", help="--flow: the method (default gpu-pr)")
     p.add_argument("--threads", type=int, default=None, help="--flow: OpenMP threads")
     p.add_argument("--instances", nargs="*", default=None,
-                   help="--flow: some of ac grid segmentation segmentation2k rmat road delaunay "
-                        "(default all)")
+                   help="--flow: some of ac grid segmentation segmentation2k segmentation8 "
+                        "segmentation3d rmat road delaunay (default all)")
     p.add_argument("--value-only", action="store_true",
                    help="--flow: return_flow=False (value and cut only)")
     p.add_argument("--device-input", action="store_true",
