@@ -305,28 +305,6 @@ def test_large_grid_staged_copies():
     check(n, csr, s, t, False, expected=expected, repeats=1)
 
 
-@pytest.mark.parametrize("where", ["first-arcs", "last-arcs"])
-def test_capacities_past_int32_sent_at_full_width(where):
-    """The offsets and capacities go to the device as int32 when they fit;
-    a capacity of 2^31 or more abandons that copy (the first capacities lie
-    in the second of its three staged chunks, the last in the third, after
-    the others went narrowed) and the network goes again at full width.
-    Capacities cut to 32 bits would change the value: the big arcs are the
-    first grid row's (2^32 + 3) or the source's (2^35 + 7)."""
-    from matchflow import _core
-    n, (ptr, heads, caps), s, t = grid_network(750, 750, seed=12)
-    caps = caps.copy()
-    if where == "first-arcs":
-        caps[:ptr[750]] = 2**32 + 3
-    else:
-        caps[ptr[s]:ptr[s + 1]] = 2**35 + 7
-    csr = (ptr, heads, caps)
-    expected = _core.maxflow(*csr, s, t, 0, 0, 0, False, -1.0, False)[0]  # pr, phase 1
-    narrowed = _core.maxflow(ptr, heads, caps % 2**32, s, t, 0, 0, 0, False, -1.0, False)[0]
-    assert expected != narrowed
-    check(n, csr, s, t, False, expected=expected, repeats=2)
-
-
 def test_relabel_frequency_option():
     n, csr, s, t = grid_network(60, 60, seed=3)
     expected = reference_value(n, *csr, s, t)

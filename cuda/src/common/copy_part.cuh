@@ -13,8 +13,7 @@ namespace matchflow::cuda {
 struct copy_part {
   void* dst;
   const void* src;
-  std::size_t bytes;      ///< at dst
-  bool narrowed = false;  ///< host -> device: src holds bytes / 4 int64 values, sent as int32
+  std::size_t bytes;
 };
 
 /// Calls f(part, at, length, out) for each piece of the parts' concatenation

@@ -36,7 +36,6 @@
 #include "common/copy_part.cuh"
 #include "common/error.cuh"
 #include "common/host_threads.cuh"
-#include "common/narrow_ints.hpp"
 #include "common/populate_ahead.cuh"
 
 namespace matchflow::cuda {
@@ -244,7 +243,7 @@ inline std::vector<copy_part> copy_page_locked(const std::vector<copy_part>& par
   std::vector<copy_part> rest;
   for (const copy_part& p : parts) {
     const void* host = kind == cudaMemcpyDeviceToHost ? p.dst : p.src;
-    if (p.bytes == 0 || p.narrowed || !page_locked(host)) {
+    if (p.bytes == 0 || !page_locked(host)) {
       rest.push_back(p);
     } else {
       MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, kind, s));
@@ -256,65 +255,35 @@ inline std::vector<copy_part> copy_page_locked(const std::vector<copy_part>& par
 /// Host -> device copy of all of `parts` (dst on the device, src in host
 /// memory): page-locked sources by one DMA each, the others as one staged
 /// pass through a ring of kept pinned chunks (staging_lease), or plain
-/// copies when small.  A narrowed part's int64 values are written as int32
-/// into the pinned chunks (narrow_to; widen_kernel widens them on the
-/// device); when one of them does not fit, the copy is abandoned where it
-/// stands and the result is false.  With a narrowed part, every part's size
-/// is a multiple of 4 bytes (the pieces are cut between values).  Returns
-/// once the host arrays may be reused.
-inline bool upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
+/// copies when small.  Returns once the host arrays may be reused.
+inline void upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
                          copy_shape shape = upload_copy) {
   const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyHostToDevice, s);
   const std::size_t total = total_bytes(parts);
-  const bool narrowing =
-      std::any_of(parts.begin(), parts.end(), [](const copy_part& p) { return p.narrowed; });
-  if (total < min_staged_copy && !narrowing) {
+  if (total < min_staged_copy) {
     copy_plain(parts, cudaMemcpyHostToDevice, s);  // pageable: returns once staged
     if (parts.size() < all_parts.size()) MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-    return true;
+    return;
   }
-  const std::size_t item = narrowing ? sizeof(std::int32_t) : 1;  // bytes the pieces are cut at
   staging_lease lease(shape.slots * shape.chunk_bytes);
-  const std::size_t sent = staged_send(
-      total / item, item, shape.chunk_bytes / item,
-      staging{lease.data(), shape.chunk_bytes, shape.slots},
-      [&parts, item](char* buf, std::size_t first, std::size_t count) {
-        bool fits = true;
-        for_each_piece(parts, first * item, (first + count) * item,
-                       [buf, &fits](const copy_part& p, std::size_t at, std::size_t n,
-                                    std::size_t out) {
-                         if (!p.narrowed) {
-                           std::memcpy(buf + out, static_cast<const char*>(p.src) + at, n);
-                           return;
-                         }
-                         int_range range;
-                         const auto* values = static_cast<const std::int64_t*>(p.src) + at / 4;
-                         fits = narrow_to<std::int32_t, true>(
-                                    values, reinterpret_cast<std::int32_t*>(buf + out), n / 4,
-                                    &range) &&
-                                fits;
+  staged_send(
+      total, 1, shape.chunk_bytes, staging{lease.data(), shape.chunk_bytes, shape.slots},
+      [&parts](char* buf, std::size_t first, std::size_t count) {
+        for_each_piece(parts, first, first + count,
+                       [buf](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+                         std::memcpy(buf + out, static_cast<const char*>(p.src) + at, n);
                        });
-        return fits;
+        return true;
       },
-      [&parts, item, s](const char* buf, std::size_t first, std::size_t count) {
+      [&parts, s](const char* buf, std::size_t first, std::size_t count) {
         for_each_piece(
-            parts, first * item, (first + count) * item,
+            parts, first, first + count,
             [buf, s](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
               MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(p.dst) + at, buf + out, n,
                                                  cudaMemcpyHostToDevice, s));
             });
       },
       s, shape.workers);
-  return sent == total / item;
-}
-
-/// out[k] = in[k] for k < n: the device half of a narrowed upload.
-template <class In, class Out>
-__global__ void widen_kernel(const In* in, Out* out, std::size_t n) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
-       k += stride)
-    out[k] = in[k];
 }
 
 /// Device -> host copy of all of `parts` (src on the device, dst in host

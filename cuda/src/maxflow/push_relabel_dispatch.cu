@@ -158,9 +158,6 @@ class ecl_solver {
 
  private:
   void allocate();
-  void upload();
-  template <class Wide>
-  void widen(const std::int32_t* from, Wide* to, std::size_t count);
   void build_reverse();
   void solve_phase(bool phase1);
   void global_relabel(bool phase1);
@@ -299,39 +296,6 @@ void ecl_solver::setup_cooperative(int sms) {
   bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
   pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
   cooperative_ = true;
-}
-
-/// The network onto the device (staged, host_copy.cuh): the offsets and the
-/// capacities as int32 when every value fits, widened on the device, so that
-/// a third fewer bytes cross the host link, which bounds a value-only call
-/// on images (NOTES.md, "gpu-pr's uploads").  Until then they sit in excess_
-/// and flow_ (8 bytes per vertex and arc), which build_reverse zeroes.  A
-/// capacity of 2^31 or more abandons the narrowed copy; it starts again at
-/// full width.
-void ecl_solver::upload() {
-  const std::size_t n1 = std::size_t(n_) + 1, m = std::size_t(m_);
-  const copy_part heads{heads_.data(), net_.heads, sizeof(vertex_t) * m};
-  auto* ptr32 = reinterpret_cast<std::int32_t*>(excess_.data());  // n >= 2: (n + 1) * 4 <= n * 8
-  auto* caps32 = reinterpret_cast<std::int32_t*>(flow_.data());
-  if (m_ <= INT32_MAX && upload_parts({copy_part{ptr32, net_.ptr, sizeof(std::int32_t) * n1, true},
-                                       heads,
-                                       copy_part{caps32, net_.caps, sizeof(std::int32_t) * m, true}},
-                                      stream_)) {
-    widen(ptr32, ptr_.data(), n1);
-    widen(caps32, caps_.data(), m);
-    return;
-  }
-  upload_parts({copy_part{ptr_.data(), net_.ptr, sizeof(offset_t) * n1}, heads,
-                copy_part{caps_.data(), net_.caps, sizeof(flow_t) * m}},
-               stream_);
-}
-
-template <class Wide>
-void ecl_solver::widen(const std::int32_t* from, Wide* to, std::size_t count) {
-  if (count == 0) return;
-  widen_kernel<<<blocks_for(std::int64_t(count)), threads_per_block, 0, stream_>>>(from, to, count);
-  MATCHFLOW_CUDA_CHECK_LAUNCH();
-  count_launch();
 }
 
 /// Reverse CSR: histogram of heads, exclusive scan, scatter (section III-B).
@@ -550,7 +514,10 @@ void ecl_solver::run() {
   pooled_allocations pool(stream_, options_.device);  // every buffer of the solve, freed on it
   allocate();
   stats_->seconds_setup += clock.mark();
-  upload();
+  upload_parts({copy_part{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)},
+                copy_part{heads_.data(), net_.heads, sizeof(vertex_t) * std::size_t(m_)},
+                copy_part{caps_.data(), net_.caps, sizeof(flow_t) * std::size_t(m_)}},
+               stream_);  // staged (host_copy.cuh)
   stats_->seconds_transfer += clock.mark();
   build_reverse();
   stats_->seconds_setup += clock.mark();

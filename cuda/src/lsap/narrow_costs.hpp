@@ -1,8 +1,7 @@
-// Host pass of the narrowed uploads: int64 values written as int16 or int32
-// into a pinned staging chunk, with their range (the assignment's costs,
-// lsap/cost_upload.cuh; the flow network's offsets and capacities,
-// host_copy.cuh's upload_parts).  Plain C++ (no CUDA), so that
-// benchmarks/upload_sweep.cu and its host-only check can include it as it is.
+// Host pass of the narrowed cost upload (cost_upload.cuh): int64 costs
+// written as int16 or int32 into a pinned staging chunk, with their range.
+// Plain C++ (no CUDA), so that benchmarks/upload_sweep.cu and its host-only
+// check can include it as it is.
 #pragma once
 
 #include <cstddef>
