@@ -455,3 +455,54 @@ def test_residual_graph_same_for_every_team(method):
         if method == "pr":
             np.testing.assert_array_equal(r[1], runs[0][1])
             assert r[3]["pushes"] == runs[0][3]["pushes"]
+
+
+def graph_cut_instance(rng, pixels):
+    """A graph cut's shape with adversarial details: the source linked to
+    about half the pixels and about half linked to the sink (zero and
+    parallel links among them), random pixel arcs both ways, and a few arcs
+    into the source and out of the sink."""
+    s, t = pixels, pixels + 1
+    a, b = rng.integers(0, pixels, (2, 4 * pixels))
+    links = rng.random(pixels)
+    to_pix, from_pix = np.flatnonzero(links < 0.55), np.flatnonzero(links > 0.45)
+    extra, back = rng.integers(0, pixels, 4), to_pix[:3]
+    tails = np.concatenate([a, b, np.full(len(to_pix), s), from_pix, back, extra, [t, t]])
+    heads = np.concatenate([b, a, to_pix, np.full(len(from_pix), t), np.full(len(back), s),
+                            extra[::-1], extra[:2]])
+    caps = rng.integers(0, 60, len(tails))
+    caps[rng.random(len(tails)) < 0.05] = 0
+    return pixels + 2, tails, heads, caps, s, t
+
+
+@pytest.mark.parametrize("share", ["", "0", "1e9"])
+@pytest.mark.parametrize("seed", range(10))
+def test_pr_local_start(share, seed, monkeypatch):
+    """pr starts at hi_pr's labels (1 everywhere, no first global update)
+    when the preflow leaves excess at n / 8 vertices or more and as many arcs
+    have room into t (MATCHFLOW_PR_LOCAL_START: 8 by default, 0 never, 1e9
+    whenever one vertex is active and one arc enters t); phase 2's fallback
+    loop may start so too.  Every answer certified, the value SciPy's."""
+    monkeypatch.setenv("MATCHFLOW_PR_LOCAL_START", share)
+    rng = np.random.default_rng(seed)
+    instance = graph_cut_instance(rng, int(rng.integers(8, 300)))
+    run_and_check("pr", *instance, threads=1)
+    run_and_check("pr", *random_instance(rng, 40), threads=1)
+
+
+def test_pr_local_start_skips_the_first_global_update(monkeypatch):
+    """On an image's graph cut (value only) pr needs no global relabel at
+    all from the local start; with it off, the first one runs."""
+    from matchflow import generators
+    inst = generators.segmentation_grid(64, 64, seed=3)
+    g = inst.graph
+    ptr, heads = g.indptr.astype(np.int64), g.indices.astype(np.int32)
+    caps = g.data.astype(np.int64)
+    counts = {}
+    for share in ("", "0"):
+        monkeypatch.setenv("MATCHFLOW_PR_LOCAL_START", share)
+        value, _, side, stats = solve("pr", ptr, heads, caps, inst.source, inst.sink,
+                                      threads=1, return_flow=False)
+        counts[share] = (value, stats["global_relabels"], side)
+    assert counts[""][0] == counts["0"][0]
+    assert counts[""][1] == 0 and counts["0"][1] >= 1

@@ -13,6 +13,8 @@
 // - Global relabeling: exact labels by backward BFS from the
 //   target over residual arcs, at the start and whenever the relabel work
 //   (BETA per relabel plus the arcs it scans) exceeds (ALPHA * n + m) / freq.
+//   Graph cuts start instead at label 1 everywhere, as pbbs's build of
+//   hi_pr always does (highest_label::starts_local).
 // - Gap heuristic: when a relabel empties the bucket of the
 //   vertex's old label d, every vertex above d cannot reach the target; all
 //   get label n.  With highest-label selection, those are all inactive.
