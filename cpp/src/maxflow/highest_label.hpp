@@ -131,8 +131,9 @@ class highest_label {
   /// terminals; matching as flow).  Excess there moves a few arcs to the
   /// target, and the highest-label order from exact labels sends it the
   /// long way first: phase 1 of a 1024^2 segmentation took 0.226 s with the
-  /// first global update and 0.078 s without; R-MAT, grids, roads and the
-  /// Washington graphs lost 20-30% without it (NOTES.md, "pr's start").
+  /// first global update and 0.078 s without (dev host, one thread); R-MAT,
+  /// grids, roads and the Washington graphs lost 20-30% without it
+  /// (NOTES.md, "pr's start").
   /// MATCHFLOW_PR_LOCAL_START moves the eighth (0: never).
   bool starts_local() const {
     const double share = env_number("MATCHFLOW_PR_LOCAL_START", local_start_share, 0);
