@@ -1,5 +1,6 @@
 """Per-phase seconds of solve_flow ("pr", "ppr@THREADS", "gpu-pr") on the flow suite's generators,
-and the solve alone of SciPy and OR-Tools (when importable), min of --repeat runs after a warm-up.
+and the solve alone of SciPy and OR-Tools (when importable) and pbbs-maxflow's preflow (hi_pr,
+syncpar@THREADS: pbbs_peers.py, the sources in --pbbs), min of --repeat runs after a warm-up.
 
     python benchmarks/flow_phases.py --instances ac gl seg del rmat grid road \\
         --methods pr ppr@16 ortools --repeat 2
@@ -17,7 +18,8 @@ long 512 x 1024 / wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, 
 8-connected form at 724^2, seg3d = segmentation volume 96^3, del = Delaunay 2^20, rmat =
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like, grid2k / road2k / ww2k / gl64 = the
 suite's largest grid, road-like, Washington wide and GENRMF long graphs, match20 = matching
-as flow on 2^20 + 2^20 vertices; grids / roads / dels = the flow suite's two s-t pairs of the
+as flow on 2^20 + 2^20 vertices; rmat18e8 / rmat20e8 / seg8k / seg3d128 = bench_flow.py's
+R-MAT 18 and 20 (first pair), 8-connected 1024^2 and 128^3 segmentations; grids / roads / dels = the flow suite's two s-t pairs of the
 1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the whole call minus setup and
 both phases: validation, transfers, the flow matrix, Python.
 """
@@ -26,7 +28,11 @@ import os
 import statistics
 import time
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
+import pbbs_peers
 import scipy.sparse as sp
 
 import matchflow
@@ -55,6 +61,11 @@ INSTANCES = {
     "ww2k": lambda: [gen.washington_rlg_wide(2048, seed=0)],
     "gl64": lambda: [gen.genrmf_long(64, seed=0)],
     "match20": lambda: [gen.matching_flow(gen.matching.uniform_random(1 << 20, degree=3, seed=0))],
+    # bench_flow.py's instances with --pairs 1 (its R-MAT edge factor is 8)
+    "rmat18e8": lambda: gen.rmat_flow(18, edge_factor=8, seed=0)[:1],
+    "rmat20e8": lambda: gen.rmat_flow(20, edge_factor=8, seed=0)[:1],
+    "seg8k": lambda: [gen.segmentation_grid(1024, 1024, seed=0, connectivity=8)],
+    "seg3d128": lambda: [gen.segmentation_volume(128, 128, 128, seed=0)],
 }
 
 
@@ -66,6 +77,20 @@ def best(fn, repeat):
         out = fn()
         times.append(time.perf_counter() - t)
     return min(times), out
+
+
+def pbbs_peer(method, inst, repeat, folder):
+    """hi_pr or syncpar@THREADS (pbbs_peers.py; its own preflow time), min of `repeat` runs."""
+    label, _, threads = method.partition("@")
+    binary = pbbs_peers.build(Path(folder)).get(label)
+    if binary is None:
+        raise SystemExit(f"{label}: no pbbs-maxflow sources in {folder} (--pbbs)")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "graph.flow"
+        pbbs_peers.write_graph(inst, path)
+        run = pbbs_peers.runner(label, binary, path, int(threads or 1), timeout=60)
+        runs = [run() for _ in range(repeat)]
+    return min(r["seconds"] for r in runs), runs[0]["value"]
 
 
 def peer(method, g, s, t, repeat):
@@ -96,6 +121,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--value-only", action="store_true",
                     help="return_flow=False: phase 1 (value and cut) only")
+    ap.add_argument("--pbbs", default=str(pbbs_peers.DEFAULT_ROOT),
+                    help="pbbs-maxflow's sources, for the methods hi_pr and syncpar@THREADS")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=V1,V2",
                     help="run each matchflow method once per value of this variable; "
                          "given twice or more, once per combination")
@@ -111,6 +138,10 @@ def main():
             g, s, t = inst.graph, int(inst.source), int(inst.sink)
             for method in args.methods:
                 head = f"{inst.name[:34]:34s} {g.nnz:9d} {method:8s}"
+                if method.partition("@")[0] in pbbs_peers.CODES:
+                    sec, value = pbbs_peer(method, inst, args.repeat, args.pbbs)
+                    print(f"{head} total {sec:.4f} value {value}", flush=True)
+                    continue
                 if method in ("scipy", "ortools"):
                     sec, value = peer(method, g, s, t, args.repeat)
                     print(f"{head} total {sec:.4f} value {value}", flush=True)

@@ -23,7 +23,8 @@
 # benchmarks/bench_flow.py (args in $FLOW_ARGS; carry .whl for OR-Tools and igraph,
 # which the build part installs, and .peers/pbbs-maxflow for its hi_pr and syncpar
 # columns, which it builds); phases runs benchmarks/flow_phases.py ($PHASES_ARGS,
-# e.g. a same-call A/B of a knob with --env NAME=V1,V2) into phases.txt, and with base
+# e.g. a same-call A/B of a knob with --env NAME=V1,V2; several runs separated by ";;")
+# into phases.txt, and with base
 # before it (which builds AB_BASE, an exported tree such as `git archive REV cuda cpp pyx
 # python CMakeLists.txt pyproject.toml README.md | tar -x -C .ab/base`, in the background)
 # alternately for the installed build and that one, AB_ROUNDS times (summary:
@@ -251,9 +252,13 @@ for part in "${parts[@]}"; do
             for side in "${sides[@]}"; do
                 echo "== $side (round $r)"
                 path=$([ "$side" = base ] && echo "/tmp/ab-base:" || true)
-                # shellcheck disable=SC2086
-                PYTHONPATH="$path${PYTHONPATH:-}" timeout --kill-after=10 "$t" \
-                    python benchmarks/flow_phases.py ${PHASES_ARGS:-} || status=1
+                IFS=';' read -ra runs <<< "${PHASES_ARGS//;;/;}"
+                for args in "${runs[@]:-}"; do
+                    echo "# flow_phases.py $args"
+                    # shellcheck disable=SC2086
+                    PYTHONPATH="$path${PYTHONPATH:-}" timeout --kill-after=10 "$(left)" \
+                        python benchmarks/flow_phases.py $args || status=1
+                done
             done
         done > "$OUT/phases.txt" 2>&1
         tail -40 "$OUT/phases.txt"

@@ -17,8 +17,10 @@ constexpr label_t no_label = INT32_MAX;  ///< "no residual neighbour" in the red
 /// by the whole block (discharge_hub) instead of one warp.  One warp walks a
 /// span 32 arcs per dependent chain of loads while the cycle's other warps
 /// wait at its end: R-MAT 18's hubs (up to 50,000 arcs) made a cycle cost
-/// about 0.9 ms, and a complete DAG's 999 arcs per vertex 43 us.
-constexpr offset_t default_hub_arcs = 512;
+/// about 0.9 ms, and a complete DAG's 999 arcs per vertex 43 us.  128, not
+/// 512: R-MAT 20's phase 1 0.061 -> 0.055 s, the rest of the suite the same
+/// (results/h200/gpu-pr-hub-arcs.txt).
+constexpr offset_t default_hub_arcs = 128;
 /// hub_arcs for "no hubs": the paper's warp per vertex.
 constexpr offset_t no_hubs = offset_t(1) << 62;
 
