@@ -98,6 +98,7 @@ from bench_matching import (  # noqa: E402
 INT32_MAX = np.iinfo(np.int32).max
 PEERS = ("scipy", "ortools", "igraph", "pymaxflow", "hi_pr", "syncpar")
 CPU_PEERS = PEERS[1:]  # the fastest correct of these is the "fastest CPU peer"
+PREFLOW_COLUMNS = ("pr", "ppr")  # their preflow is shown beside the whole call (_preflow_secs)
 
 # family -> (builder(size, seed) -> FlowInstance | list, default sizes, --quick sizes)
 FAMILIES = {
@@ -530,11 +531,20 @@ def _secs(e, label, on_gpu=False):
 
 def _search_secs(e, label):
     """A matchflow method's phase 1 (the maximum preflow and the cut, its search) in the
-    median run: what PyMaxflow's `maxflow()` and pbbs's own times measure."""
+    median run: what PyMaxflow's `maxflow()` measures (its trees hold the cut)."""
     m = e["methods"].get(label)
     if _secs(e, label) is None:
         return None
     return m.get("stats", {}).get("seconds_phase1")
+
+
+def _preflow_secs(e, label):
+    """A CPU method's maximum preflow in the median run (phase 1 less the cut's own search):
+    what pbbs's hi_pr and syncPar time ("PBBS-time"; they compute no cut)."""
+    search = _search_secs(e, label)
+    if search is None:
+        return None
+    return search - e["methods"][label]["stats"].get("seconds_cut", 0.0)
 
 
 def _scipy_at_least(e):
@@ -579,7 +589,9 @@ def ratios(results) -> dict:
                                                       _search_secs(e, "bk/t1")),
         "bk vs bk/t1 (search)": lambda e: (_search_secs(e, "bk/t1"), _search_secs(e, "bk")),
         "pr vs hi_pr": lambda e: (_secs(e, "hi_pr"), _secs(e, "pr")),
+        "pr preflow vs hi_pr": lambda e: (_secs(e, "hi_pr"), _preflow_secs(e, "pr")),
         "ppr vs syncpar": lambda e: (_secs(e, "syncpar"), _secs(e, "ppr")),
+        "ppr preflow vs syncpar": lambda e: (_secs(e, "syncpar"), _preflow_secs(e, "ppr")),
         "ppr vs pr (>= 10^6 arcs)": lambda e: ((_secs(e, "pr"), _secs(e, "ppr"))
                                                if e["arcs"] >= 10**6 else (None, None)),
         "pr vs best of OR-Tools/igraph": lambda e: (_best_peer(e), _secs(e, "pr")),
@@ -606,6 +618,8 @@ def markdown(results, plot_note: str) -> str:
         "Seconds, median of the timed runs.  scipy/ortools/igraph: the solve "
         "(their graph construction not counted; ortools/igraph's in the JSON as `build`); "
         "matchflow: the whole `solve_flow` call.  gpu-pr: [on-GPU seconds = phase 1 + phase 2].  "
+        "pr, ppr: [the maximum preflow: phase 1 less the cut's own search], what hi_pr's and "
+        "syncPar's own times measure.  "
         "value: the reference, SciPy's unless another is named (else OR-Tools', igraph's, pr's).  "
         "WRONG: a value differing from the reference, a returned flow breaking capacity "
         "or conservation, or a returned cut whose capacity is not the value.",
@@ -626,6 +640,8 @@ def markdown(results, plot_note: str) -> str:
                 c = f"{m['seconds']:.4g}"
                 if "on_gpu" in m:
                     c += f" [{m['on_gpu']:.4g}]"
+                elif k in PREFLOW_COLUMNS:
+                    c += f" [{_preflow_secs(e, k):.4g}]"
                 if m["kind"] == "auto":
                     c += f" {m['ran_method']}@{m['ran_device']}"
                 if m.get("check", "ok") != "ok":

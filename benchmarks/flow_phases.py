@@ -172,7 +172,8 @@ def phases(g, s, t, method, repeat, return_flow=True):
             f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
             f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
             f"rounds {st.iterations} relabels {st.global_relabels} "
-            f"in {st.seconds_global_relabel:.4f} s levels {st.bfs_levels}")
+            f"in {st.seconds_global_relabel:.4f} s levels {st.bfs_levels} "
+            f"cut {st.seconds_cut:.4f}")
 
 
 if __name__ == "__main__":

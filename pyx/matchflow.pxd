@@ -226,7 +226,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         cbool paper_variant
     cdef struct flow_stats:
         double seconds_setup, seconds_transfer, seconds_phase1, seconds_phase2
-        double seconds_global_relabel
+        double seconds_global_relabel, seconds_cut
         int64_t pushes, relabels, global_relabels, bfs_levels, gaps, iterations
         int64_t kernel_launches
     cdef cppclass flow_result:

@@ -977,12 +977,14 @@ def test_stats_fields():
     res = solve_flow(sp.csr_array([[0, 5], [0, 0]]), 0, 1, device="cpu")
     fields = set(FlowStats.__dataclass_fields__)
     assert fields == {"seconds_total", "seconds_setup", "seconds_transfer", "seconds_phase1",
-                      "seconds_phase2", "seconds_global_relabel", "pushes", "relabels",
-                      "global_relabels", "bfs_levels", "gaps", "iterations", "kernel_launches",
-                      "device"}
+                      "seconds_phase2", "seconds_global_relabel", "seconds_cut", "pushes",
+                      "relabels", "global_relabels", "bfs_levels", "gaps", "iterations",
+                      "kernel_launches", "device"}
     assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
     st = res.stats
     assert 0 < st.seconds_global_relabel <= st.seconds_phase1 + st.seconds_phase2
+    # pr's preflow ends on no exact labels, so phase 1 ends with the cut's search
+    assert res.method == "pr" and 0 < st.seconds_cut <= st.seconds_phase1
 
 
 def test_input_not_modified():

@@ -55,9 +55,12 @@ class FlowStats:
     seconds_total: float = 0.0     #: wall time of the whole call, checks and flow matrix included
     seconds_setup: float = 0.0     #: residual graph (reverse arcs), allocations
     seconds_transfer: float = 0.0  #: host <-> device copies (GPU)
-    seconds_phase1: float = 0.0    #: maximum preflow (gives the value and the cut)
+    seconds_phase1: float = 0.0    #: maximum preflow, then the minimum cut
     seconds_phase2: float = 0.0    #: excess returned to the source (only with the flow)
     seconds_global_relabel: float = 0.0  #: of both phases, in global relabels
+    #: of phase 1, the cut's own search: a CPU method whose preflow did not end on
+    #: exact labels searches the residual graph for the vertices that reach the sink
+    seconds_cut: float = 0.0
     pushes: int = 0
     relabels: int = 0
     global_relabels: int = 0

@@ -49,7 +49,9 @@ struct flow_options {
 struct flow_stats {
   double seconds_setup = 0;     ///< building the residual graph (reverse arcs), allocations
   double seconds_transfer = 0;  ///< host <-> device copies (GPU), and the flow matrix built there
-  double seconds_phase1 = 0;    ///< maximum preflow
+  double seconds_phase1 = 0;    ///< maximum preflow, then the minimum cut
+  double seconds_cut = 0;       ///< of phase 1, the cut's own search (CPU, when the preflow
+                                ///<   did not end on exact labels)
   double seconds_phase2 = 0;    ///< excess returned to the source (only with return_flow)
   double seconds_global_relabel = 0;  ///< of both phases, in global relabels
   std::int64_t pushes = 0;

@@ -43,7 +43,9 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options, flo
     // The vertices that cannot reach the sink: after a maximum preflow, a
     // minimum cut (its complement holds every vertex that can still send to
     // the sink).
+    const auto cut = std::chrono::steady_clock::now();
     mark_unreached(g, net.sink, team, result->source_side);
+    stats->seconds_cut = seconds_since(cut);
   }
   result->value = excess[std::size_t(net.sink)];
   stats->seconds_phase1 = seconds_since(t1);
