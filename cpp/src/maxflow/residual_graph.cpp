@@ -15,9 +15,10 @@
 // Each arc is read twice in all, not once by every thread (NOTES.md, "CPU
 // constants").  A row is never split between threads: segmentation's source
 // row, 12% of its arcs, holds one thread up.
-// The counts take at most team * n entries (fewer where rows hold nearby
-// heads, as an image's do: about 2n): the team shrinks so that they are at
-// most as many as the residual records.  The build is bound by memory
+// The counts take the sum of the threads' windows, at most team * n entries
+// (about 2n on an image, whose rows hold nearby heads): where that sum at
+// the whole team passes 4m entries (half the 2m residual records' bytes),
+// the team shrinks to 2m / n threads, whose counts are at most 2m.  The build is bound by memory
 // traffic on the 16-thread host (NOTES.md, "Head windows, the layout on the
 // team, anti-parallel pairs in value-only builds"), so the windows and the
 // parallel prefix matter.  The big arrays are left uninitialised:
@@ -37,15 +38,6 @@ namespace {
 // Below this many input arcs the build runs on the calling thread.
 constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
 
-/// The build's team: at most `team`, and at most 2m / n threads, so that
-/// the per-thread counts (team * n entries) are at most the 2m records.
-int build_team(const flow_network& net, int team) {
-  const offset_t m = net.n_arcs();
-  if (m < parallel_min_arcs) return 1;
-  const offset_t fit = m / std::max<offset_t>(1, offset_t(net.n) / 2);
-  return int(std::clamp<offset_t>(fit, 1, team));
-}
-
 /// The first row of thread c's share: rows split so that each holds about
 /// m / threads arcs.
 vertex_t first_row(const flow_network& net, int c, int threads) {
@@ -58,6 +50,7 @@ vertex_t first_row(const flow_network& net, int c, int threads) {
 /// Self-loops' heads are in it too: they lie in [lo, hi) anyway.
 struct head_window {
   vertex_t lo = 0, hi = 0;
+  offset_t size() const { return offset_t(hi) - lo; }
 };
 
 head_window window_of(const flow_network& net, vertex_t lo, vertex_t hi) {
@@ -65,6 +58,33 @@ head_window window_of(const flow_network& net, vertex_t lo, vertex_t hi) {
   if (count == 0) return {};
   const id_bounds b = bounds_of(net.heads + net.ptr[lo], count);
   return {vertex_t(b.lo), vertex_t(b.hi + 1)};
+}
+
+/// Each of `team` threads' head window (its share of the rows: first_row).
+std::vector<head_window> windows_of(const flow_network& net, int team) {
+  std::vector<head_window> windows(static_cast<std::size_t>(team));
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (int c = 0; c < team; ++c) {
+    windows[std::size_t(c)] =
+        window_of(net, first_row(net, c, team), first_row(net, c + 1, team));
+  }
+  return windows;
+}
+
+/// The build's team and its threads' windows: all of `team` where their
+/// counts (the windows' sum) are at most 4m, else 2m / n threads, whose
+/// counts (at most n each) are at most 2m.  Matching as a flow: 16 windows
+/// of about n / 2 heads each fit where 16 n would not (NOTES.md, "CPU
+/// constants").
+std::vector<head_window> build_windows(const flow_network& net, int team) {
+  const offset_t m = net.n_arcs();
+  if (m < parallel_min_arcs) return windows_of(net, 1);
+  std::vector<head_window> windows = windows_of(net, team);
+  offset_t counts = 0;
+  for (const head_window& w : windows) counts += w.size();
+  if (counts <= 4 * m) return windows;
+  const offset_t fit = m / std::max<offset_t>(1, offset_t(net.n) / 2);
+  return windows_of(net, int(std::clamp<offset_t>(fit, 1, team)));
 }
 
 /// One thread's counts: slot v - window.lo for head v.
@@ -118,7 +138,7 @@ struct antiparallel_pairs {
 template <class Arc>
 void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
                    const window_counts<Arc>& in, const antiparallel_pairs& pairs) {
-  std::fill(in.slots, in.slots + (in.window.hi - in.window.lo), Arc(0));
+  std::fill(in.slots, in.slots + in.window.size(), Arc(0));
   for (vertex_t u = lo; u < hi; ++u) {
     Arc out = 0;
     const bool pairing = pairs.pairs_in(u);
@@ -217,7 +237,8 @@ template <class Arc>
 residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows) {
   residual_graph<Arc> g;
   const vertex_t n = net.n;
-  team = build_team(net, team);
+  const std::vector<head_window> windows = build_windows(net, team);
+  team = int(windows.size());
   g.n = n;
   g.first = big_array_of<Arc>(std::size_t(n) + 1);  // every entry written below
   g.first[0] = 0;
@@ -236,18 +257,18 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
     const vertex_t vlo = vertex_t(std::int64_t(n) * c / size);  // a share of the vertices
     const vertex_t vhi = vertex_t(std::int64_t(n) * (c + 1) / size);
     window_counts<Arc>& mine = counts[std::size_t(c)];
-    mine.window = window_of(net, lo, hi);
+    mine.window = size == team ? windows[std::size_t(c)] : window_of(net, lo, hi);
 #pragma omp barrier
 #pragma omp single
     {
       counts.resize(std::size_t(size));  // OpenMP may give fewer threads than asked for
       std::size_t total = 0;
-      for (const window_counts<Arc>& w : counts) total += std::size_t(w.window.hi - w.window.lo);
+      for (const window_counts<Arc>& w : counts) total += std::size_t(w.window.size());
       slots = big_array_of<Arc>(total);
       total = 0;
       for (window_counts<Arc>& w : counts) {
         w.slots = slots.get() + total;
-        total += std::size_t(w.window.hi - w.window.lo);
+        total += std::size_t(w.window.size());
       }
     }  // implicit barrier
     count_degrees(net, lo, hi, g, mine, pairs);
