@@ -19,16 +19,16 @@ long 512 x 1024 / wide 1024 x 1024, seg / seg2k = segmentation 1024^2 / 2048^2, 
 R-MAT 18, grid = 1024^2 grid, road = 1024^2 road-like, grid2k / road2k / ww2k / gl64 = the
 suite's largest grid, road-like, Washington wide and GENRMF long graphs, match20 = matching
 as flow on 2^20 + 2^20 vertices; rmat18e8 / rmat20e8 / seg8k / seg3d128 = bench_flow.py's
-R-MAT 18 and 20 (first pair), 8-connected 1024^2 and 128^3 segmentations; grids / roads / dels = the flow suite's two s-t pairs of the
-1024^2 grid, road-like graph and Delaunay 2^20.  "other" is the whole call minus setup and
-both phases: validation, transfers, the flow matrix, Python.
+R-MAT 18 and 20 (first pair), 8-connected 1024^2 and 128^3 segmentations; grids / roads /
+dels = the flow suite's two s-t pairs of the 1024^2 grid, road-like graph and Delaunay 2^20.
+"other" is the whole call minus setup and both phases: validation, transfers, the flow matrix,
+Python.
 """
 import argparse
 import os
 import statistics
-import time
-
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np

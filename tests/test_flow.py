@@ -685,8 +685,10 @@ def _team_sized_graphs():
     """Graphs of more than 2^16 arcs (the residual graph's build and the cut's
     search run on the team): a hub row holding a third of the arcs, with
     self-loops, parallel arcs and empty rows first, last and between; a
-    directed 150 x 450 grid whose sink is reached along long paths; and a
-    graph of fewer arcs than vertices (the build's team shrinks to one)."""
+    directed 150 x 450 grid whose sink is reached along long paths; matching
+    as a flow (each left row's heads span the right side: the windows' counts
+    fit the whole team, where team x n would not); and a graph of fewer arcs
+    than vertices (the build's team shrinks to one)."""
     rng = np.random.default_rng(31)
     n, m = 20_000, 90_000
     rows = np.sort(np.concatenate([rng.integers(10, n - 10, m - 30_000),
@@ -705,6 +707,10 @@ def _team_sized_graphs():
     caps = rng.integers(1, 100, tails.size)
     grid = sp.csr_array((caps, (tails, heads)), shape=(w * h, w * h))
     yield "grid", grid, 0, w * h - 1
+    from matchflow.generators import flow as gen
+    match = gen.matching_flow(gen.matching.uniform_random(1 << 14, degree=3, seed=5))
+    assert match.n_arcs > 1 << 16
+    yield "matching", match.graph, match.source, match.sink
     n = 200_000
     tails, heads = rng.integers(0, n, 70_000), rng.integers(0, n, 70_000)
     sparse = sp.csr_array((rng.integers(1, 9, 70_000), (tails, heads)), shape=(n, n))

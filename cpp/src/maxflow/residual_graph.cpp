@@ -18,11 +18,11 @@
 // The counts take the sum of the threads' windows, at most team * n entries
 // (about 2n on an image, whose rows hold nearby heads): where that sum at
 // the whole team passes 4m entries (half the 2m residual records' bytes),
-// the team shrinks to 2m / n threads, whose counts are at most 2m.  The build is bound by memory
-// traffic on the 16-thread host (NOTES.md, "Head windows, the layout on the
-// team, anti-parallel pairs in value-only builds"), so the windows and the
-// parallel prefix matter.  The big arrays are left uninitialised:
-// every record is written once.
+// the team shrinks to 2m / n threads, whose counts are at most 2m.  The
+// build is bound by memory traffic on the 16-thread host (NOTES.md, "Head
+// windows, the layout on the team, anti-parallel pairs in value-only
+// builds"), so the windows and the parallel prefix matter.  The big arrays
+// are left uninitialised: every record is written once.
 #include "residual_graph.hpp"
 
 #include <algorithm>
@@ -65,8 +65,7 @@ std::vector<head_window> windows_of(const flow_network& net, int team) {
   std::vector<head_window> windows(static_cast<std::size_t>(team));
 #pragma omp parallel for num_threads(team) schedule(static)
   for (int c = 0; c < team; ++c) {
-    windows[std::size_t(c)] =
-        window_of(net, first_row(net, c, team), first_row(net, c + 1, team));
+    windows[std::size_t(c)] = window_of(net, first_row(net, c, team), first_row(net, c + 1, team));
   }
   return windows;
 }
