@@ -36,16 +36,23 @@ constexpr std::int64_t adopt_parallel_min = 1 << 14;
 /// excess > 0 has label n, i.e. cannot reach the target: a maximum preflow.
 /// With target = source and origin = sink it returns a maximum preflow's
 /// excess to the source (flow_decomposition.cpp's fallback).
+/// `target_arcs_read` false: nothing reads the room on the target's own arcs
+/// after the run (a value-only call: the cut's search and the global updates
+/// read the arcs into the target, not the copies in its list), so a push into
+/// the target leaves its reverse copy as it was: a write far from the rest of
+/// the push, and on graph cuts every sink-linked pixel pushes into the
+/// sink (NOTES.md, "pr's start").
 template <class Arc>
 class highest_label {
  public:
   highest_label(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t target,
-                vertex_t origin, double freq, flow_stats* stats)
+                vertex_t origin, double freq, flow_stats* stats, bool target_arcs_read = true)
       : g_(g),
         excess_(excess),
         n_(g.n),
         target_(target),
         origin_(origin),
+        target_arcs_read_(target_arcs_read),
         stats_(stats),
         label_(big_array_of<vertex_t>(std::size_t(g.n))),
         current_(big_array_of<Arc>(std::size_t(g.n))),
@@ -269,7 +276,7 @@ class highest_label {
   void push(vertex_t v, residual_arc<Arc>& arc, vertex_t w) {
     const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
     arc.rescap -= delta;
-    g_.arcs[std::size_t(arc.reverse)].rescap += delta;
+    if (w != target_ || target_arcs_read_) g_.arcs[std::size_t(arc.reverse)].rescap += delta;
     excess_[std::size_t(v)] -= delta;
     if (excess_[std::size_t(w)] == 0 && w != target_) {
       const vertex_t dw = label_[std::size_t(w)];
@@ -351,6 +358,7 @@ class highest_label {
   residual_graph<Arc>& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, target_, origin_;
+  const bool target_arcs_read_;
   flow_stats* stats_;
   // Per-vertex and per-label arrays from the scratch cache (no page faults
   // on a repeated call), each written before it is read: labels by the

@@ -47,7 +47,9 @@ void push_relabel_flow(const flow_network& net, const flow_options& options, flo
       net, options, result, stats,
       [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t*) {
         using Arc = typename std::decay_t<decltype(g)>::arc_t;
-        highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats).run();
+        highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats,
+                           options.return_flow)
+            .run();
         return false;  // the frame's BFS marks the cut
       },
       [&](auto& g, std::vector<capacity_t>& excess) {
