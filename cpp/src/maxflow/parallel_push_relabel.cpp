@@ -139,18 +139,22 @@ struct alignas(64) thread_buffer {
 };
 
 /// Phase 1: moves excess toward the sink `t` (label 0); the source `s` is
-/// held at label n.
+/// held at label n.  `target_arcs_read` false (value only): pushes into t
+/// leave their reverse copies, in t's own list, as they were
+/// (highest_label's comment says why).
 template <class Arc>
 class synchronous_push_relabel {
  public:
   synchronous_push_relabel(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t s,
-                           vertex_t t, double freq, int team, flow_stats* stats)
+                           vertex_t t, double freq, int team, flow_stats* stats,
+                           bool target_arcs_read = true)
       : g_(g),
         excess_(excess),
         n_(g.n),
         s_(s),
         t_(t),
         team_(team),
+        target_arcs_read_(target_arcs_read),
         stats_(stats),
         label_(std::size_t(g.n)),
         buffers_(std::size_t(team)) {
@@ -166,7 +170,7 @@ class synchronous_push_relabel {
   /// give the minimum cut (mark_cut).
   bool run() {
     if (team_ == 1) {  // pr's run: every epoch would be sequential
-      highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_).run();
+      highest_label<Arc>(g_, excess_, t_, s_, sequential_freq_, stats_, target_arcs_read_).run();
       return false;
     }
     std::int64_t work = 0;
@@ -212,7 +216,8 @@ class synchronous_push_relabel {
   /// true) or no vertex is active (false).
   bool sequential_epoch() {
     if (!sequential_) {
-      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, epoch_freq_, stats_);
+      sequential_ = std::make_unique<highest_label<Arc>>(g_, excess_, t_, s_, epoch_freq_, stats_,
+                                                         target_arcs_read_);
     }
     sequential_->adopt_levels(label_, levels_, team_);
     handed_over_ = sequential_->discharge_until_update(handover_share_);
@@ -272,8 +277,10 @@ class synchronous_push_relabel {
           const capacity_t delta = std::min(cap, e);
           cap -= delta;
           store_cap(&arc.rescap, cap);
-          capacity_t* back = &g_.arcs[std::size_t(arc.reverse)].rescap;
-          store_cap(back, load_cap(back) + delta);
+          if (w != t_ || target_arcs_read_) {
+            capacity_t* back = &g_.arcs[std::size_t(arc.reverse)].rescap;
+            store_cap(back, load_cap(back) + delta);
+          }
           e -= delta;
           if (w == t_) {
             out.to_sink += delta;
@@ -436,6 +443,7 @@ class synchronous_push_relabel {
   std::vector<capacity_t>& excess_;
   const vertex_t n_, s_, t_;
   const int team_;
+  const bool target_arcs_read_;
   flow_stats* stats_;
   std::vector<vertex_t> label_;
   big_array<vertex_t> new_label_;        // the round state (make_round_state)
@@ -474,7 +482,7 @@ void parallel_push_relabel_flow(const flow_network& net, const flow_options& opt
       [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t* source_side) {
         using Arc = typename std::decay_t<decltype(g)>::arc_t;
         synchronous_push_relabel<Arc> phase1(g, excess, net.source, net.sink, options.relabel_freq,
-                                             team, stats);
+                                             team, stats, options.return_flow);
         if (!phase1.run()) return false;
         phase1.mark_cut(source_side);
         return true;
