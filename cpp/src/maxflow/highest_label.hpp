@@ -87,7 +87,10 @@ class highest_label {
         --highest_active_;
         continue;
       }
-      active_first_[std::size_t(highest_active_)] = next_[std::size_t(v)];
+      const vertex_t after = next_[std::size_t(v)];
+      active_first_[std::size_t(highest_active_)] = after;
+      // Most often the next one discharged (NOTES.md, "pr's start").
+      if (after != no_vertex) prefetch_arcs(g_, after);
       discharge(v);
     }
     return false;
