@@ -128,14 +128,14 @@ vertex_t bfs_window() {
 }
 
 /// Per-thread output of a round or a BFS level, padded against false sharing.
-/// `to_sink`: what the thread's pushes sent to the sink in a round, summed
-/// into its excess after the round (the sink takes a push from every
-/// sink-linked pixel, and one atomic add a push on its excess made all the
-/// team's threads write one cache line).
+/// `to_target`: what the thread's pushes sent to the rounds' target t (the
+/// sink; the source in phase 2) in a round, added to t's excess after it
+/// (the sink takes a push from every sink-linked pixel, and one atomic add a
+/// push on its excess made all the team's threads write one cache line).
 struct alignas(64) thread_buffer {
   std::vector<vertex_t> items;
   std::int64_t pushes = 0, relabels = 0, work = 0;
-  capacity_t to_sink = 0;
+  capacity_t to_target = 0;
 };
 
 /// Phase 1: moves excess toward the sink `t` (label 0); the source `s` is
@@ -283,7 +283,7 @@ class synchronous_push_relabel {
           }
           e -= delta;
           if (w == t_) {
-            out.to_sink += delta;
+            out.to_target += delta;
           } else {
             __atomic_fetch_add(&added_excess_[std::size_t(w)], delta, __ATOMIC_RELAXED);
             discover(w, out);
@@ -329,7 +329,7 @@ class synchronous_push_relabel {
   std::int64_t round() {
     if (!added_excess_) make_round_state();
     const std::int64_t count = std::int64_t(active_.size());
-    for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = b.to_sink = 0;
+    for (auto& b : buffers_) b.items.clear(), b.pushes = b.relabels = b.work = b.to_target = 0;
 #pragma omp parallel num_threads(team_)
     {
       thread_buffer& out = own_buffer();
@@ -340,7 +340,7 @@ class synchronous_push_relabel {
     }
     std::int64_t work = 0;
     for (auto& b : buffers_) {
-      excess_[std::size_t(t_)] += b.to_sink;
+      excess_[std::size_t(t_)] += b.to_target;
       stats_->pushes += b.pushes;
       stats_->relabels += b.relabels;
       work += b.work;
