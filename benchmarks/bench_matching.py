@@ -43,6 +43,7 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -159,18 +160,38 @@ def solver_list(args) -> list[dict]:
     if _device.cuda_available():
         for m in GPU_METHODS:
             solvers.append(dict(label=m, method=m, device="cuda", threads=None, kind="gpu"))
+            for name, value in (spec.split("=", 1) for spec in args.gpu_env):
+                solvers.append(dict(label=f"{m}[{value}]", method=m, device="cuda",
+                                    threads=None, kind="gpu", env={name: value}))
     solvers.append(dict(label="auto", method="auto", device="auto", threads=None, kind="auto"))
     if args.methods:
         wanted = set(args.methods)
-        solvers = [s for s in solvers if s["label"] in wanted or s["method"] in wanted]
+        solvers = [s for s in solvers if s["label"] in wanted
+                   or (s["method"] in wanted and "env" not in s)]
     return solvers
 
 
+@contextlib.contextmanager
+def environment(setting: dict[str, str]):
+    """`setting` in os.environ (which the core reads at each call) while inside."""
+    saved = {name: os.environ.get(name) for name in setting}
+    os.environ.update(setting)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_matchflow(graph, solver):
-    t0 = time.perf_counter()
-    r = maximum_matching(graph, method=solver["method"], device=solver["device"],
-                         threads=solver["threads"])
-    return time.perf_counter() - t0, r
+    with environment(solver.get("env", {})):
+        t0 = time.perf_counter()
+        r = maximum_matching(graph, method=solver["method"], device=solver["device"],
+                             threads=solver["threads"])
+        return time.perf_counter() - t0, r
 
 
 def timed_runs(call, repeat: int, long_run: float):
@@ -833,6 +854,9 @@ def parse_args(argv=None):
     p.add_argument("--methods", nargs="+", default=None,
                    help="run only these labels or method names (e.g. pr pdbfs/t1 gpu-pr auto)")
     p.add_argument("--no-scipy", action="store_true", help="never run SciPy")
+    p.add_argument("--gpu-env", action="append", default=[], metavar="NAME=VALUE",
+                   help="also run each GPU method with this environment variable set, "
+                        "labelled METHOD[VALUE]: a same-run A/B of a knob the core reads")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per method (median)")
     p.add_argument("--long-run", type=float, default=10.0,
                    help="seconds; a run longer than this is not repeated (default %(default)s)")

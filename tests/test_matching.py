@@ -84,12 +84,41 @@ def test_every_initial_matching(method, init):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("search", ["rows", "columns"])
 @pytest.mark.parametrize("layout", ["ct", "mt"])
 @pytest.mark.parametrize("bfs", ["gpubfs", "gpubfs-wr"])
 @pytest.mark.parametrize("method", ["gpu-apfb", "gpu-apsb"])
-def test_every_paper_004_variant(method, bfs, layout):
+def test_every_paper_004_variant(method, bfs, layout, search, monkeypatch):
+    """Each variant searching from either side (MATCHFLOW_AP_SEARCH)."""
+    monkeypatch.setenv("MATCHFLOW_AP_SEARCH", search)
     for seed in range(60):
         check(random_graph(2000 + seed), method, bfs=bfs, layout=layout)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("init", ["cheap", "none", "karp-sipser"])
+@pytest.mark.parametrize("shape", [(3000, 3000), (1500, 7000), (5000, 2600), (7000, 1500)])
+@pytest.mark.parametrize("method", ["gpu-apfb", "gpu-apsb"])
+def test_gpu_ap_searches_from_the_stored_rows(method, shape, init):
+    """APFB/APsB run on the transposed problem over the uploaded CSR (no
+    device transpose) unless the graph is over twice as tall as wide, or the
+    host built the CSC (Karp-Sipser); duplicates and unsorted indices."""
+    n_rows, n_cols = shape
+    rng = np.random.default_rng(n_rows + 3 * n_cols)
+    nnz = 2 * max(shape)
+    r, c = rng.integers(0, n_rows, nnz), rng.integers(0, n_cols, nnz)
+    g = sp.coo_array((np.ones(nnz + 40), (np.r_[r, r[:40]], np.r_[c, c[:40]])),
+                     shape=shape).tocsr()
+    g.has_sorted_indices = False
+    g.indices[: g.indptr[3]] = g.indices[: g.indptr[3]][::-1]
+    g = sp.csr_array(g)
+    expected = scipy_cardinality(g)
+    for _ in range(GPU_REPEATS):
+        res = solve(g, method, init=init)
+        assert_maximum_matching(g, res, expected=expected)
+        assert res.stats.seconds_solve > 0
+        columns = init == "karp-sipser" or n_rows > 2 * n_cols  # (Karp-Sipser's on the host)
+        assert (res.stats.seconds_transpose > 0) == columns
 
 
 @pytest.mark.cuda
@@ -341,8 +370,9 @@ def test_gpu_greedy_start_on_perfect_graphs(method):
         assert_maximum_matching(g, r, expected=n)
         assert 0 < r.stats.init_cardinality <= n
         assert r.stats.seconds_init > 0
-        if r.stats.init_cardinality < n:
-            assert r.stats.seconds_transpose > 0 and r.stats.kernel_launches > 1
+        if r.stats.init_cardinality < n:  # APFB/APsB search the rows: no transpose
+            assert (r.stats.seconds_transpose > 0) == (method == "gpu-pr")
+            assert r.stats.kernel_launches > 1
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)
@@ -367,6 +397,8 @@ def test_gpu_stats_split_the_time(method):
     """Transfer, transpose, init, solve and setup are timed apart; the launch
     cost is measured."""
     g = generators.uniform_random(20000, degree=2.0, seed=11)
+    if method != "gpu-pr":  # the column search, which needs the transpose
+        g = sp.csr_array(sp.vstack([g, g, g[:100]]))
     r = solve(g, method)
     assert_maximum_matching(g, r)
     s = r.stats

@@ -26,14 +26,20 @@
 // is the number of vertices the kernel strides over (columns for
 // INITBFSARRAY, BFS and FIXMATCHING, rows for ALTERNATE).
 //
-// Graph upload, column orientation and initial matching: graph_upload.cu
-// (shared with G-PR); the CSR goes up for the greedy start and the device
-// transpose and is freed before the solve.  seconds_solve is the graph
-// launch alone (synchronized at both ends).
+// Search side.  The algorithm is symmetric in the two sides and reads only
+// the searching side's adjacency, so it runs on the transposed problem (the
+// rows search over the uploaded CSR: no CSC, no device transpose) unless
+// the caller passed the CSC or the rows outnumber the columns by more than
+// ap_tall; P-DBFS on the CPU makes the same choice (cpp/src/matching/
+// dispatch.cpp).  The kernels' "columns" are then the graph's rows.
 //
-// Memory: CSC offsets and ids, rmatch, cmatch, predecessor, bfs_array,
-// mate0, two column queues, the end-row list and (GPUBFS-WR) root; the CSR
-// orientation only until the CSC is built.
+// Graph upload, initial matching and (column search) the CSC: graph_upload.cu
+// (shared with G-PR).  seconds_solve is the graph launch alone
+// (synchronized at both ends).
+//
+// Memory: the searching side's offsets and ids, both mate arrays,
+// predecessor, bfs_array, mate0, two queues, the end list and (GPUBFS-WR)
+// root; for the column search, the CSR only until the CSC is built.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -45,6 +51,7 @@
 #include "common/error.cuh"
 #include "common/launch.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "matching/apfb_kernels.cuh"
 #include "matching/graph_upload.cuh"
 
@@ -169,20 +176,51 @@ struct ap_buffers {
   device_buffer<ap::ap_control> ctl;
 };
 
-/// The kernels' arguments over `d`'s graph and mates and `buf`, which this
-/// clears on `s` (predecessors to -1).
-ap::ap_args make_args(const device_graph& d, vertex_t nr, vertex_t nc, ap_buffers& buf, bool wr,
-                      bool apfb, cudaStream_t s) {
+/// The rows outnumber the columns by more than this: the search starts from
+/// the columns (the unmatched rows, at least n_rows - n_cols, would all
+/// search in the first phase).
+constexpr vertex_t ap_tall = 2;
+
+/// Whether the rows search (see "Search side" above).  MATCHFLOW_AP_SEARCH
+/// = rows / columns forces a side (for measurement and tests).
+bool search_rows(const matching_input& in) {
+  switch (matchflow::detail::env_choice("MATCHFLOW_AP_SEARCH", {"auto", "rows", "columns"})) {
+    case 1: return true;
+    case 2: return false;
+    default: return !in.has_cols() && in.m / ap_tall <= in.n;
+  }
+}
+
+/// The graph as the kernels see it: their "columns" are the searching side.
+struct search_graph {
+  vertex_t n_rows = 0, n_cols = 0;
+  const offset_t* ptr = nullptr;  ///< the searching side's offsets
+  const vertex_t* adj = nullptr;  ///< ... and neighbours
+  vertex_t* rmatch = nullptr;     ///< other side -> searching side
+  vertex_t* cmatch = nullptr;     ///< searching side -> other side
+};
+
+search_graph searched(const device_graph& d, bool rows) {
+  if (rows) {
+    return {d.n, d.m, d.row_ptr.data(), d.row_adj.data(), d.row4col.data(), d.col4row.data()};
+  }
+  return {d.m, d.n, d.col_ptr.data(), d.col_adj.data(), d.col4row.data(), d.row4col.data()};
+}
+
+/// The kernels' arguments over `g` and `buf`, which this clears on `s`
+/// (predecessors to -1).
+ap::ap_args make_args(const search_graph& g, ap_buffers& buf, bool wr, bool apfb, cudaStream_t s) {
+  const vertex_t nr = g.n_rows, nc = g.n_cols;
   const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
   vertex_t* carve = buf.pool.data();
   auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
   ap::ap_args args{};
   args.n_rows = nr;
   args.n_cols = nc;
-  args.cxadj = d.col_ptr.data();
-  args.cadj = d.col_adj.data();
-  args.rmatch = d.col4row.data();
-  args.cmatch = d.row4col.data();
+  args.cxadj = g.ptr;
+  args.cadj = g.adj;
+  args.rmatch = g.rmatch;
+  args.cmatch = g.cmatch;
   args.predecessor = take(n_rows);
   args.ends = take(n_rows);
   args.bfs_array = take(n_cols);
@@ -221,9 +259,13 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   }
   const auto setup_start = clock_type::now();
   const bool wr = options.bfs_kernel != 0;
-  const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
+  const bool rows = search_rows(in);
+  const graph_sides sides = rows ? graph_sides::rows : graph_sides::columns;
+  // The buffers' sizes: per searching and per other vertex.
+  const std::size_t n_search = static_cast<std::size_t>(rows ? nr : nc);
+  const std::size_t n_other = static_cast<std::size_t>(rows ? nc : nr);
   use_device_with_memory(options.device,
-                         graph_bytes(in, start, false) + ap_buffers::bytes(n_rows, n_cols, wr));
+                         graph_bytes(in, start, sides) + ap_buffers::bytes(n_other, n_search, wr));
   stats->seconds_per_launch = launch_seconds(options.device);
   const layout lay = resident_layout(options.device, options.thread_layout != 0);
 
@@ -231,14 +273,14 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   pooled_allocations pool(s, options.device);  // every buffer of the solve, freed on s
   stats->seconds_setup += seconds_since(setup_start);
   device_graph d;
-  if (!prepare_graph(in, start, false, d, s, stats)) {
+  if (!prepare_graph(in, start, sides, d, s, stats)) {
     download_matching(d, in, s, stats);
     return status::ok;
   }
 
   phase_clock clock(s);
-  ap_buffers buf(n_rows, n_cols, wr);
-  ap::ap_args args = make_args(d, nr, nc, buf, wr, apfb, s);
+  ap_buffers buf(n_other, n_search, wr);
+  ap::ap_args args = make_args(searched(d, rows), buf, wr, apfb, s);
   graph_owner graph;
   if (wr) {
     build_graph<true>(graph, args, lay);

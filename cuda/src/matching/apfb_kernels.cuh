@@ -16,9 +16,10 @@
 // the device and the host never synchronizes between levels or phases.
 //
 // Terms.  Columns are the BFS sources (the paper's cxadj/cadj = our CSC,
-// g.cols).  rmatch = col4row (row -> column), cmatch = row4col (column ->
-// row).  bfs_array[c] is column c's BFS level: L0 - 1 = matched and not yet
-// reached, L0 = free column (a BFS root), L0 + k = reached at level k.  We
+// g.cols; or the graph's rows over the CSR, when the host runs the
+// transposed problem: apfb_dispatch.cu, "Search side").  rmatch = col4row
+// (row -> column), cmatch = row4col (column -> row).  bfs_array[c] is column c's BFS level: L0 - 1
+// = matched and not yet reached, L0 = free column (a BFS root), L0 + k = reached at level k.  We
 // take L0 = 2 as the paper suggests, so that every "done" marker of
 // GPUBFS-WR is <= 0: APFB-WR writes L0 - 2 = 0 into bfs_array[root] once the
 // root's tree found an augmenting path; APsB-WR writes -(row + 1), naming
@@ -109,8 +110,8 @@ struct ap_control {
 /// Everything the kernels read or write; passed by value to every kernel.
 struct ap_args {
   vertex_t n_rows, n_cols;
-  const offset_t* __restrict__ cxadj;  ///< CSC offsets, n_cols + 1
-  const vertex_t* __restrict__ cadj;   ///< CSC row ids
+  const offset_t* __restrict__ cxadj;  ///< column offsets, n_cols + 1
+  const vertex_t* __restrict__ cadj;   ///< column -> row ids
   vertex_t* rmatch;                    ///< row -> column (col4row)
   vertex_t* cmatch;                    ///< column -> row (row4col)
   vertex_t* predecessor;               ///< row -> column that reached it

@@ -170,7 +170,7 @@ bool gpr_solver::allocate_and_upload() {
   stats_->seconds_per_launch = launch_seconds(options_.device);
   // Lists hold the unmatched columns: at most n before the start is known.
   const std::size_t temp = cub_temp_bytes(std::max<std::int64_t>(n, 1));
-  const std::size_t bytes = graph_bytes(in_, start_, true) +
+  const std::size_t bytes = graph_bytes(in_, start_, graph_sides::both) +
                             sizeof(label_t) * std::size_t(m + n) +  // labels
                             sizeof(int) * std::size_t(n) +          // iA
                             sizeof(vertex_t) * std::size_t(2 * n) + sizeof(control) +
@@ -178,7 +178,7 @@ bool gpr_solver::allocate_and_upload() {
   use_device_with_memory(options_.device, bytes);
   stats_->seconds_setup += seconds_since(setup_start);
 
-  if (!prepare_graph(in_, start_, true, d_, stream_, stats_)) {
+  if (!prepare_graph(in_, start_, graph_sides::both, d_, stream_, stats_)) {
     return false;
   }
 

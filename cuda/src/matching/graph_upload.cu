@@ -1,8 +1,8 @@
 // The graph upload of the GPU matching methods (G-PR, APFB/APsB): the one
 // place that moves a bipartite graph and its initial matching to the device.
 //
-// Problem.  The methods need the column orientation (CSC) and, G-PR, the row
-// orientation (CSR) too, plus an initial matching.  The Python layer passes
+// Problem.  G-PR needs both orientations (CSC and CSR), APFB/APsB one of
+// them (graph_sides), plus an initial matching.  The Python layer passes
 // only the CSR.  Building the CSC on the host (a sequential counting sort,
 // cpp/src/transpose.cpp) and the greedy start on the host cost more than
 // the GPU solve itself (benchmarks/NOTES.md), so for the GPU methods both
@@ -17,7 +17,8 @@
 //   2. initial matching: the papers' row-order greedy, computed in parallel
 //      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
-//   3. only when that matching is not perfect on the smaller side: the CSC,
+//   3. only when that matching is not perfect on the smaller side and the
+//      method solves on the columns: the CSC,
 //      uploaded when the caller passed it, else built on the device (row of
 //      each edge by a CUB max-scan, column degrees by atomics plus a CUB
 //      exclusive sum, rows by a stable CUB radix sort keyed by column; the
@@ -302,15 +303,33 @@ matching_input raw_input(const raw_csr& g, vertex_t* col4row, vertex_t* row4col,
   return in;
 }
 
-std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows) {
+namespace {
+/// What prepare_graph puts on the device for `sides`.
+struct side_plan {
+  bool cols;   ///< the CSC is needed
+  bool build;  ///< ... and built here (the caller did not pass it)
+  bool rows;   ///< the CSR goes up
+};
+
+side_plan plan_sides(const matching_input& in, gpu_start start, graph_sides sides) {
+  side_plan p{};
+  p.cols = sides != graph_sides::rows;
+  p.build = p.cols && !in.has_cols();
+  p.rows =
+      sides != graph_sides::columns || p.build || start == gpu_start::greedy || in.raw != nullptr;
+  return p;
+}
+}  // namespace
+
+std::size_t graph_bytes(const matching_input& in, gpu_start start, graph_sides sides) {
   const std::size_t m = std::size_t(in.m), n = std::size_t(in.n);
   const std::size_t nnz = std::size_t(in.nnz);
-  const bool build = !in.has_cols();
-  const bool rows = keep_rows || build || start == gpu_start::greedy;
-  std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                     // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);    // before the CSC
-  bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);            // CSC
-  if (rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSR
+  const side_plan plan = plan_sides(in, start, sides);
+  const bool build = plan.build;
+  std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                          // mates
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);         // before the CSC
+  if (plan.cols) bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSC
+  if (plan.rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSR
   if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
     if (in.raw->offset_bytes != sizeof(offset_t)) bytes += (m + 1) * in.raw->offset_bytes + 256;
     if (in.raw->index_bytes != sizeof(vertex_t)) bytes += nnz * in.raw->index_bytes;
@@ -395,7 +414,7 @@ void load_columns(const matching_input& in, bool build, device_graph& d, cudaStr
 }
 }  // namespace
 
-bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+bool prepare_graph(const matching_input& in, gpu_start start, graph_sides sides, device_graph& d,
                    cudaStream_t s, matching_stats* stats) {
   d.m = in.m;
   d.n = in.n;
@@ -403,8 +422,8 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   if (!in.on_device()) {  // (device pointers unused)
     d.result_pages.start(pageable_destinations(result_parts(d, in)));
   }
-  const bool build = !in.has_cols();
-  const bool rows = keep_rows || build || start == gpu_start::greedy || in.raw != nullptr;
+  const side_plan plan = plan_sides(in, start, sides);
+  const bool rows = plan.rows;
   phase_clock clock(s);
 
   // Allocations (setup).
@@ -422,8 +441,8 @@ bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, de
   stats->seconds_transfer += clock.mark();
   start_matching(in, start, d, greedy, s, clock, stats);
   if (d.init_cardinality == std::min<std::int64_t>(d.m, d.n)) return false;
-  load_columns(in, build, d, s, clock, stats);
-  if (!keep_rows) {
+  if (plan.cols) load_columns(in, plan.build, d, s, clock, stats);
+  if (sides == graph_sides::columns) {
     d.row_ptr = device_buffer<offset_t>();
     d.row_adj = device_buffer<vertex_t>();
     stats->seconds_setup += clock.mark();

@@ -15,7 +15,7 @@
 namespace matchflow::cuda {
 
 /// A bipartite graph and its matching on the device.  Either orientation may
-/// be absent (size 0): APFB/APsB drop the CSR once the CSC is built.
+/// be absent (size 0): see graph_sides.
 struct device_graph {
   vertex_t m = 0, n = 0;
   offset_t nnz = 0;
@@ -56,8 +56,13 @@ inline stream solve_stream(const matching_input& in) {
   return stream(in.caller_stream, in.on_device());
 }
 
+/// The orientations a method solves on: G-PR needs both; APFB/APsB search
+/// from one side over its own adjacency only, the CSC (columns, the CSR
+/// then dropped once the CSC is built) or the CSR (rows: no CSC at all).
+enum class graph_sides { columns, rows, both };
+
 /// Peak device bytes prepare_graph needs (graph, mates, transpose scratch).
-std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_rows);
+std::size_t graph_bytes(const matching_input& in, gpu_start start, graph_sides sides);
 
 /// Puts the graph and its initial matching on the device: uploads the CSR
 /// (and the host's mates for gpu_start::host_mates), or uploads (host
@@ -65,12 +70,13 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, bool keep_row
 /// naming the fault; the mates then come from gpu_start::greedy or empty),
 /// computes the greedy start on the
 /// device for gpu_start::greedy, then, only when that start is not already
-/// perfect on the smaller side, uploads the CSC (when `g` has it) or builds
-/// it on the device.  `keep_rows` false frees the CSR at the end.  Times go
+/// perfect on the smaller side and `sides` needs the CSC, uploads it (when
+/// `g` has it) or builds it on the device.  graph_sides::columns frees the
+/// CSR at the end.  Times go
 /// to stats (transfer, init, transpose, setup for the allocations) and
 /// launches to stats->kernel_launches.  Returns false when the start is
 /// perfect (nothing to solve: d then has no CSC).
-bool prepare_graph(const matching_input& in, gpu_start start, bool keep_rows, device_graph& d,
+bool prepare_graph(const matching_input& in, gpu_start start, graph_sides sides, device_graph& d,
                    cudaStream_t s, matching_stats* stats);
 
 /// Counts the matching on the device (stats->cardinality), then copies it
