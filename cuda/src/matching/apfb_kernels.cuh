@@ -18,8 +18,9 @@
 // Terms.  Columns are the BFS sources (the paper's cxadj/cadj = our CSC,
 // g.cols; or the graph's rows over the CSR, when the host runs the
 // transposed problem: apfb_dispatch.cu, "Search side").  rmatch = col4row
-// (row -> column), cmatch = row4col (column -> row).  bfs_array[c] is column c's BFS level: L0 - 1
-// = matched and not yet reached, L0 = free column (a BFS root), L0 + k = reached at level k.  We
+// (row -> column), cmatch = row4col (column -> row).  bfs_array[c] is
+// column c's BFS level: L0 - 1 = matched and not yet reached, L0 = free
+// column (a BFS root), L0 + k = reached at level k.  We
 // take L0 = 2 as the paper suggests, so that every "done" marker of
 // GPUBFS-WR is <= 0: APFB-WR writes L0 - 2 = 0 into bfs_array[root] once the
 // root's tree found an augmenting path; APsB-WR writes -(row + 1), naming
