@@ -208,6 +208,17 @@ __device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vert
   }
 }
 
+/// GPUBFS-WR's early exit (Algorithm 4 lines 6-7): whether `root`'s tree has
+/// not found its path yet.  Checked per column, and again per pass over a
+/// wide or hub column: a hub's tree often finds its path in the first passes
+/// (R-MAT), and the rest of its scan would be wasted.  Benign race: the
+/// marker may appear during a launch; exploring a finished tree is only
+/// wasted work.
+template <bool WR>
+__device__ inline bool tree_live(const ap_args& a, vertex_t root) {
+  return !WR || atomic_read(&a.bfs_array[root]) >= L0 - 1;
+}
+
 /// The last block of a BFS launch decides whether the level loop goes on.
 __device__ inline void bfs_level_done(const ap_args& a) {
   ap_control* ctl = a.ctl;
@@ -267,10 +278,7 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       bool live = true;
       if (WR) {
         my_root = a.root[c];  // stable: written before c was queued
-        // Early exit (Algorithm 4 lines 6-7).  Benign race: the marker may
-        // appear during this launch; exploring a finished tree is only
-        // wasted work.
-        live = atomic_read(&a.bfs_array[my_root]) >= L0 - 1;
+        live = tree_live<WR>(a, my_root);
       }
       if (live) {
         const offset_t b = a.cxadj[c], e = a.cxadj[c + 1];
@@ -291,7 +299,7 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       const vertex_t wc = __shfl_sync(full_mask, c, leader);
       const vertex_t wroot = __shfl_sync(full_mask, my_root, leader);
       const offset_t e = a.cxadj[wc + 1];
-      for (offset_t j = a.cxadj[wc] + lane; j < e; j += warp_size)
+      for (offset_t j = a.cxadj[wc] + lane; j < e && tree_live<WR>(a, wroot); j += warp_size)
         bfs_visit<WR>(a, q, wc, a.cadj[j], level, wroot);
     }
     __syncthreads();  // the hub list is complete
@@ -299,7 +307,8 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
     for (int h = 0; h < hubs; ++h) {
       const vertex_t hc = hub_c[h], hroot = hub_root[h];
       const offset_t e = a.cxadj[hc + 1];
-      for (offset_t j = a.cxadj[hc] + threadIdx.x; j < e; j += blockDim.x)
+      for (offset_t j = a.cxadj[hc] + threadIdx.x; j < e && tree_live<WR>(a, hroot);
+           j += blockDim.x)
         bfs_visit<WR>(a, q, hc, a.cadj[j], level, hroot);
     }
     __syncthreads();  // everyone has read the list
