@@ -95,6 +95,19 @@ def test_every_paper_004_variant(method, bfs, layout, search, monkeypatch):
         check(random_graph(2000 + seed), method, bfs=bfs, layout=layout)
 
 
+def _with_duplicates_unsorted(shape, per_side: int, seed: int) -> sp.csr_array:
+    """per_side x the longer side random edges, 50 of them twice, and the
+    first rows' indices reversed."""
+    rng = np.random.default_rng(seed)
+    nnz = per_side * max(shape)
+    r, c = rng.integers(0, shape[0], nnz), rng.integers(0, shape[1], nnz)
+    g = sp.coo_array((np.ones(nnz + 50), (np.r_[r, r[:50]], np.r_[c, c[:50]])),
+                     shape=shape).tocsr()
+    g.has_sorted_indices = False
+    g.indices[: g.indptr[5]] = g.indices[: g.indptr[5]][::-1]
+    return sp.csr_array(g)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("init", ["cheap", "none", "karp-sipser"])
 @pytest.mark.parametrize("shape", [(3000, 3000), (1500, 7000), (5000, 2600), (7000, 1500)])
@@ -104,14 +117,7 @@ def test_gpu_ap_searches_from_the_stored_rows(method, shape, init):
     device transpose) unless the graph is over twice as tall as wide, or the
     host built the CSC (Karp-Sipser); duplicates and unsorted indices."""
     n_rows, n_cols = shape
-    rng = np.random.default_rng(n_rows + 3 * n_cols)
-    nnz = 2 * max(shape)
-    r, c = rng.integers(0, n_rows, nnz), rng.integers(0, n_cols, nnz)
-    g = sp.coo_array((np.ones(nnz + 40), (np.r_[r, r[:40]], np.r_[c, c[:40]])),
-                     shape=shape).tocsr()
-    g.has_sorted_indices = False
-    g.indices[: g.indptr[3]] = g.indices[: g.indptr[3]][::-1]
-    g = sp.csr_array(g)
+    g = _with_duplicates_unsorted(shape, 2, seed=n_rows + 3 * n_cols)
     expected = scipy_cardinality(g)
     for _ in range(GPU_REPEATS):
         res = solve(g, method, init=init)
@@ -310,14 +316,7 @@ def test_pdbfs_searches_from_the_stored_rows(shape, init):
     too (parallel, from column counts and row-id sums).  Both sides, with
     duplicates and unsorted indices, at 1 and 2 threads."""
     n_rows, n_cols = shape
-    rng = np.random.default_rng(n_rows + n_cols)
-    nnz = 3 * max(shape)
-    r, c = rng.integers(0, n_rows, nnz), rng.integers(0, n_cols, nnz)
-    g = sp.coo_array((np.ones(nnz + 50), (np.r_[r, r[:50]], np.r_[c, c[:50]])),
-                     shape=shape).tocsr()
-    g.has_sorted_indices = False
-    g.indices[: g.indptr[5]] = g.indices[: g.indptr[5]][::-1]
-    g = sp.csr_array(g)
+    g = _with_duplicates_unsorted(shape, 3, seed=n_rows + n_cols)
     for threads in (1, 2):
         res = solve(g, "pdbfs", init=init, threads=threads)
         assert_maximum_matching(g, res)
