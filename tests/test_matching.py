@@ -497,6 +497,29 @@ def test_gpu_auto_method_by_edges_per_vertex():
     assert _auto_method(as_bipartite(sp.csr_array((0, 0))), "cuda") == "gpu-pr"
 
 
+@pytest.mark.parametrize("log2", [12, 16])
+def test_gpu_auto_method_on_skewed_degrees(log2):
+    """Below 4 edges per vertex "auto" still runs APFB on skewed degrees (many
+    more empty rows than a uniform random graph of that density has), read
+    from host offsets, SciPy's (CSR or CSC) or checked ones; G-PR on uniform
+    random graphs, however sparse, and on a grid.  No GPU needed to pick."""
+    from matchflow._matching import _auto_method, _raw_csr
+    from matchflow._validation import as_bipartite
+    n = 2 ** log2
+    skewed = generators.power_law(n, degree=4.0, seed=log2)
+    assert skewed.nnz < 4 * n
+    for g in (skewed, sp.csc_array(skewed)):
+        for form in (as_bipartite(g), _raw_csr(g)):
+            assert _auto_method(form, "cuda") == "gpu-apfb"
+    grid = sp.csr_array(sp.kron(sp.eye_array(n // 64), sp.diags_array(
+        [1.0, 1.0, 1.0], offsets=[-1, 0, 1], shape=(64, 64))))
+    for g in (generators.uniform_random(n, degree=1.5, seed=1),
+              generators.uniform_random(n, degree=3, seed=1), grid,
+              generators.uniform_random(4 * n, n, degree=1.0, seed=1)):  # a tall one
+        assert _auto_method(as_bipartite(g), "cuda") == "gpu-pr"
+        assert _auto_method(_raw_csr(g), "cuda") == "gpu-pr"
+
+
 def test_gil_is_released():
     """A Python thread keeps running while another matches (CPU methods)."""
     g = generators.uniform_random(300_000, degree=3, seed=2)

@@ -1,6 +1,7 @@
 """Maximum cardinality bipartite matching: SciPy drop-ins and the rich entry point."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -87,6 +88,15 @@ AUTO_PARALLEL_THREADS = 4
 # RGG (benchmarks/NOTES.md, "The `auto` thresholds", with the misses).
 GPU_AUTO_APFB_DEGREE = 4.0
 
+# ... and APFB below it too where the degrees are skewed: a sample of the row
+# offsets finds at least SKEW_EMPTY_SHARE of the rows empty, SKEW_EMPTY_EXCESS
+# times the share a uniform random graph of that density has (e^-degree).
+# Power-law graphs, 3.5 edges a row and a third of the rows empty: gpu-apfb
+# 3.4 ms against gpu-pr's 4.9 (NOTES.md, "APFB's search side and hubs").
+SKEW_SAMPLE_ROWS = 4096
+SKEW_EMPTY_SHARE = 0.1
+SKEW_EMPTY_EXCESS = 4.0
+
 
 class _Sized(Protocol):
     """What `auto` decides on: a host, raw or GPU CSR's sizes."""
@@ -99,10 +109,33 @@ class _Sized(Protocol):
     def nnz(self) -> int: ...
 
 
+def _host_offsets(graph: _Sized) -> np.ndarray | None:
+    """The stored orientation's offsets when they are in host memory."""
+    ptr = getattr(graph, "row_ptr", None)
+    if ptr is None:
+        ptr = getattr(graph, "indptr", None)
+    return ptr if isinstance(ptr, np.ndarray) else None
+
+
+def _skewed_degrees(graph: _Sized) -> bool:
+    """Whether evenly spaced rows of the stored orientation are empty far more
+    often than in a uniform random graph of the same density.  A graph in GPU
+    memory is not sampled (its offsets are there): the degree rule alone."""
+    ptr = _host_offsets(graph)
+    rows = 0 if ptr is None else ptr.shape[0] - 1
+    if rows <= 0:
+        return False
+    sample = np.linspace(0, rows - 1, min(rows, SKEW_SAMPLE_ROWS), dtype=np.int64)
+    empty = np.count_nonzero(ptr[sample + 1] == ptr[sample]) / sample.size
+    uniform = math.exp(-int(ptr[-1]) / rows)
+    return empty >= SKEW_EMPTY_SHARE and empty >= SKEW_EMPTY_EXCESS * uniform
+
+
 def _auto_method(graph: _Sized, device: str, threads: int = 0) -> str:
     if device == "cuda":
         degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
-        return "gpu-apfb" if degree >= GPU_AUTO_APFB_DEGREE else "gpu-pr"
+        apfb = degree >= GPU_AUTO_APFB_DEGREE or _skewed_degrees(graph)
+        return "gpu-apfb" if apfb else "gpu-pr"
     team = team_size(threads)
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
         return "msbfs-graft"
