@@ -7,7 +7,8 @@
 // about 700 vertices.  Here each thread runs a depth-first search from a
 // stack of its own; a stack grown past two grains hands its top grain to an
 // OpenMP task that an idle thread picks up, so the team stays busy without
-// a barrier until the search is done (NOTES.md, "CPU constants").
+// a barrier until the search is done (NOTES.md, "CPU constants").  The
+// root's own arcs are split over the team first (expand_share).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,16 @@ class residual_reach {
   residual_reach(const residual_graph<Arc>& g, std::uint8_t* unreached, int team)
       : g_(g), unreached_(unreached), team_(team) {}
 
+  /// This thread's share of `root`'s arcs (an OpenMP worksharing loop: every
+  /// thread of the team calls it): the still-unreached vertices they reach,
+  /// pushed on `stack`.  The sink of a graph cut has an arc from most pixels
+  /// (a million on a 128^3 volume), a scan one thread made alone.
+  void expand_share(vertex_t root, std::vector<vertex_t>& stack) {
+    const Arc begin = g_.first[std::size_t(root)], end = g_.first[std::size_t(root) + 1];
+#pragma omp for schedule(static) nowait
+    for (Arc k = begin; k < end; ++k) visit(g_.arcs[std::size_t(k)], stack);
+  }
+
   /// Searches from `stack` until no vertex is left, handing grains to tasks
   /// while fewer than two a thread wait.
   void search(std::vector<vertex_t>& stack) {
@@ -48,15 +59,20 @@ class residual_reach {
   /// Pushes every still-unreached y with a residual arc y -> x.
   void expand(vertex_t x, std::vector<vertex_t>& stack) {
     for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
-      const vertex_t y = arc.head;
-      std::uint8_t* flag = &unreached_[std::size_t(y)];
-      if (!__atomic_load_n(flag, __ATOMIC_RELAXED)) continue;
-      if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
-      if (__atomic_exchange_n(flag, std::uint8_t(0), __ATOMIC_RELAXED)) {
-        prefetch_arcs(g_, y);
-        stack.push_back(y);
-      }
+      visit(g_.arcs[std::size_t(k)], stack);
+    }
+  }
+
+  /// Pushes the head y of `arc` (an arc x -> y) if y is still unreached and
+  /// y -> x has residual capacity.
+  void visit(const residual_arc<Arc>& arc, std::vector<vertex_t>& stack) {
+    const vertex_t y = arc.head;
+    std::uint8_t* flag = &unreached_[std::size_t(y)];
+    if (!__atomic_load_n(flag, __ATOMIC_RELAXED)) return;
+    if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) return;
+    if (__atomic_exchange_n(flag, std::uint8_t(0), __ATOMIC_RELAXED)) {
+      prefetch_arcs(g_, y);
+      stack.push_back(y);
     }
   }
 
@@ -91,12 +107,11 @@ void mark_unreached(const residual_graph<Arc>& g, vertex_t root, int team,
 #pragma omp for schedule(static)
     for (vertex_t v = 0; v < n; ++v) unreached[v] = 1;
 #pragma omp single
-    {
-      unreached[root] = 0;
-      std::vector<vertex_t> stack{root};
-      reach.search(stack);
-    }  // the barrier waits for every task
-  }
+    unreached[root] = 0;
+    std::vector<vertex_t> stack;
+    reach.expand_share(root, stack);
+    reach.search(stack);
+  }  // the region's barrier waits for every task
 }
 
 }  // namespace matchflow::detail
