@@ -122,11 +122,11 @@ def _skewed_degrees(graph: _Sized) -> bool:
     often than in a uniform random graph of the same density.  A graph in GPU
     memory is not sampled (its offsets are there): the degree rule alone."""
     ptr = _host_offsets(graph)
-    rows = 0 if ptr is None else ptr.shape[0] - 1
-    if rows <= 0:
+    if ptr is None or ptr.shape[0] < 2:
         return False
+    rows = ptr.shape[0] - 1
     sample = np.linspace(0, rows - 1, min(rows, SKEW_SAMPLE_ROWS), dtype=np.int64)
-    empty = np.count_nonzero(ptr[sample + 1] == ptr[sample]) / sample.size
+    empty = int(np.count_nonzero(ptr[sample + 1] == ptr[sample])) / sample.size
     uniform = math.exp(-int(ptr[-1]) / rows)
     return empty >= SKEW_EMPTY_SHARE and empty >= SKEW_EMPTY_EXCESS * uniform
 
