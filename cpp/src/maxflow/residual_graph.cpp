@@ -1,11 +1,11 @@
 // Residual graph construction, the initial preflow and the flow read-back
 // (the minimum cut: residual_reach.hpp).
 //
-// The build is a counting transpose done by `team` threads, each owning a
-// range of rows (tails) holding about m / team arcs.  Pass 1: each thread
-// counts its rows' out-degrees and, in an array of its own, how many of its
-// arcs enter each head of its window (the least to the greatest head its
-// rows hold).  Between the passes, per head, the threads' counts become
+// The build is a counting transpose done by `team` threads, each taking a
+// share of about m / team consecutive input arcs (arc_share).  Pass 1: each
+// thread counts its rows' out-degrees and, in an array of its own, how many
+// of its arcs enter each head of its window (the least to the greatest head
+// its arcs hold).  Between the passes, per head, the threads' counts become
 // offsets in thread order, and the vertices' first arcs a prefix sum by
 // vertex ranges.  Pass 2: each thread writes its rows' forward copies in
 // order and each reverse copy at its head's next slot for that thread.  No
@@ -13,8 +13,8 @@
 // team, so the graph, and every pr run on it, is reproducible (ppr's
 // lock-free epochs race: the same value and cut, not always the same flow).
 // Each arc is read twice in all, not once by every thread (NOTES.md, "CPU
-// constants").  A row is never split between threads: segmentation's source
-// row, 12% of its arcs, holds one thread up.
+// constants").  Shares split rows where they fall: segmentation's source
+// row, 12% of its arcs, held one thread up while shares were whole rows.
 // The counts take the sum of the threads' windows, at most team * n entries
 // (about 2n on an image, whose rows hold nearby heads): where that sum at
 // the whole team passes 4m entries (half the 2m residual records' bytes),
@@ -38,35 +38,58 @@ namespace {
 // Below this many input arcs the build runs on the calling thread.
 constexpr offset_t parallel_min_arcs = offset_t(1) << 16;
 
-/// The first row of thread c's share: rows split so that each holds about
-/// m / threads arcs.
-vertex_t first_row(const flow_network& net, int c, int threads) {
-  if (c == threads) return net.n;
-  const offset_t target = net.n_arcs() * c / threads;
+/// Thread c's share of `threads`: the input arcs [begin, end), about m /
+/// threads of them, and the rows it owns, [lo, hi): those starting in it
+/// (the last may go on past `end`; trailing empty rows go to the last
+/// share).  Its arcs before ptr[lo], [begin, head_end), are a piece of row
+/// lo - 1, which an earlier share owns.
+struct arc_share {
+  offset_t begin = 0, end = 0, head_end = 0;
+  vertex_t lo = 0, hi = 0;
+};
+
+/// The first row starting at or after arc `target` (n past the last).
+vertex_t first_row_from(const flow_network& net, offset_t target) {
   return vertex_t(std::lower_bound(net.ptr, net.ptr + net.n, target) - net.ptr);
 }
 
-/// The heads a thread's rows [lo, hi) hold, as [lo, hi); empty when none.
-/// Self-loops' heads are in it too: they lie in [lo, hi) anyway.
+arc_share share_of(const flow_network& net, int c, int threads) {
+  arc_share s;
+  s.begin = net.n_arcs() * c / threads;
+  s.end = net.n_arcs() * (c + 1) / threads;
+  s.lo = first_row_from(net, s.begin);
+  s.hi = c + 1 == threads ? net.n : first_row_from(net, s.end);
+  s.head_end = std::min(s.end, net.ptr[s.lo]);
+  return s;
+}
+
+/// f(u, a0, a1) for each piece of a row in `s`, in arc order: the head
+/// piece of row lo - 1 (when there is one), then each owned row up to the
+/// share's end.
+template <class F>
+void for_each_piece(const flow_network& net, const arc_share& s, F&& f) {
+  if (s.begin < s.head_end) f(s.lo - 1, s.begin, s.head_end);
+  for (vertex_t u = s.lo; u < s.hi; ++u) f(u, net.ptr[u], std::min(net.ptr[u + 1], s.end));
+}
+
+/// The heads a thread's arcs hold, as [lo, hi); empty when none.  Self-loops'
+/// heads are in it too: they are its rows anyway.
 struct head_window {
   vertex_t lo = 0, hi = 0;
   offset_t size() const { return offset_t(hi) - lo; }
 };
 
-head_window window_of(const flow_network& net, vertex_t lo, vertex_t hi) {
-  const offset_t count = net.ptr[hi] - net.ptr[lo];
-  if (count == 0) return {};
-  const id_bounds b = bounds_of(net.heads + net.ptr[lo], count);
+head_window window_of(const flow_network& net, const arc_share& s) {
+  if (s.end == s.begin) return {};
+  const id_bounds b = bounds_of(net.heads + s.begin, s.end - s.begin);
   return {vertex_t(b.lo), vertex_t(b.hi + 1)};
 }
 
-/// Each of `team` threads' head window (its share of the rows: first_row).
+/// Each of `team` threads' head window (its share: share_of).
 std::vector<head_window> windows_of(const flow_network& net, int team) {
   std::vector<head_window> windows(static_cast<std::size_t>(team));
 #pragma omp parallel for num_threads(team) schedule(static)
-  for (int c = 0; c < team; ++c) {
-    windows[std::size_t(c)] = window_of(net, first_row(net, c, team), first_row(net, c + 1, team));
-  }
+  for (int c = 0; c < team; ++c) windows[std::size_t(c)] = window_of(net, share_of(net, c, team));
   return windows;
 }
 
@@ -132,16 +155,18 @@ struct antiparallel_pairs {
   bool pairs_in(vertex_t u) const { return net != nullptr && short_row(u); }
 };
 
-/// Pass 1 over rows [lo, hi): reverse_first[u] = u's non-loop out-arcs,
-/// in[v] = the rows' non-loop arcs into v not paired (`in` zeroed here).
+/// Pass 1 over share `s`: reverse_first[u] = the non-loop out-arcs of u's
+/// piece in s for each row u it owns, in[v] = its non-loop arcs into v not
+/// paired (`in` zeroed here).  Returns the head piece's non-loop arcs.
 template <class Arc>
-void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
-                   const window_counts<Arc>& in, const antiparallel_pairs& pairs) {
+Arc count_degrees(const flow_network& net, const arc_share& s, residual_graph<Arc>& g,
+                  const window_counts<Arc>& in, const antiparallel_pairs& pairs) {
   std::fill(in.slots, in.slots + in.window.size(), Arc(0));
-  for (vertex_t u = lo; u < hi; ++u) {
+  Arc head_out = 0;
+  for_each_piece(net, s, [&](vertex_t u, offset_t a0, offset_t a1) {
     Arc out = 0;
     const bool pairing = pairs.pairs_in(u);
-    for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
+    for (offset_t a = a0; a < a1; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) continue;
       ++out;
@@ -149,7 +174,23 @@ void count_degrees(const flow_network& net, vertex_t lo, vertex_t hi, residual_g
       if (pairing) pairs.rank[a] = std::int8_t(rank);
       if (rank < 0) ++in[v];  // a reverse copy at v
     }
-    g.reverse_first[std::size_t(u)] = out;
+    (u < s.lo ? head_out : g.reverse_first[std::size_t(u)]) = out;
+  });
+  return head_out;
+}
+
+/// Rows split between shares, after pass 1: each later share's head piece
+/// adds its count to its row's (the owner's piece first), and its forward
+/// copies start after the earlier pieces' (head_rank[c]).
+template <class Arc>
+void join_split_rows(const std::vector<arc_share>& shares, const std::vector<Arc>& head_out,
+                     residual_graph<Arc>& g, std::vector<Arc>& head_rank) {
+  for (std::size_t c = 0; c < shares.size(); ++c) {
+    const arc_share& s = shares[c];
+    if (s.begin == s.head_end) continue;
+    Arc& out = g.reverse_first[std::size_t(s.lo) - 1];
+    head_rank[c] = out;
+    out += head_out[c];
   }
 }
 
@@ -194,18 +235,18 @@ void lay_out(residual_graph<Arc>& g, vertex_t lo, vertex_t hi, Arc start) {
   }
 }
 
-/// Pass 2 over rows [lo, hi): both copies of every arc (the forward one
-/// alone of a paired arc), and forward_of when the graph has it.
-/// A forward copy's index is its tail's first arc plus its rank among the
-/// tail's non-loop arcs; a reverse copy's is its head's first reverse slot
-/// plus this thread's offset there (`next`), counted up.
+/// Pass 2 over share `s`: both copies of every arc (the forward one alone
+/// of a paired arc), and forward_of when the graph has it.  A forward copy's
+/// index is its tail's first arc plus its rank among the tail's non-loop
+/// arcs (the head piece's from head_rank on); a reverse copy's is its head's
+/// first reverse slot plus this thread's offset there (`next`), counted up.
 template <class Arc>
-void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph<Arc>& g,
+void fill_arcs(const flow_network& net, const arc_share& s, Arc head_rank, residual_graph<Arc>& g,
                const window_counts<Arc>& next, const antiparallel_pairs& pairs) {
-  for (vertex_t u = lo; u < hi; ++u) {
-    Arc f = g.first[std::size_t(u)];
+  for_each_piece(net, s, [&](vertex_t u, offset_t a0, offset_t a1) {
+    Arc f = g.first[std::size_t(u)] + (u < s.lo ? head_rank : Arc(0));
     const bool pairing = pairs.pairs_in(u);
-    for (offset_t a = net.ptr[u]; a < net.ptr[u + 1]; ++a) {
+    for (offset_t a = a0; a < a1; ++a) {
       const vertex_t v = net.heads[a];
       if (v == u) {
         if (g.forward_of) g.forward_of[std::size_t(a)] = -1;
@@ -223,7 +264,7 @@ void fill_arcs(const flow_network& net, vertex_t lo, vertex_t hi, residual_graph
       if (g.forward_of) g.forward_of[std::size_t(a)] = f;
       ++f;
     }
-  }
+  });
 }
 
 }  // namespace
@@ -247,20 +288,24 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
   if (!flows) ranks = big_array_of<std::int8_t>(std::size_t(net.n_arcs()));
   const antiparallel_pairs pairs{flows ? nullptr : &net, ranks.get()};
   std::vector<window_counts<Arc>> counts(std::size_t(team), window_counts<Arc>{nullptr, {}});
+  std::vector<arc_share> shares(static_cast<std::size_t>(team));
+  std::vector<Arc> head_out(std::size_t(team), 0), head_rank(std::size_t(team), 0);
   std::vector<Arc> chunk_start(std::size_t(team) + 1, 0);
   big_array<Arc> slots;
 #pragma omp parallel num_threads(team)
   {
     const auto [c, size] = thread_in_team();
-    const vertex_t lo = first_row(net, c, size), hi = first_row(net, c + 1, size);
+    const arc_share share = share_of(net, c, size);
+    shares[std::size_t(c)] = share;
     const vertex_t vlo = vertex_t(std::int64_t(n) * c / size);  // a share of the vertices
     const vertex_t vhi = vertex_t(std::int64_t(n) * (c + 1) / size);
     window_counts<Arc>& mine = counts[std::size_t(c)];
-    mine.window = size == team ? windows[std::size_t(c)] : window_of(net, lo, hi);
+    mine.window = size == team ? windows[std::size_t(c)] : window_of(net, share);
 #pragma omp barrier
 #pragma omp single
     {
       counts.resize(std::size_t(size));  // OpenMP may give fewer threads than asked for
+      shares.resize(std::size_t(size));
       std::size_t total = 0;
       for (const window_counts<Arc>& w : counts) total += std::size_t(w.window.size());
       slots = big_array_of<Arc>(total);
@@ -270,8 +315,10 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
         total += std::size_t(w.window.size());
       }
     }  // implicit barrier
-    count_degrees(net, lo, hi, g, mine, pairs);
+    head_out[std::size_t(c)] = count_degrees(net, share, g, mine, pairs);
 #pragma omp barrier
+#pragma omp single
+    join_split_rows(shares, head_out, g, head_rank);  // implicit barrier
     offsets_by_thread(counts, vlo, vhi, g);
     chunk_start[std::size_t(c) + 1] = arcs_of(g, vlo, vhi);
 #pragma omp barrier
@@ -283,7 +330,7 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
     }  // implicit barrier
     lay_out(g, vlo, vhi, chunk_start[std::size_t(c)]);
 #pragma omp barrier
-    fill_arcs(net, lo, hi, g, mine, pairs);
+    fill_arcs(net, share, head_rank[std::size_t(c)], g, mine, pairs);
   }
   return g;
 }
