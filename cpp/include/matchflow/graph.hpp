@@ -38,6 +38,16 @@ struct bipartite_view {
   bool has_cols() const { return cols.ptr != nullptr; }
 };
 
+/// The one-sided searches (P-DBFS on the CPU, APFB/APsB on the GPU) are
+/// symmetric in the two sides and read only the searching side's adjacency,
+/// so they search from the rows over the CSR as given (no transpose) unless
+/// this holds: they start from the unmatched vertices of their side, and a
+/// graph over twice as tall as wide has at least n_rows - n_cols of them on
+/// the row side, all searching in the first phase.
+inline bool too_tall_to_search_rows(vertex_t n_rows, vertex_t n_cols) {
+  return n_rows / 2 > n_cols;
+}
+
 /// A CSR pattern as the caller's arrays hold it: offsets and ids of 4 or 8
 /// bytes each, not widened, in the caller's GPU memory (`on_device`) or in
 /// host memory.  Only the shape is checked by the caller; the GPU entry

@@ -77,16 +77,11 @@ int init_threads(matching_method method, const matching_options& options) {
   return method == matching_method::pdbfs ? options.threads : 1;
 }
 
-/// P-DBFS searches from one side over that side's adjacency only, and the
-/// algorithm is symmetric in the two sides; so it runs on the stored row
-/// orientation, searching from the rows (no transpose), unless the column
-/// orientation is already built (Karp-Sipser) or the rows outnumber the
-/// columns by more than pdbfs_tall: the searches start from the unmatched
-/// vertices of their side, and a tall graph has at least n_rows - n_cols
-/// of them on the row side, all searching in the first phase.
-constexpr vertex_t pdbfs_tall = 2;
+/// P-DBFS searches from the rows over the stored CSR unless the column
+/// orientation is already built (Karp-Sipser) or the graph is too tall
+/// (too_tall_to_search_rows, graph.hpp).
 bool pdbfs_needs_cols(const bipartite_view& g) {
-  return g.has_cols() || g.n_rows() / pdbfs_tall > g.n_cols();
+  return g.has_cols() || too_tall_to_search_rows(g.n_rows(), g.n_cols());
 }
 
 /// `g` with its column orientation present, building it into `storage` if

@@ -29,9 +29,9 @@
 // Search side.  The algorithm is symmetric in the two sides and reads only
 // the searching side's adjacency, so it runs on the transposed problem (the
 // rows search over the uploaded CSR: no CSC, no device transpose) unless
-// the caller passed the CSC or the rows outnumber the columns by more than
-// ap_tall; P-DBFS on the CPU makes the same choice (cpp/src/matching/
-// dispatch.cpp).  The kernels' "columns" are then the graph's rows.
+// the caller passed the CSC or the graph is too tall
+// (too_tall_to_search_rows, matchflow/graph.hpp: P-DBFS's rule too).  The
+// kernels' "columns" are then the graph's rows.
 //
 // Graph upload, initial matching and (column search) the CSC: graph_upload.cu
 // (shared with G-PR).  seconds_solve is the graph launch alone
@@ -176,18 +176,13 @@ struct ap_buffers {
   device_buffer<ap::ap_control> ctl;
 };
 
-/// The rows outnumber the columns by more than this: the search starts from
-/// the columns (the unmatched rows, at least n_rows - n_cols, would all
-/// search in the first phase).
-constexpr vertex_t ap_tall = 2;
-
 /// Whether the rows search (see "Search side" above).  MATCHFLOW_AP_SEARCH
 /// = rows / columns forces a side (for measurement and tests).
 bool search_rows(const matching_input& in) {
   switch (matchflow::detail::env_choice("MATCHFLOW_AP_SEARCH", {"auto", "rows", "columns"})) {
     case 1: return true;
     case 2: return false;
-    default: return !in.has_cols() && in.m / ap_tall <= in.n;
+    default: return !in.has_cols() && !too_tall_to_search_rows(in.m, in.n);
   }
 }
 
