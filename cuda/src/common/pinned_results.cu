@@ -31,9 +31,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
+#include "common/prefault.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/detail/kept_memory.hpp"
 #include "matchflow/detail/per_process.hpp"
@@ -69,15 +71,43 @@ struct pinned_pool {
 /// The process's pool.  A child of fork() starts an empty one: it holds
 /// copies of its parent's arrays, whose blocks are plain memory there (no
 /// CUDA context pinned them), and unmaps them when they are freed.
-pinned_pool& pool() { return detail::per_process<pinned_pool>(); }
+pinned_pool& pool() { return matchflow::detail::per_process<pinned_pool>(); }
 
 /// MATCHFLOW_PINNED_RESULTS_MB, by default 256 MiB or a 64th of physical memory.
-std::size_t cap_bytes() { return detail::kept_cap("MATCHFLOW_PINNED_RESULTS_MB", 256, 64); }
+std::size_t cap_bytes() {
+  return matchflow::detail::kept_cap("MATCHFLOW_PINNED_RESULTS_MB", 256, 64);
+}
 
-/// A fresh page-locked block, or nullptr.
+/// Huge pages' size on x86-64 Linux: a block starts on one.
+constexpr std::size_t huge_page = std::size_t(2) << 20;
+
+/// `bytes` of fresh private anonymous memory starting on a huge page, or
+/// nullptr: a larger mapping with its ends cut off.
+void* map_aligned(std::size_t bytes) {
+  const std::size_t span = bytes + huge_page;
+  void* m = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const auto at = reinterpret_cast<std::uintptr_t>(m);
+  const std::uintptr_t start = (at + huge_page - 1) & ~std::uintptr_t(huge_page - 1);
+  if (start > at) ::munmap(m, start - at);
+  if (start + bytes < at + span)
+    ::munmap(reinterpret_cast<void*>(start + bytes), at + span - start - bytes);
+  return reinterpret_cast<void*>(start);
+}
+
+/// A fresh page-locked block, or nullptr.  Its pages are mapped before
+/// cudaHostRegister, as huge pages where the kernel gives them and by kept
+/// threads (prefault.cuh): registering fresh 4 KiB pages, faulted in one
+/// by one, cost about 0.4 ms a MiB on the H200 host, on the calling
+/// thread before the solve (NOTES.md, "Host copies").
 void* pin_fresh(std::size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
+  void* p = map_aligned(bytes);
+  if (p == nullptr) return nullptr;
+  ::madvise(p, bytes, MADV_HUGEPAGE);  // best effort
+  try {
+    host_prefault({host_range{p, bytes}}).complete();
+  } catch (...) {  // no memory for the workers' state: registering faults the pages in
+  }
   if (cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
     cudaGetLastError();  // not sticky: the caller goes on with pageable memory
     ::munmap(p, bytes);
@@ -124,7 +154,7 @@ void* take_pinned_result(std::size_t* bytes) noexcept {
   try {
     std::lock_guard<std::mutex> lock(p.mutex);
     evict(p, cap, 0, surplus);  // a fork() may have come, the cap been lowered
-    const auto best = detail::best_fit(p.kept, want);
+    const auto best = matchflow::detail::best_fit(p.kept, want);
     if (best != p.kept.end()) {
       p.lent.push_back(*best);
       reused = *best;

@@ -52,6 +52,13 @@ class host_prefault {
   host_prefault(const host_prefault&) = delete;
   host_prefault& operator=(const host_prefault&) = delete;
 
+  /// Touches pages with the workers until every one is, then returns.
+  void complete() {
+    work_->running.fetch_add(1);
+    work_->touch();
+    while (work_->running.load() != 0) std::this_thread::yield();
+  }
+
   /// Stops the workers after the block each is in (about 0.1 ms of faults)
   /// and waits for them: the ranges are then the caller's again.
   void finish() {
