@@ -186,6 +186,12 @@ def environment(setting: dict[str, str]):
                 os.environ[name] = value
 
 
+def _matching_summary(graph, r) -> dict:
+    """What the suite keeps of a matchflow result: its check, not its arrays."""
+    return dict(invalid=valid_matching(graph, r.col4row, r.row4col), cardinality=r.cardinality,
+                method=r.method, device=r.device, stats=r.stats)
+
+
 def run_matchflow(graph, solver):
     with environment(solver.get("env", {})):
         t0 = time.perf_counter()
@@ -194,16 +200,23 @@ def run_matchflow(graph, solver):
         return time.perf_counter() - t0, r
 
 
-def timed_runs(call, repeat: int, long_run: float):
-    """Warm-up, then up to `repeat` timed runs; returns (times, results, warmup_timed)."""
+def timed_runs(call, repeat: int, long_run: float, keep=None):
+    """Warm-up, then up to `repeat` timed runs; returns (times, results, warmup_timed).
+    `keep(result)`, when given, is what `results` holds of each run, taken right after it
+    (untimed): a library call's result arrays are then freed before the next call, as in a
+    caller's loop, and the next call may reuse their page-locked blocks (a held result makes
+    it pin fresh ones: benchmarks/NOTES.md, "Host copies")."""
+    keep = keep or (lambda res: res)
     dt, res = call()
     if dt > long_run:
-        return [dt], [res], True
+        return [dt], [keep(res)], True
+    del res
     times, results = [], []
     for _ in range(repeat):
         dt, res = call()
         times.append(dt)
-        results.append(res)
+        results.append(keep(res))
+        del res
         if dt > long_run:
             break
     return times, results, False
@@ -340,20 +353,21 @@ def bench_graph(name, graph, gen_seconds, solvers, args) -> dict:
     for s in solvers:
         try:
             times, results, warm = timed_runs(lambda: run_matchflow(graph, s), args.repeat,
-                                              args.long_run)
+                                              args.long_run,
+                                              keep=lambda r: _matching_summary(graph, r))
         except Exception as exc:  # a failing method is reported, the suite goes on
             entry["methods"][s["label"]] = dict(kind=s["kind"], status="error",
                                                 note=f"{type(exc).__name__}: {exc}")
             print(f"   {s['label']:<14} ERROR {type(exc).__name__}: {exc}", flush=True)
             continue
         mid = results[median_index(times)]
-        problems = {valid_matching(graph, r.col4row, r.row4col) for r in results} - {""}
-        cards = {r.cardinality for r in results}
+        problems = {r["invalid"] for r in results} - {""}
+        cards = {r["cardinality"] for r in results}
         entry["methods"][s["label"]] = dict(
             kind=s["kind"], status="ok", times=times, seconds=statistics.median(times),
-            warmup_timed=warm, cardinality=mid.cardinality,
+            warmup_timed=warm, cardinality=mid["cardinality"],
             all_cardinalities=sorted(cards), invalid="; ".join(sorted(problems)),
-            ran_method=mid.method, ran_device=mid.device, stats=_stats_dict(mid.stats))
+            ran_method=mid["method"], ran_device=mid["device"], stats=_stats_dict(mid["stats"]))
     _check(entry)
     for label, m in entry["methods"].items():
         if label != "scipy":
