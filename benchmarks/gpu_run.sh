@@ -61,7 +61,9 @@
 # --flow: the max-flow kernels only), SANITIZE_TOOLS (default "memcheck racecheck"), SANITIZE_S
 # (each tool's limit, default 200),
 # MATCHFLOW_DATA (default: .data in this folder or two levels up), MATCHFLOW_GIT_SHA (recorded
-# in the results; the device copy has no .git), CUDA_ARCH (default 90).
+# in the results: write the commit into the command from the checkout that sends it; the
+# device copy's .git, where it has one, is an older snapshot, not this HEAD), CUDA_ARCH
+# (default 90).
 set -u -o pipefail
 
 START=$SECONDS
