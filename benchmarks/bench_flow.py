@@ -418,6 +418,7 @@ def run_matchflow(inst, solver, args) -> dict:
                device=solver["device"], threads=solver.get("threads"),
                return_flow=not args.value_only)
         return time.perf_counter() - t0, r
+
     def keep(r) -> dict:  # the check, not the arrays (timed_runs)
         return dict(value=int(r.flow_value), problem=flow_problem(inst, r),
                     method=str(getattr(r, "method", solver["method"])),
