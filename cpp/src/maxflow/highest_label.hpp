@@ -291,10 +291,15 @@ class highest_label {
   }
 
   /// New label: 1 + the least label over residual arcs, current arc there.
+  /// discharge() relabels v only once no arc of v is admissible, and labels
+  /// are valid, so no residual arc leads below v's own label: the first arc
+  /// at that label ends the scan with the label and current arc a full scan
+  /// gives.
   void relabel(vertex_t v) {
     ++stats_->relabels;
     const Arc begin = g_.first[std::size_t(v)], end = g_.first[std::size_t(v) + 1];
     work_ += relabel_work_beta + (end - begin);
+    const vertex_t least = label_[std::size_t(v)];
     vertex_t best = n_;
     Arc best_arc = begin;
     for (Arc k = begin; k < end; ++k) {
@@ -304,6 +309,7 @@ class highest_label {
       if (d < best) {
         best = d;
         best_arc = k;
+        if (d == least) break;
       }
     }
     label_[std::size_t(v)] = std::min(best + 1, n_);
