@@ -37,8 +37,7 @@ GPU_MIN_ARCS = 400_000
 # least PPR_MIN_THREADS: on the complete DAGs of 1000 and 2000 vertices (0.5M
 # and 2M arcs) ppr on 16 threads beat gpu-pr's whole call, value only 3.7
 # against 7.9 ms and 10.1 against 13.6, with the flow 6.5 against 12.4 and
-# 20 against 20: too few vertices to fill a GPU, rows a CPU team reads from
-# its caches (benchmarks/NOTES.md, "The `auto` thresholds").
+# 20 against 20 (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_VERTICES = 2048
 # CPU "auto" is "ppr" from this many arcs on a team of at least
 # PPR_MIN_THREADS, else "pr".  Same suite, 16 threads: ppr's whole call beat
