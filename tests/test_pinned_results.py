@@ -47,6 +47,7 @@ def test_large_results_are_page_locked_and_kept(monkeypatch):
     a = _core.result_array(MIB, np.int32)  # 4 MiB
     assert pinned(a)
     address = a.ctypes.data
+    assert address % (2 * MIB) == 0  # a fresh block starts on a huge page
     del a
     b = _core.result_array(MIB - 5, np.int32)  # the kept block fits
     assert pinned(b) and b.ctypes.data == address
