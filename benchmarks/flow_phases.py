@@ -168,7 +168,7 @@ def phases(g, s, t, method, repeat, return_flow=True):
     totals = [r.stats.seconds_total for r in runs]
     other = st.seconds_total - st.seconds_setup - st.seconds_phase1 - st.seconds_phase2
     return (f"total {st.seconds_total:.4f} (median {statistics.median(totals):.4f} max "
-            f"{max(totals):.4f}) setup {st.seconds_setup:.4f} "
+            f"{max(totals):.4f}) setup {st.seconds_setup:.4f} transfer {st.seconds_transfer:.4f} "
             f"phase1 {st.seconds_phase1:.4f} phase2 {st.seconds_phase2:.4f} "
             f"other {other:.4f} value {runs[0].flow_value} pushes {st.pushes} "
             f"rounds {st.iterations} relabels {st.global_relabels} "

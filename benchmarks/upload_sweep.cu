@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "lsap/cost_upload.cuh"
-#include "lsap/narrow_costs.hpp"
+#include "common/narrow_ints.hpp"
 
 using namespace matchflow::cuda;
 using clock_type = std::chrono::steady_clock;

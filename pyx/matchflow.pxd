@@ -228,7 +228,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         double seconds_setup, seconds_transfer, seconds_phase1, seconds_phase2
         double seconds_global_relabel, seconds_cut
         int64_t pushes, relabels, global_relabels, bfs_levels, gaps, iterations
-        int64_t kernel_launches
+        int64_t kernel_launches, capacity_bytes
     cdef cppclass flow_result:
         int64_t value
         int64_t* arc_flow

@@ -1006,7 +1006,8 @@ def test_stats_fields():
     assert fields == {"seconds_total", "seconds_setup", "seconds_transfer", "seconds_phase1",
                       "seconds_phase2", "seconds_global_relabel", "seconds_cut", "pushes",
                       "relabels", "global_relabels", "bfs_levels", "gaps", "iterations",
-                      "kernel_launches", "device"}
+                      "kernel_launches", "capacity_bytes", "device"}
+    assert res.stats.capacity_bytes == 0  # the GPU's alone
     assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
     st = res.stats
     assert 0 < st.seconds_global_relabel <= st.seconds_phase1 + st.seconds_phase2

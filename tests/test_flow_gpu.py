@@ -203,6 +203,8 @@ def check(n, csr, s, t, paper, expected=None, repeats=GPU_REPEATS):
         assert stats["bfs_levels"] >= stats["global_relabels"]  # each BFS has a level 1
         in_phases = stats["seconds_phase1"] + stats["seconds_phase2"]
         assert 0 < stats["seconds_global_relabel"] <= in_phases
+        assert stats["capacity_bytes"] == 8 or (stats["capacity_bytes"] == 4
+                                                and caps.max(initial=0) < 2**31)
     return stats
 
 
@@ -303,6 +305,23 @@ def test_large_grid_staged_copies():
     n, csr, s, t = grid_network(750, 750, seed=11)
     expected = _core.maxflow(*csr, s, t, 0, 0, 0, False, -1.0, False)[0]  # pr, phase 1
     check(n, csr, s, t, False, expected=expected, repeats=1)
+
+
+@pytest.mark.parametrize("huge", [None, 0, -1])
+def test_capacities_go_as_int32_when_they_fit(huge):
+    """A staged upload sends the capacities as int32 when every one fits
+    (host_copy.cuh's int64_as_int32 parts), else, as when one capacity of
+    2^40 is met in the first or the last chunk, as int64; certified, value as
+    pr's."""
+    from matchflow import _core
+    n, (ptr, heads, caps), s, t = grid_network(750, 750, seed=11)
+    if huge is not None:
+        caps = caps.copy()
+        caps[huge] = 2**40
+    csr = (ptr, heads, caps)
+    expected = _core.maxflow(*csr, s, t, 0, 0, 0, False, -1.0, False)[0]  # pr, phase 1
+    stats = check(n, csr, s, t, False, expected=expected, repeats=GPU_REPEATS)
+    assert stats["capacity_bytes"] == (4 if huge is None else 8)
 
 
 def test_relabel_frequency_option():

@@ -74,6 +74,9 @@ class FlowStats:
     gaps: int = 0                  #: gap-heuristic firings
     iterations: int = 0            #: rounds / cycles of the main loop
     kernel_launches: int = 0
+    #: gpu-pr: bytes each capacity took to the GPU (4 when every one fits int32
+    #: and the network is large enough to stage, else 8)
+    capacity_bytes: int = 0
     device: str = "cpu"            #: "cpu" or "cuda:N"
 
 

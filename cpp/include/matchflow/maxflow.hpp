@@ -61,6 +61,8 @@ struct flow_stats {
   std::int64_t gaps = 0;        ///< gap-heuristic firings
   std::int64_t iterations = 0;  ///< rounds / cycles of the main loop
   std::int64_t kernel_launches = 0;
+  std::int64_t capacity_bytes = 0;  ///< gpu_pr: bytes a capacity took over the host link (4 when
+                                    ///<   every one fits int32, else 8)
 };
 
 /// What a run found.  Caller-owned buffers.

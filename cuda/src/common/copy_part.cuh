@@ -13,7 +13,9 @@ namespace matchflow::cuda {
 struct copy_part {
   void* dst;
   const void* src;
-  std::size_t bytes;
+  std::size_t bytes;  ///< of dst
+  /// upload_parts: src holds bytes / 4 int64 values, which go to dst as int32.
+  bool int64_as_int32 = false;
 };
 
 /// Calls f(part, at, length, out) for each piece of the parts' concatenation

@@ -36,6 +36,7 @@
 #include "common/copy_part.cuh"
 #include "common/error.cuh"
 #include "common/host_threads.cuh"
+#include "common/narrow_ints.hpp"
 #include "common/populate_ahead.cuh"
 
 namespace matchflow::cuda {
@@ -243,7 +244,7 @@ inline std::vector<copy_part> copy_page_locked(const std::vector<copy_part>& par
   std::vector<copy_part> rest;
   for (const copy_part& p : parts) {
     const void* host = kind == cudaMemcpyDeviceToHost ? p.dst : p.src;
-    if (p.bytes == 0 || !page_locked(host)) {
+    if (p.bytes == 0 || p.int64_as_int32 || !page_locked(host)) {
       rest.push_back(p);
     } else {
       MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(p.dst, p.src, p.bytes, kind, s));
@@ -256,34 +257,56 @@ inline std::vector<copy_part> copy_page_locked(const std::vector<copy_part>& par
 /// memory): page-locked sources by one DMA each, the others as one staged
 /// pass through a ring of kept pinned chunks (staging_lease), or plain
 /// copies when small.  Returns once the host arrays may be reused.
-inline void upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
+///
+/// Parts marked int64_as_int32 are narrowed as they are staged
+/// (narrow_ints.hpp; every part's size must then be a multiple of 4 bytes).
+/// Returns false when one of their values is outside int32, or the copy is
+/// too small to stage: then no part is known to have arrived, and the
+/// caller uploads the wide values instead.
+inline bool upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s,
                          copy_shape shape = upload_copy) {
+  const bool narrows = std::any_of(all_parts.begin(), all_parts.end(),
+                                   [](const copy_part& p) { return p.int64_as_int32; });
   const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyHostToDevice, s);
   const std::size_t total = total_bytes(parts);
   if (total < min_staged_copy) {
+    if (narrows) return false;
     copy_plain(parts, cudaMemcpyHostToDevice, s);  // pageable: returns once staged
     if (parts.size() < all_parts.size()) MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-    return;
+    return true;
   }
+  // Items of `unit` bytes, so that no narrowed value is split between two pieces.
+  const std::size_t unit = narrows ? sizeof(std::int32_t) : 1;
   staging_lease lease(shape.slots * shape.chunk_bytes);
-  staged_send(
-      total, 1, shape.chunk_bytes, staging{lease.data(), shape.chunk_bytes, shape.slots},
-      [&parts](char* buf, std::size_t first, std::size_t count) {
-        for_each_piece(parts, first, first + count,
-                       [buf](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
-                         std::memcpy(buf + out, static_cast<const char*>(p.src) + at, n);
-                       });
-        return true;
-      },
-      [&parts, s](const char* buf, std::size_t first, std::size_t count) {
+  const std::size_t sent = staged_send(
+      total / unit, unit, shape.chunk_bytes / unit,
+      staging{lease.data(), shape.chunk_bytes, shape.slots},
+      [&parts, unit](char* buf, std::size_t first, std::size_t count) {
+        bool fits = true;
         for_each_piece(
-            parts, first, first + count,
+            parts, first * unit, (first + count) * unit,
+            [buf, &fits](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
+              if (!p.int64_as_int32) {
+                std::memcpy(buf + out, static_cast<const char*>(p.src) + at, n);
+                return;
+              }
+              int_range range;  // unused
+              fits = fits && narrow_to<std::int32_t, true>(
+                                 static_cast<const std::int64_t*>(p.src) + at / 4,
+                                 reinterpret_cast<std::int32_t*>(buf + out), n / 4, &range);
+            });
+        return fits;
+      },
+      [&parts, s, unit](const char* buf, std::size_t first, std::size_t count) {
+        for_each_piece(
+            parts, first * unit, (first + count) * unit,
             [buf, s](const copy_part& p, std::size_t at, std::size_t n, std::size_t out) {
               MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(static_cast<char*>(p.dst) + at, buf + out, n,
                                                  cudaMemcpyHostToDevice, s));
             });
       },
       s, shape.workers);
+  return sent * unit == total;
 }
 
 /// Device -> host copy of all of `parts` (src on the device, dst in host

@@ -3,7 +3,7 @@
 // costs go as int16 or int32 when every value fits (a quarter or half of
 // the bytes to copy and to read on the device), and their range is found in
 // the same pass for the exact-int64 overflow checks.  The host pass is
-// narrow_costs.hpp's; large matrices go through host_copy.cuh's
+// narrow_ints.hpp's; large matrices go through host_copy.cuh's
 // staged_upload.
 #pragma once
 
@@ -21,7 +21,8 @@
 #include "common/error.cuh"
 #include "common/host_copy.cuh"
 #include "common/launch.cuh"
-#include "lsap/narrow_costs.hpp"
+#include "common/narrow_ints.hpp"
+#include "common/widen.cuh"
 #include "matchflow/lsap.hpp"
 
 namespace matchflow::cuda {
@@ -32,15 +33,6 @@ namespace matchflow::cuda {
 inline std::int16_t* int16_costs(std::int64_t* d_cost, std::size_t n_items) {
   return reinterpret_cast<std::int16_t*>(reinterpret_cast<char*>(d_cost) +
                                          n_items * sizeof(std::int32_t));
-}
-
-/// out[k] = in[k] for k < n.
-template <class In, class Out>
-__global__ void widen_kernel(const In* in, Out* out, std::size_t n) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t k = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
-       k += stride)
-    out[k] = in[k];
 }
 
 /// Integer costs into d_dst (room for n_items int64) as the narrowest of

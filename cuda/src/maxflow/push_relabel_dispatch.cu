@@ -88,6 +88,7 @@
 #include "common/pinned.cuh"
 #include "common/prefault.cuh"
 #include "common/reverse_csr.cuh"
+#include "common/widen.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/detail/environment.hpp"
 #include "matchflow/timing.hpp"
@@ -142,6 +143,12 @@ double relabel_rent_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_RELABEL_RENT", relabel_rent, 0);
 }
 
+/// relabel_due()'s lift rule: a relabel once the cycles lifted n / this;
+/// MATCHFLOW_GPU_PR_LIFT_SHARE moves it (A/B only).
+double lift_share_factor() {
+  return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_SHARE", lift_share, 0.001);
+}
+
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
@@ -158,6 +165,7 @@ class ecl_solver {
 
  private:
   void allocate();
+  void upload_network();
   void build_reverse();
   void solve_phase(bool phase1);
   void global_relabel(bool phase1);
@@ -209,6 +217,7 @@ class ecl_solver {
   double relabel_seconds_ = 0;               // how long that relabel took
   matchflow::detail::clock_type::time_point relabelled_at_{};  // when it ended
   double rent_ = relabel_rent;
+  double lift_share_ = lift_share;
   unsigned fixed_blocks_ = 1;
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
@@ -278,6 +287,7 @@ void ecl_solver::allocate() {
     setup_cooperative(sms);
     rules_ = tuned_rules();
     rent_ = relabel_rent_factor();
+    lift_share_ = lift_share_factor();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -503,7 +513,7 @@ void ecl_solver::solve_phase(bool phase1) {
 /// "gpu-pr's constants"); the path's cycles do not lift.
 bool ecl_solver::relabel_due() const {
   const auto lifts = host_ctl_.get()->lifts - lifts_at_relabel_;
-  if (lifts * lift_share >= static_cast<decltype(lifts)>(n_)) return true;
+  if (double(lifts) * lift_share_ >= double(n_)) return true;
   const auto cycles = static_cast<decltype(lifts)>(cycle_ - cycle_at_relabel_);
   return rent_ > 0 && 2 * lifts >= cycles &&
          matchflow::detail::seconds_since(relabelled_at_) >= rent_ * relabel_seconds_;
@@ -514,10 +524,7 @@ void ecl_solver::run() {
   pooled_allocations pool(stream_, options_.device);  // every buffer of the solve, freed on it
   allocate();
   stats_->seconds_setup += clock.mark();
-  upload_parts({copy_part{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)},
-                copy_part{heads_.data(), net_.heads, sizeof(vertex_t) * std::size_t(m_)},
-                copy_part{caps_.data(), net_.caps, sizeof(flow_t) * std::size_t(m_)}},
-               stream_);  // staged (host_copy.cuh)
+  upload_network();
   stats_->seconds_transfer += clock.mark();
   build_reverse();
   stats_->seconds_setup += clock.mark();
@@ -548,6 +555,28 @@ void ecl_solver::run() {
   }
   stats_->seconds_transfer += clock.mark();
   result_->value = value;
+}
+
+/// The network into ptr_, heads_ and caps_ in one staged pass (host_copy.cuh),
+/// the capacities as int32 when every one fits (int32 is SciPy's own
+/// capacity type): a third fewer bytes over the host link on most networks
+/// (NOTES.md, "Host copies").  They land in flow_, which build_reverse()
+/// zeroes after, and are widened on the device.
+void ecl_solver::upload_network() {
+  const std::size_t m = std::size_t(m_);
+  const copy_part ptr{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)};
+  const copy_part heads{heads_.data(), net_.heads, sizeof(vertex_t) * m};
+  auto* narrow = reinterpret_cast<std::int32_t*>(flow_.data());
+  if (upload_parts({ptr, heads, copy_part{narrow, net_.caps, sizeof(std::int32_t) * m, true}},
+                   stream_)) {
+    widen_kernel<<<blocks_for(m_), threads_per_block, 0, stream_>>>(narrow, caps_.data(), m);
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
+    count_launch();
+    stats_->capacity_bytes = sizeof(std::int32_t);
+    return;
+  }
+  upload_parts({ptr, heads, copy_part{caps_.data(), net_.caps, sizeof(flow_t) * m}}, stream_);
+  stats_->capacity_bytes = sizeof(flow_t);
 }
 
 /// The host arrays flow_matrix() will fill, up to their 2 m entries: indptr,
