@@ -122,7 +122,21 @@ def check_flows() -> int:
             wrong += not ok
             print(f"{inst.name:<22} gpu-pr {variant:<5} flow={return_flow!s:<5} "
                   f"{f'hub_arcs={hub_arcs} ' if hub_arcs else ''}{'ok' if ok else 'WRONG'}")
-    return wrong
+    return wrong + check_staged_flow()
+
+
+def check_staged_flow() -> int:
+    """One network large enough for the staged upload (737k arcs), whose
+    capacities cross as int32 and are widened on the device; value as pr's."""
+    from matchflow.generators import flow
+    inst = flow.segmentation_grid(384, 384, seed=8)
+    expected = matchflow.solve_flow(inst.graph, inst.source, inst.sink, method="pr",
+                                    device="cpu", return_flow=False).flow_value
+    r = matchflow.solve_flow(inst.graph, inst.source, inst.sink, method="gpu-pr",
+                             device="cuda", return_flow=False)
+    ok = r.flow_value == expected and r.stats.capacity_bytes == 4
+    print(f"{inst.name:<22} gpu-pr staged int32 capacities {'ok' if ok else 'WRONG'}")
+    return int(not ok)
 
 
 def check_multi() -> int:
