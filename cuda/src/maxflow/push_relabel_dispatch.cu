@@ -144,7 +144,8 @@ double relabel_rent_factor() {
 }
 
 /// relabel_due()'s lift rule: a relabel once the cycles lifted n / this;
-/// MATCHFLOW_GPU_PR_LIFT_SHARE moves it (A/B only).
+/// MATCHFLOW_GPU_PR_LIFT_SHARE moves it (A/B only: no share won on every
+/// family, NOTES.md, "gpu-pr's constants").
 double lift_share_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_SHARE", lift_share, 0.001);
 }
