@@ -6,7 +6,8 @@ syncpar@THREADS: pbbs_peers.py, the sources in --pbbs), min of --repeat runs aft
         --methods pr ppr@16 ortools --repeat 2
 
 A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
-e.g. gpu-pr/0.004 or ppr/2@16.  --env NAME=V1,V2,...: each matchflow method once per value of
+e.g. gpu-pr/0.004 or ppr/2@16.  --int32: the capacities as SciPy holds them (the generators'
+are int64).  --env NAME=V1,V2,...: each matchflow method once per value of
 the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
 environment; values are split at commas, so a value cannot hold one); several --env: once per
 combination; the host scratch cache is emptied before each (so a knob that changes how blocks
@@ -123,6 +124,8 @@ def main():
                     help="return_flow=False: phase 1 (value and cut) only")
     ap.add_argument("--pbbs", default=str(pbbs_peers.DEFAULT_ROOT),
                     help="pbbs-maxflow's sources, for the methods hi_pr and syncpar@THREADS")
+    ap.add_argument("--int32", action="store_true",
+                    help="hand matchflow the capacities as int32 (SciPy's type), not int64")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=V1,V2",
                     help="run each matchflow method once per value of this variable; "
                          "given twice or more, once per combination")
@@ -136,6 +139,7 @@ def main():
     for key in args.instances:
         for inst in INSTANCES[key]():
             g, s, t = inst.graph, int(inst.source), int(inst.sink)
+            g = g.astype(np.int32) if args.int32 else g
             for method in args.methods:
                 head = f"{inst.name[:34]:34s} {g.nnz:9d} {method:8s}"
                 if method.partition("@")[0] in pbbs_peers.CODES:

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "lsap/cost_upload.cuh"
 #include "common/narrow_ints.hpp"
+#include "lsap/cost_upload.cuh"
 
 using namespace matchflow::cuda;
 using clock_type = std::chrono::steady_clock;

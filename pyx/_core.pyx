@@ -50,6 +50,13 @@ ctypedef fused element_t:
     double
 
 
+# Capacities as the flow validation and gpu-pr take them: int32 as SciPy's
+# arrays hold them, else int64 (the CPU methods' only type).
+ctypedef fused capacity_element_t:
+    int32_t
+    int64_t
+
+
 # The core takes NULL for an empty array (where &a[0] would raise IndexError).
 cdef inline const element_t* _data_or_null(const element_t[::1] a) noexcept nogil:
     return &a[0] if a.shape[0] > 0 else NULL
@@ -205,7 +212,7 @@ def widened_offsets(const int32_t[::1] values):
     return out
 
 
-def find_negative(const int64_t[::1] values):
+def find_negative(const capacity_element_t[::1] values):
     """Index of the first negative value, or -1 (one parallel pass)."""
     cdef int64_t found
     with nogil:
@@ -213,7 +220,7 @@ def find_negative(const int64_t[::1] values):
     return found
 
 
-def sum_capacities(const int64_t[::1] caps, const int32_t[::1] heads, int32_t skip):
+def sum_capacities(const capacity_element_t[::1] caps, const int32_t[::1] heads, int32_t skip):
     """Exact sum of the non-negative caps[k] with heads[k] != skip (a Python int;
     one parallel pass)."""
     cdef uint64_t high = 0, low = 0
@@ -289,27 +296,32 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
 # ---- maximum flow ---------------------------------------------------------------
 
 cdef flow_network _flow_network(const int64_t[::1] ptr, const int32_t[::1] heads,
-                                const int64_t[::1] caps, int source, int sink):
-    """The core's view of a checked network (no copy)."""
+                                const capacity_element_t[::1] caps, int source, int sink):
+    """The core's view of a checked network (no copy); int32 capacities are
+    gpu-pr's alone (the core refuses them elsewhere)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
     net.ptr = _data_or_null(ptr)
     net.heads = _data_or_null(heads)
-    net.caps = _data_or_null(caps)
+    if capacity_element_t is int32_t:
+        net.caps32 = _data_or_null(caps)
+    else:
+        net.caps = _data_or_null(caps)
     net.source = source
     net.sink = sink
     return net
 
 
-def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
-            int source, int sink, int method, int threads, int device, bint return_flow,
-            double relabel_freq, bint paper_variant, bint want_matrix=False):
-    """Maximum flow; returns (value, arc_flow or None, source_side (bool),
-    stats, matrix).  matrix: SciPy's flow matrix as flow_matrix() returns
-    it when `want_matrix` and the method built it where it ran (the CPU
-    methods always; gpu-pr when the device has the memory), else None;
-    arc_flow: the flow on every arc when `return_flow` and no matrix was
-    built, else None."""
+def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads,
+            const capacity_element_t[::1] caps, int source, int sink, int method, int threads,
+            int device, bint return_flow, double relabel_freq, bint paper_variant,
+            bint want_matrix=False):
+    """Maximum flow (int32 capacities: gpu-pr only); returns (value, arc_flow
+    or None, source_side (bool), stats, matrix).  matrix: SciPy's flow matrix
+    as flow_matrix() returns it when `want_matrix` and the method built it
+    where it ran (the CPU methods always; gpu-pr when the device has the
+    memory), else None; arc_flow: the flow on every arc when `return_flow`
+    and no matrix was built, else None."""
     cdef flow_network net = _flow_network(ptr, heads, caps, source, sink)
     cdef flow_options opt
     opt.threads = threads

@@ -57,7 +57,10 @@ cdef extern from "matchflow/validate.hpp" namespace "matchflow" nogil:
                             int64_t nnz, int64_t n_minor, int threads)
     void widen_offsets(const int32_t* values, int64_t count, int64_t* out, int threads)
     int64_t first_negative(const int64_t* values, int64_t n, int threads)
+    int64_t first_negative(const int32_t* values, int64_t n, int threads)
     void capacity_sum(const int64_t* caps, const int32_t* heads, int64_t n, int32_t skip,
+                      int threads, uint64_t* high, uint64_t* low)
+    void capacity_sum(const int32_t* caps, const int32_t* heads, int64_t n, int32_t skip,
                       int threads, uint64_t* high, uint64_t* low)
 
 
@@ -216,6 +219,7 @@ cdef extern from "matchflow/maxflow.hpp" namespace "matchflow" nogil:
         const int64_t* ptr
         const int32_t* heads
         const int64_t* caps
+        const int32_t* caps32
         int32_t source
         int32_t sink
     cdef cppclass flow_options:

@@ -133,12 +133,29 @@ def test_error_messages_verbatim():
         maximum_flow(g, 0, -1)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8])
 @pytest.mark.parametrize("func", [maximum_flow, solve_flow])
-def test_negative_capacity(func):
+def test_negative_capacity(func, dtype):
     # SciPy returns a wrong flow here (its int32 Dinic treats -1 as 0).
-    g = _csr([[0, 2, 0], [0, 0, -1], [0, 0, 0]])
+    g = _csr([[0, 2, 0], [0, 0, -1], [0, 0, 0]], dtype=dtype)
     with pytest.raises(ValueError, match=r"non-negative; arc \(1, 2\) has capacity -1"):
         func(g, 0, 2)
+
+
+def test_int32_capacities_stay_int32_until_a_cpu_method():
+    """int32 capacities (SciPy's type) are checked as they are and kept for
+    gpu-pr; every CPU method gets them widened, and the core refuses int32
+    capacities for the CPU methods."""
+    g = _csr([[0, 3, 2, 0], [0, 0, 4, 1], [0, 0, 0, 6], [0, 0, 0, 0]], dtype=np.int32)
+    net = _flow._checked(g, 0, 3)
+    assert net.caps.dtype == np.int32 and net.caps_for("gpu-pr") is net.caps
+    assert net.caps_for("pr").dtype == np.int64
+    assert _flow._checked(g.astype(np.int16), 0, 3).caps.dtype == np.int64
+    for method in ("pr", "ppr", "bk", "dinic", "edmonds_karp"):
+        res = solve_flow(g, 0, 3, method=method, device="cpu")
+        assert res.flow_value == 5 and res.stats.capacity_bytes == 0
+    with pytest.raises(ValueError, match="CPU maximum flow methods take int64 capacities"):
+        _core.maxflow(net.ptr, net.heads, net.caps, 0, 3, 0, 1, 0, False, -1.0, False)
 
 
 def test_capacities_beyond_int64():
@@ -178,12 +195,15 @@ def test_source_capacity_summed_exactly_on_a_team():
     with pytest.raises(ValueError, match=f"total capacity {total}; "):
         maximum_flow(g, 0, 1)
     assert _flow._source_capacity(ptr, heads, caps, 0) == total
+    narrow = np.full(n, 2**31 - 1, dtype=np.int32)  # int32 capacities are summed as they are
+    assert _flow._source_capacity(ptr, heads, narrow, 0) == (n - 3) * (2**31 - 1)
 
 
-def test_negative_capacity_named_first_in_large_graph():
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_negative_capacity_named_first_in_large_graph(dtype):
     """The first negative arc is named, also where the check runs in parallel."""
     n = 1 << 17
-    caps = np.ones(n, dtype=np.int64)
+    caps = np.ones(n, dtype=dtype)
     caps[[n - 70_000, n - 5]] = [-7, -3]
     g = sp.csr_array((caps, (np.zeros(n, dtype=np.int64), np.arange(n))), shape=(n, n))
     with pytest.raises(ValueError, match=rf"non-negative; arc \(0, {n - 70_000}\) has "
@@ -760,7 +780,8 @@ def test_int64_indices():
                                    np.uint32, np.int64, np.uint64])
 def test_integer_dtypes(dtype):
     g = sp.csr_array(np.array([[0, 100, 20], [0, 0, 90], [0, 0, 0]], dtype=dtype))
-    assert _flow._checked(g, 0, 2).caps.dtype == np.int64
+    kept = np.int32 if dtype == np.int32 else np.int64  # int32 kept for gpu-pr
+    assert _flow._checked(g, 0, 2).caps.dtype == kept
     res = maximum_flow(g, 0, 2, device="cpu")
     assert res.flow_value == 110 and res.flow.dtype == np.int64
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "id_bounds.hpp"
 #include "openmp.hpp"
@@ -53,6 +54,11 @@ MATCHFLOW_SIMD_CLONES bool goes_down(const offset_t* ptr, std::int64_t count) {
 MATCHFLOW_SIMD_CLONES std::uint64_t or_of(const std::int64_t* values, std::int64_t count) {
   std::uint64_t bits = 0;
   for (std::int64_t i = 0; i < count; ++i) bits |= std::uint64_t(values[i]);
+  return bits;
+}
+MATCHFLOW_SIMD_CLONES std::uint32_t or_of(const std::int32_t* values, std::int64_t count) {
+  std::uint32_t bits = 0;
+  for (std::int64_t i = 0; i < count; ++i) bits |= std::uint32_t(values[i]);
   return bits;
 }
 
@@ -130,16 +136,49 @@ void widen_offsets(const std::int32_t* in, std::int64_t count, offset_t* out,
   for (std::int64_t i = 0; i < count; ++i) out[i] = in[i];
 }
 
-std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept {
+namespace {
+
+template <class T>
+std::int64_t first_negative_in(const T* values, std::int64_t n, int threads) {
+  using bits_t = decltype(or_of(values, 0));
   const int team = pass_team(n, threads);
-  std::uint64_t bits = 0;
+  bits_t bits = 0;
 #pragma omp parallel for num_threads(team) schedule(static, 1) reduction(| : bits)
   for (int c = 0; c < team; ++c) {
     const std::int64_t first = chunk_start(n, team, c);
     bits |= or_of(values + first, chunk_start(n, team, c + 1) - first);
   }
-  if (std::int64_t(bits) >= 0) return -1;
-  return std::find_if(values, values + n, [](std::int64_t v) { return v < 0; }) - values;
+  if (static_cast<std::make_signed_t<bits_t>>(bits) >= 0) return -1;
+  return std::find_if(values, values + n, [](T v) { return v < 0; }) - values;
+}
+
+template <class T>
+void capacity_sum_of(const T* caps, const std::int32_t* heads, std::int64_t n, std::int32_t skip,
+                     int threads, std::uint64_t* high, std::uint64_t* low) {
+  using wide = unsigned __int128;  // n < 2^63 terms below 2^63 each
+  wide total = 0;
+#pragma omp parallel num_threads(pass_team(n, threads))
+  {
+    const auto [c, team] = detail::thread_in_team();
+    wide sum = 0;
+    for (std::int64_t k = chunk_start(n, team, c); k < chunk_start(n, team, c + 1); ++k) {
+      if (heads[k] != skip) sum += wide(caps[k]);
+    }
+#pragma omp critical(matchflow_capacity_sum)
+    total += sum;
+  }
+  *high = std::uint64_t(total >> 64);
+  *low = std::uint64_t(total);
+}
+
+}  // namespace
+
+std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept {
+  return first_negative_in(values, n, threads);
+}
+
+std::int64_t first_negative(const std::int32_t* values, std::int64_t n, int threads) noexcept {
+  return first_negative_in(values, n, threads);
 }
 
 namespace detail {
@@ -157,20 +196,13 @@ MATCHFLOW_SIMD_CLONES id_bounds bounds_of(const std::int64_t* ids, offset_t coun
 void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
                   std::int32_t skip, int threads, std::uint64_t* high,
                   std::uint64_t* low) noexcept {
-  using wide = unsigned __int128;  // n < 2^63 terms below 2^63 each
-  wide total = 0;
-#pragma omp parallel num_threads(pass_team(n, threads))
-  {
-    const auto [c, team] = detail::thread_in_team();
-    wide sum = 0;
-    for (std::int64_t k = chunk_start(n, team, c); k < chunk_start(n, team, c + 1); ++k) {
-      if (heads[k] != skip) sum += wide(caps[k]);
-    }
-#pragma omp critical(matchflow_capacity_sum)
-    total += sum;
-  }
-  *high = std::uint64_t(total >> 64);
-  *low = std::uint64_t(total);
+  capacity_sum_of(caps, heads, n, skip, threads, high, low);
+}
+
+void capacity_sum(const std::int32_t* caps, const std::int32_t* heads, std::int64_t n,
+                  std::int32_t skip, int threads, std::uint64_t* high,
+                  std::uint64_t* low) noexcept {
+  capacity_sum_of(caps, heads, n, skip, threads, high, low);
 }
 
 }  // namespace matchflow

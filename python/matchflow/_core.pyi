@@ -20,8 +20,9 @@ def validate_compressed(ptr: npt.NDArray[np.int64],
                         ids: npt.NDArray[np.int32] | npt.NDArray[np.int64],
                         n_minor: int) -> None: ...
 def widened_offsets(values: npt.NDArray[np.int32]) -> npt.NDArray[np.int64]: ...
-def find_negative(values: npt.NDArray[np.int64]) -> int: ...
-def sum_capacities(caps: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
+def find_negative(values: npt.NDArray[np.int32] | npt.NDArray[np.int64]) -> int: ...
+def sum_capacities(caps: npt.NDArray[np.int32] | npt.NDArray[np.int64],
+                   heads: npt.NDArray[np.int32],
                    skip: int) -> int: ...
 def matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
              n_cols: int, method: int, init: int, threads: int, relabel_k: float,
@@ -53,8 +54,9 @@ def lsap_batched(cost: npt.NDArray[np.float64] | npt.NDArray[np.float32] | npt.N
                  threads: int, device: int, block_threads: int, pipeline: bool = ...,
                  ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], dict[str, object]]: ...
 def maxflow(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
-            caps: npt.NDArray[np.int64], source: int, sink: int, method: int, threads: int,
-            device: int, return_flow: bool, relabel_freq: float, paper_variant: bool,
+            caps: npt.NDArray[np.int32] | npt.NDArray[np.int64], source: int, sink: int,
+            method: int, threads: int, device: int, return_flow: bool, relabel_freq: float,
+            paper_variant: bool,
             want_matrix: bool = False,
             ) -> tuple[int, npt.NDArray[np.int64] | None, npt.NDArray[np.bool_],
                        dict[str, Any],

@@ -36,6 +36,7 @@ void widen_offsets(const std::int32_t* in, std::int64_t count, offset_t* out, in
 ///
 /// @param threads  OpenMP threads; 0 = the OpenMP default
 std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int threads) noexcept;
+std::int64_t first_negative(const std::int32_t* values, std::int64_t n, int threads) noexcept;
 
 /// The exact sum of the non-negative `caps[k]` over k in [0, n) with
 /// `heads[k] != skip` (a source's capacity: its self-loops carry no flow),
@@ -43,6 +44,8 @@ std::int64_t first_negative(const std::int64_t* values, std::int64_t n, int thre
 ///
 /// @param threads  OpenMP threads; 0 = the OpenMP default
 void capacity_sum(const std::int64_t* caps, const std::int32_t* heads, std::int64_t n,
+                  std::int32_t skip, int threads, std::uint64_t* high, std::uint64_t* low) noexcept;
+void capacity_sum(const std::int32_t* caps, const std::int32_t* heads, std::int64_t n,
                   std::int32_t skip, int threads, std::uint64_t* high, std::uint64_t* low) noexcept;
 
 }  // namespace matchflow

@@ -562,14 +562,20 @@ void ecl_solver::run() {
 /// the capacities as int32 when every one fits (int32 is SciPy's own
 /// capacity type): a third fewer bytes over the host link on most networks
 /// (NOTES.md, "Host copies").  They land in flow_, which build_reverse()
-/// zeroes after, and are widened on the device.
+/// zeroes after, and are widened on the device.  Capacities given as int32
+/// (net_.caps32) go as they are; int64 ones are narrowed while staged.
 void ecl_solver::upload_network() {
   const std::size_t m = std::size_t(m_);
   const copy_part ptr{ptr_.data(), net_.ptr, sizeof(offset_t) * std::size_t(n_ + 1)};
   const copy_part heads{heads_.data(), net_.heads, sizeof(vertex_t) * m};
   auto* narrow = reinterpret_cast<std::int32_t*>(flow_.data());
-  if (upload_parts({ptr, heads, copy_part{narrow, net_.caps, sizeof(std::int32_t) * m, true}},
-                   stream_)) {
+  const bool sent32 =
+      net_.caps32 != nullptr
+          ? upload_parts({ptr, heads, copy_part{narrow, net_.caps32, sizeof(std::int32_t) * m}},
+                         stream_)
+          : upload_parts({ptr, heads, copy_part{narrow, net_.caps, sizeof(std::int32_t) * m, true}},
+                         stream_);
+  if (sent32) {
     widen_kernel<<<blocks_for(m_), threads_per_block, 0, stream_>>>(narrow, caps_.data(), m);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     count_launch();
