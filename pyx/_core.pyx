@@ -50,8 +50,8 @@ ctypedef fused element_t:
     double
 
 
-# Capacities as the flow validation and gpu-pr take them: int32 as SciPy's
-# arrays hold them, else int64 (the CPU methods' only type).
+# Capacities as the flow validation and methods take them: int32 as SciPy's
+# arrays hold them, else int64.
 ctypedef fused capacity_element_t:
     int32_t
     int64_t
@@ -297,8 +297,7 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
 
 cdef flow_network _flow_network(const int64_t[::1] ptr, const int32_t[::1] heads,
                                 const capacity_element_t[::1] caps, int source, int sink):
-    """The core's view of a checked network (no copy); int32 capacities are
-    gpu-pr's alone (the core refuses them elsewhere)."""
+    """The core's view of a checked network (no copy)."""
     cdef flow_network net
     net.n = ptr.shape[0] - 1
     net.ptr = _data_or_null(ptr)
@@ -316,12 +315,12 @@ def maxflow(const int64_t[::1] ptr, const int32_t[::1] heads,
             const capacity_element_t[::1] caps, int source, int sink, int method, int threads,
             int device, bint return_flow, double relabel_freq, bint paper_variant,
             bint want_matrix=False):
-    """Maximum flow (int32 capacities: gpu-pr only); returns (value, arc_flow
-    or None, source_side (bool), stats, matrix).  matrix: SciPy's flow matrix
-    as flow_matrix() returns it when `want_matrix` and the method built it
-    where it ran (the CPU methods always; gpu-pr when the device has the
-    memory), else None; arc_flow: the flow on every arc when `return_flow`
-    and no matrix was built, else None."""
+    """Maximum flow; returns (value, arc_flow or None, source_side (bool),
+    stats, matrix).  matrix: SciPy's flow matrix as flow_matrix() returns
+    it when `want_matrix` and the method built it where it ran (the CPU
+    methods always; gpu-pr when the device has the memory), else None;
+    arc_flow: the flow on every arc when `return_flow` and no matrix was
+    built, else None."""
     cdef flow_network net = _flow_network(ptr, heads, caps, source, sink)
     cdef flow_options opt
     opt.threads = threads
@@ -392,8 +391,8 @@ def flow_matrix(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[
     return _shrink_matrix(matrix, nnz)
 
 
-def maxflow_scipy(const int64_t[::1] ptr, const int32_t[::1] heads, const int64_t[::1] caps,
-                  int32_t source, int32_t sink, bint dinic):
+def maxflow_scipy(const int64_t[::1] ptr, const int32_t[::1] heads,
+                  const capacity_element_t[::1] caps, int32_t source, int32_t sink, bint dinic):
     """SciPy's Dinic or Edmonds-Karp (solve_maxflow_scipy): (value,
     source_side, (indptr, indices, data) of SciPy's flow matrix)."""
     cdef flow_network net = _flow_network(ptr, heads, caps, source, sink)

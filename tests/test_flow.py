@@ -142,20 +142,33 @@ def test_negative_capacity(func, dtype):
         func(g, 0, 2)
 
 
-def test_int32_capacities_stay_int32_until_a_cpu_method():
-    """int32 capacities (SciPy's type) are checked as they are and kept for
-    gpu-pr; every CPU method gets them widened, and the core refuses int32
-    capacities for the CPU methods."""
+def test_int32_capacities_are_read_as_given():
+    """int32 capacities (SciPy's type) are checked and solved as they are, by
+    every method (no widened copy); other types become int64."""
     g = _csr([[0, 3, 2, 0], [0, 0, 4, 1], [0, 0, 0, 6], [0, 0, 0, 0]], dtype=np.int32)
-    net = _flow._checked(g, 0, 3)
-    assert net.caps.dtype == np.int32 and net.caps_for("gpu-pr") is net.caps
-    assert net.caps_for("pr").dtype == np.int64
+    assert _flow._checked(g, 0, 3).caps.dtype == np.int32
     assert _flow._checked(g.astype(np.int16), 0, 3).caps.dtype == np.int64
     for method in ("pr", "ppr", "bk", "dinic", "edmonds_karp"):
         res = solve_flow(g, 0, 3, method=method, device="cpu")
-        assert res.flow_value == 5 and res.stats.capacity_bytes == 0
-    with pytest.raises(ValueError, match="CPU maximum flow methods take int64 capacities"):
-        _core.maxflow(net.ptr, net.heads, net.caps, 0, 3, 0, 1, 0, False, -1.0, False)
+        wide = solve_flow(g.astype(np.int64), 0, 3, method=method, device="cpu")
+        assert res.flow_value == wide.flow_value == 5 and res.stats.capacity_bytes == 0
+        assert (res.flow != wide.flow).nnz == 0 and res.flow.dtype == np.int64
+
+
+@pytest.mark.parametrize("method", ["pr", "ppr", "bk"])
+def test_int32_capacities_on_a_team(method):
+    """Past 2**16 arcs the residual graph is built by the team: int32
+    capacities give int64's value and flow matrix (pr: the same flow)."""
+    from matchflow.generators import flow as gen
+    inst = gen.segmentation_grid(128, 128, seed=3)  # 81,920 arcs
+    wide = solve_flow(inst.graph, inst.source, inst.sink, method=method, threads=2)
+    narrow = solve_flow(inst.graph.astype(np.int32), inst.source, inst.sink, method=method,
+                        threads=2)
+    assert narrow.flow_value == wide.flow_value > 0
+    if method == "pr":
+        assert (narrow.flow != wide.flow).nnz == 0
+    assert_array_equal(narrow.flow.sum(axis=1)[[inst.source, inst.sink]],
+                       [narrow.flow_value, -narrow.flow_value])
 
 
 def test_capacities_beyond_int64():

@@ -67,7 +67,8 @@ def flow_matrix(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
                 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
                            npt.NDArray[np.int64]]: ...
 def maxflow_scipy(ptr: npt.NDArray[np.int64], heads: npt.NDArray[np.int32],
-                  caps: npt.NDArray[np.int64], source: int, sink: int, dinic: bool,
+                  caps: npt.NDArray[np.int32] | npt.NDArray[np.int64], source: int, sink: int,
+                  dinic: bool,
                   ) -> tuple[int, npt.NDArray[np.bool_],
                              tuple[npt.NDArray[np.int64], npt.NDArray[np.int32],
                                    npt.NDArray[np.int64]]]: ...

@@ -2,8 +2,8 @@
 
 The input is checked once here, with NumPy passes only (no Python loop over
 arcs), and handed to the core as a flow network: int64 offsets, int32 heads,
-int64 capacities (int32 ones as given to gpu-pr), one arc per stored entry
-(duplicates are parallel arcs).
+int64 capacities (int32 ones as given), one arc per stored entry (duplicates
+are parallel arcs).
 """
 from __future__ import annotations
 
@@ -95,11 +95,6 @@ class _Network:
     @property
     def n_arcs(self) -> int:
         return int(self.heads.shape[0])
-
-    def caps_for(self, method: str) -> np.ndarray:
-        """The capacities as `method` takes them: gpu-pr int32 ones as they
-        are (a third less to upload, no widening pass), the CPU methods int64."""
-        return self.caps if method.startswith("gpu") else self.caps.astype(np.int64, copy=False)
 
     def tails(self) -> np.ndarray:
         return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.ptr))
@@ -201,8 +196,8 @@ def _int64_capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> n
 
 
 def _capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """The capacities, checked: int32 ones as given (SciPy's type; only the
-    CPU methods widen them: _Network.caps_for), others as int64."""
+    """The capacities, checked: int32 ones as given (SciPy's type, which
+    every method reads as it is: no widened copy), others as int64."""
     if data.dtype != np.int32:
         return _int64_capacities(data, ptr, heads)
     return _non_negative(np.ascontiguousarray(data), ptr, heads)
@@ -353,7 +348,7 @@ def _solve(net: _Network, method: str, ordinal: int, t: _Tuning):
     """(value, arc_flow, source_side, stats, matrix): the method builds the
     flow matrix where the flow is (matrix not None): the CPU methods from
     their residual graph, the GPU when it has the memory."""
-    return _core.maxflow(net.ptr, net.heads, net.caps_for(method), net.source, net.sink,
+    return _core.maxflow(net.ptr, net.heads, net.caps, net.source, net.sink,
                          _METHOD_CODES[method], t.threads, ordinal, t.return_flow,
                          t.relabel_freq, t.paper_variant, want_matrix=True)
 
@@ -391,7 +386,7 @@ def _run_scipy(net: _Network, start: float, method: str, device, tuning: _Tuning
                          f"got device={device!r}")
     t0 = time.perf_counter()
     value, source_side, (indptr, indices, data) = _core.maxflow_scipy(
-        net.ptr, net.heads, net.caps_for(method), net.source, net.sink, method == "dinic")
+        net.ptr, net.heads, net.caps, net.source, net.sink, method == "dinic")
     solved = time.perf_counter() - t0
     flow = None
     if tuning.return_flow:

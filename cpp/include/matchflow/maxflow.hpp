@@ -31,12 +31,13 @@ struct flow_network {
   const offset_t* ptr = nullptr;     ///< length n + 1: arcs of u are [ptr[u], ptr[u+1])
   const vertex_t* heads = nullptr;   ///< length ptr[n]
   const capacity_t* caps = nullptr;  ///< length ptr[n], every entry >= 0
-  /// gpu_pr only: the capacities as int32 in place of `caps` (then null), as
-  /// SciPy's arrays hold them, so that they need no widening on the host.
+  /// The capacities as int32 in place of `caps` (then null), as SciPy's
+  /// arrays hold them, so that they need no widening on the host.
   const std::int32_t* caps32 = nullptr;
   vertex_t source = 0;
   vertex_t sink = 0;
   offset_t n_arcs() const { return ptr[n]; }
+  capacity_t cap(offset_t a) const { return caps != nullptr ? caps[a] : caps32[a]; }
 };
 
 /// Tuning knobs; defaults are the papers' best.

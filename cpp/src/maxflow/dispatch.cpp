@@ -16,9 +16,6 @@ status solve_maxflow(const flow_network& net, flow_method method, const flow_opt
   MATCHFLOW_ASSERT(options.threads >= 0);
   return guarded([&] {
     *stats = flow_stats{};
-    if (net.caps == nullptr && net.n_arcs() > 0 && method != flow_method::gpu_pr) {
-      return fail(status::invalid_input, "the CPU maximum flow methods take int64 capacities");
-    }
     switch (method) {
       case flow_method::pr:
         detail::push_relabel_flow(net, options, result, stats);

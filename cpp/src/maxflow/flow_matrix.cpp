@@ -111,7 +111,7 @@ struct residual_flows {
   std::vector<offset_t> in_ptr;  // n + 1: reverse copies before each vertex's
   capacity_t out_flow(offset_t a) const {
     const Arc f = g.forward_of[std::size_t(a)];
-    return f < 0 ? 0 : net.caps[a] - g.arcs[std::size_t(f)].rescap;
+    return f < 0 ? 0 : net.cap(a) - g.arcs[std::size_t(f)].rescap;
   }
   offset_t in_before(vertex_t u) const { return in_ptr[std::size_t(u)]; }
   offset_t in_count(vertex_t u) const { return in_before(u + 1) - in_before(u); }

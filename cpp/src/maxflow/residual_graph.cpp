@@ -255,11 +255,11 @@ void fill_arcs(const flow_network& net, const arc_share& s, Arc head_rank, resid
       const offset_t rank = pairing ? pairs.rank[a] : -1;
       if (rank >= 0) {  // v's row writes the other record
         g.arcs[std::size_t(f++)] =
-            residual_arc<Arc>{net.caps[a], v, g.first[std::size_t(v)] + Arc(rank)};
+            residual_arc<Arc>{net.cap(a), v, g.first[std::size_t(v)] + Arc(rank)};
         continue;
       }
       const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
-      g.arcs[std::size_t(f)] = residual_arc<Arc>{net.caps[a], v, r};
+      g.arcs[std::size_t(f)] = residual_arc<Arc>{net.cap(a), v, r};
       g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
       if (g.forward_of) g.forward_of[std::size_t(a)] = f;
       ++f;
@@ -364,7 +364,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
 #pragma omp parallel for num_threads(team) schedule(static)
   for (offset_t a = 0; a < m; ++a) {
     const Arc f = g.forward_of[std::size_t(a)];
-    arc_flow[a] = f < 0 ? 0 : net.caps[a] - g.arcs[std::size_t(f)].rescap;
+    arc_flow[a] = f < 0 ? 0 : net.cap(a) - g.arcs[std::size_t(f)].rescap;
   }
 }
 

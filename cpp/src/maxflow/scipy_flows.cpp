@@ -48,7 +48,7 @@ void sorted_rows(const flow_network& net, std::vector<vertex_t>& heads,
   caps.resize(static_cast<std::size_t>(m));
   for (offset_t k = 0; k < m; ++k) {
     heads[k] = net.heads[order[k]];
-    caps[k] = net.caps[order[k]];
+    caps[k] = net.cap(order[k]);
   }
 }
 
