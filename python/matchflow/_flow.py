@@ -75,8 +75,8 @@ class FlowStats:
     gaps: int = 0                  #: gap-heuristic firings
     iterations: int = 0            #: rounds / cycles of the main loop
     kernel_launches: int = 0
-    #: gpu-pr: bytes each capacity took to the GPU (4 when every one fits int32
-    #: and the network is large enough to stage, else 8)
+    #: gpu-pr: bytes each capacity took to the GPU (4 when given as int32, or
+    #: when every one fits int32 and the network is large enough to stage; else 8)
     capacity_bytes: int = 0
     device: str = "cpu"            #: "cpu" or "cuda:N"
 
@@ -204,6 +204,7 @@ def _capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> np.ndar
 
 
 def _non_negative(caps: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """`caps`, once none is negative (else ValueError naming the first such arc)."""
     arc = _core.find_negative(caps)  # in parallel (NumPy's min is one thread)
     if arc >= 0:
         raise ValueError(f"graph capacities must be non-negative; arc "

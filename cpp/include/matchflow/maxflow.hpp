@@ -37,6 +37,7 @@ struct flow_network {
   vertex_t source = 0;
   vertex_t sink = 0;
   offset_t n_arcs() const { return ptr[n]; }
+  /// The capacity of arc a, from whichever array holds them.
   capacity_t cap(offset_t a) const { return caps != nullptr ? caps[a] : caps32[a]; }
 };
 
@@ -65,8 +66,9 @@ struct flow_stats {
   std::int64_t gaps = 0;        ///< gap-heuristic firings
   std::int64_t iterations = 0;  ///< rounds / cycles of the main loop
   std::int64_t kernel_launches = 0;
-  std::int64_t capacity_bytes = 0;  ///< gpu_pr: bytes a capacity took over the host link (4 when
-                                    ///<   every one fits int32, else 8)
+  std::int64_t capacity_bytes = 0;  ///< gpu_pr: bytes a capacity took over the host link (4:
+                                    ///<   given as int32, or int64 that all fit int32 and went
+                                    ///<   staged; else 8)
 };
 
 /// What a run found.  Caller-owned buffers.

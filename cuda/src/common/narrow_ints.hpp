@@ -1,7 +1,7 @@
 // Host pass of the narrowed uploads (lsap/cost_upload.cuh: the dense
-// assignment's costs; common/narrow_upload.cuh: the maximum flow's offsets
-// and capacities): int64 values written as int16 or int32 into a pinned
-// staging chunk, with their range.  Plain C++ (no CUDA), so that
+// assignment's costs; host_copy.cuh's upload_parts: the maximum flow's
+// capacities): int64 values written as int16 or int32 into a pinned staging
+// chunk, with their range.  Plain C++ (no CUDA), so that
 // benchmarks/upload_sweep.cu and its host-only check can include it as it is.
 #pragma once
 
