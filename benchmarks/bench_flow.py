@@ -409,12 +409,22 @@ def flow_problem(inst, r) -> str:
     return "" if np.array_equal(net, want) else "flow not conserved or not the value"
 
 
+def matchflow_graph(inst, args):
+    """The graph as matchflow gets it: with --int32, int32 capacities (SciPy's
+    type) where every one fits, else the generators' int64."""
+    g = inst.graph
+    if args.int32 and (g.nnz == 0 or g.data.max() <= np.iinfo(np.int32).max):
+        return g.astype(np.int32)
+    return g
+
+
 def run_matchflow(inst, solver, args) -> dict:
     fn = solve_flow()
+    graph = matchflow_graph(inst, args)
 
     def call():
         t0 = time.perf_counter()
-        r = fn(inst.graph, inst.source, inst.sink, method=solver["method"],
+        r = fn(graph, inst.source, inst.sink, method=solver["method"],
                device=solver["device"], threads=solver.get("threads"),
                return_flow=not args.value_only)
         return time.perf_counter() - t0, r
@@ -726,6 +736,8 @@ def parse_args(argv=None):
                    help="skip igraph above this many arcs (its Python-list build is slow)")
     p.add_argument("--value-only", action="store_true",
                    help="return_flow=False (phase 1 only) for matchflow")
+    p.add_argument("--int32", action="store_true",
+                   help="hand matchflow int32 capacities (SciPy's type) where they fit")
     p.add_argument("--pbbs", type=Path, default=pbbs_peers.DEFAULT_ROOT,
                    help="a pbbs-maxflow checkout (hi_pr and syncpar columns; skipped when absent)")
     p.add_argument("--peer-threads", type=int, default=os.cpu_count(),
