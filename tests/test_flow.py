@@ -984,6 +984,16 @@ def test_value_only_pairs_antiparallel_arcs():
             assert_array_equal(paired.source_side, unpaired.source_side)
 
 
+def _thinned(graph, rows):
+    """`graph` with every stored entry of `rows` but the first of each
+    (rows 3 mod 7 alternate: one left with none)."""
+    coo = sp.coo_array(graph)
+    first = np.ones(coo.nnz, dtype=bool)
+    first[1:] = coo.row[1:] != coo.row[:-1]
+    drop = np.isin(coo.row, rows) & (~first | (coo.row % 2 == 1))
+    return sp.csr_array((coo.data[~drop], (coo.row[~drop], coo.col[~drop])), shape=graph.shape)
+
+
 def test_auto_picks_bk_for_graph_cuts_only():
     """Image-shaped graph cuts (terminal links on many pixels, a few
     neighbours each: 4- and 8-connected images, 6- and 26-connected volumes)
@@ -1001,6 +1011,12 @@ def test_auto_picks_bk_for_graph_cuts_only():
         assert_max_flow(cut.graph, cut.source, cut.sink, res)
         assert res.flow_value == solve_flow(cut.graph, cut.source, cut.sink,
                                             method="pr").flow_value
+    # Pixels left with one arc or none (their other capacities 0, not stored),
+    # as 7 of segmentation_grid(1024, 1024, seed=0)'s: bk up to 1 in THIN_PIXELS.
+    cut = generators.segmentation_grid(40, 30, seed=2)
+    for thin, method in ((1, "bk"), (12, "bk"), (13, "pr")):  # 1202 vertices
+        g = _thinned(cut.graph, np.arange(thin) * 7 + 3)
+        assert solve_flow(g, cut.source, cut.sink, device="cpu", threads=2).method == method
     rng = np.random.default_rng(3)
     left, right = 50, 60
     n = left + right + 2
