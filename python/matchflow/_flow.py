@@ -50,8 +50,9 @@ PPR_MIN_THREADS = 16
 # CPU "auto" takes "bk" for an image's graph cut, where at most 1 in THIN_PIXELS
 # of the pixels may have fewer than 2 out-arcs: a pixel whose arcs all but one
 # have capacity 0 and were not stored (7 of the million of
-# segmentation_grid(1024, 1024, seed=0), 2 of segmentation_volume(96, 96, 96,
-# seed=0)).  Half of a matching-as-flow network's vertices have one.
+# segmentation_grid(1024, 1024, seed=0), 35 at 2048^2, 4 of segmentation_volume
+# (128, 128, 128, seed=0)).  Half of a matching-as-flow network's vertices have
+# one (benchmarks/NOTES.md, "Graph cuts").
 THIN_PIXELS = 100
 
 # Every excess in push-relabel is at most the capacity leaving the source;
