@@ -144,10 +144,12 @@ def test_negative_capacity(func, dtype):
 
 def test_int32_capacities_are_read_as_given():
     """int32 capacities (SciPy's type) are checked and solved as they are, by
-    every method (no widened copy); other types become int64."""
+    every method (no widened copy); narrower types become int32, wider ones
+    int64."""
     g = _csr([[0, 3, 2, 0], [0, 0, 4, 1], [0, 0, 0, 6], [0, 0, 0, 0]], dtype=np.int32)
-    assert _flow._checked(g, 0, 3).caps.dtype == np.int32
-    assert _flow._checked(g.astype(np.int16), 0, 3).caps.dtype == np.int64
+    assert np.shares_memory(_flow._checked(g, 0, 3).caps, g.data)  # no copy
+    for dtype, kept in ((np.int16, np.int32), (np.uint16, np.int32), (np.uint32, np.int64)):
+        assert _flow._checked(g.astype(dtype), 0, 3).caps.dtype == kept
     for method in ("pr", "ppr", "bk", "dinic", "edmonds_karp"):
         res = solve_flow(g, 0, 3, method=method, device="cpu")
         wide = solve_flow(g.astype(np.int64), 0, 3, method=method, device="cpu")
@@ -793,7 +795,7 @@ def test_int64_indices():
                                    np.uint32, np.int64, np.uint64])
 def test_integer_dtypes(dtype):
     g = sp.csr_array(np.array([[0, 100, 20], [0, 0, 90], [0, 0, 0]], dtype=dtype))
-    kept = np.int32 if dtype == np.int32 else np.int64  # int32 kept for gpu-pr
+    kept = np.int32 if np.can_cast(dtype, np.int32) else np.int64  # int32: SciPy's type
     assert _flow._checked(g, 0, 2).caps.dtype == kept
     res = maximum_flow(g, 0, 2, device="cpu")
     assert res.flow_value == 110 and res.flow.dtype == np.int64

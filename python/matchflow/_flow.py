@@ -2,8 +2,8 @@
 
 The input is checked once here, with NumPy passes only (no Python loop over
 arcs), and handed to the core as a flow network: int64 offsets, int32 heads,
-int64 capacities (int32 ones as given), one arc per stored entry (duplicates
-are parallel arcs).
+int32 capacities when their dtype fits int32 (as SciPy's do), else int64, one
+arc per stored entry (duplicates are parallel arcs).
 """
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class _Network:
     n: int
     ptr: np.ndarray    # int64, n + 1
     heads: np.ndarray  # int32, m
-    caps: np.ndarray   # int32 (as given) or int64, m, >= 0
+    caps: np.ndarray   # int32 (a dtype that fits it) or int64, m, >= 0
     source: int
     sink: int
 
@@ -203,11 +203,12 @@ def _int64_capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> n
 
 
 def _capacities(data: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """The capacities, checked: int32 ones as given (SciPy's type, which
-    every method reads as it is: no widened copy), others as int64."""
-    if data.dtype != np.int32:
+    """The capacities, checked: as int32 (SciPy's type, which every method
+    reads as it is: int32 ones need no copy) when their dtype fits it, else
+    as int64."""
+    if not np.can_cast(data.dtype, np.int32):
         return _int64_capacities(data, ptr, heads)
-    return _non_negative(np.ascontiguousarray(data), ptr, heads)
+    return _non_negative(np.ascontiguousarray(data, dtype=np.int32), ptr, heads)
 
 
 def _non_negative(caps: np.ndarray, ptr: np.ndarray, heads: np.ndarray) -> np.ndarray:
