@@ -204,8 +204,8 @@ __device__ inline void record_levels(label_t top, int* levels) {
 
 /// The whole BFS (Algorithm 6, lines 12-17) from step `first` on, in one
 /// cooperative launch: grid.sync() is the kernel boundary.  Step k reads
-/// ring_view(k - 1) (relabel_init_kernel left the root, step 1's list, at
-/// list0 / count[0]: a ring reset) and stamps with stamp0 - k.  A WL_GR of at most
+/// ring_view(k) (relabel_init_kernel left the root at list0 / count[0]: a
+/// ring reset) and stamps with stamp0 - k.  A WL_GR of at most
 /// `window_width` vertices gets a window of `window` levels
 /// (relabel_window), a wider one a level.  Every thread reads the same size
 /// after the barrier, so all leave together; *steps gets the steps run.
@@ -218,7 +218,7 @@ __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
   label_t end = first_end, top = 0;  // end: the labels the step may set
   int step = first;
   for (;; ++step) {
-    const list_view l = ring_view(list0, list1, counts, step - 1, step - 1);
+    const list_view l = ring_view(list0, list1, counts, step, step);
     const int size = block_read(l.count_in);
     if (size == 0) break;
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
