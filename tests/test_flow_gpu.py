@@ -296,28 +296,6 @@ def test_short_span_discharge(seed, short_arcs, monkeypatch):
     check(n, csr, s, t, False)
 
 
-@pytest.mark.parametrize("window", ["1", "2", "4", "16"])
-@pytest.mark.parametrize("make", [
-    pytest.param(lambda: random_network(300), id="random"),
-    pytest.param(lambda: random_network(303), id="random-huge-caps"),
-    pytest.param(lambda: grid_network(120, 90, seed=4), id="grid-120x90"),
-    pytest.param(lambda: layered_network(60, 150, 4, seed=5), id="layered-60x150"),
-    pytest.param(lambda: hub_network(3, 900, seed=6), id="hubs-3x900"),
-    pytest.param(lambda: dense_network(500, 200, seed=7), id="dense-500x200"),
-])
-def test_bfs_window(make, window, monkeypatch):
-    """MATCHFLOW_GPU_PR_BFS_WINDOW: a narrow BFS step searches that many
-    levels per warp between barriers (global_relabel.cuh: relabel_window),
-    label-correcting; 1 is the level-synchronous BFS.  The hubs overflow a
-    warp's queue (window_queue), so those neighbours wait on WL_next below the
-    window's last label.  A vertex the search failed to reach would end a
-    phase with excess that can still reach t: a low value and a cut that the
-    certificate rejects."""
-    monkeypatch.setenv("MATCHFLOW_GPU_PR_BFS_WINDOW", window)
-    n, csr, s, t = make()
-    check(n, csr, s, t, False)
-
-
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back

@@ -24,8 +24,7 @@
 //    to size the next launch.  Here kernels take the size from device
 //    memory, so the loops move to the device:
 //    - a global relabel is one cooperative launch (relabel_persistent_kernel:
-//      every level, grid.sync() between steps: a level, or a window of
-//      bfs_window_levels() levels while the list is narrow) and one read;
+//      every level, grid.sync() between levels) and one read;
 //    - cycles on a list of more than 64 vertices run in one cooperative
 //      launch (push_relabel_persistent_kernel) until the next global relabel
 //      is due or the list gets short; lists of at most 64 vertices run their
@@ -113,8 +112,6 @@ constexpr int lift_share = 8;           // tuned: see relabel_due()
 constexpr double relabel_rent = 4;      // tuned: see relabel_due()
 constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
 constexpr int no_freq_cap = 1 << 24;    // the paper variant: GR_FREQ as its formula gives
-constexpr int bfs_window = 4;           // tuned: see bfs_window_levels()
-constexpr int stamp_floor = INT32_MIN / 2;  // BFS stamps below: time is reset (reserve_stamps())
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
 
 /// The tuned cycles' discharge_rules (discharge.cuh); the spans that take
@@ -153,13 +150,6 @@ double lift_share_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_SHARE", lift_share, 0.001);
 }
 
-/// Levels a BFS step may search between two barriers while its list holds at
-/// most one vertex per warp of the grid (global_relabel.cuh, relabel_window);
-/// 1: level-synchronous.  MATCHFLOW_GPU_PR_BFS_WINDOW moves it.
-int bfs_window_levels() {
-  return int(matchflow::detail::env_number("MATCHFLOW_GPU_PR_BFS_WINDOW", bfs_window, 1));
-}
-
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
@@ -180,8 +170,7 @@ class ecl_solver {
   void build_reverse();
   void solve_phase(bool phase1);
   void global_relabel(bool phase1);
-  int relabel_levels(bool phase1, int stamp0, int first, int* reached);
-  void reserve_stamps();
+  void relabel_levels(bool phase1, int bfs_id, int first, int* reached);
   int collect_active(bool phase1);
   void run_cycles(bool phase1, int limit, int count);
   bool relabel_due() const;
@@ -222,8 +211,7 @@ class ecl_solver {
   int parity_ = 0;  // which list buffer is the current worklist
   int ring_ = 0;    // which counter holds its size
   int cycle_ = 1;   // PR stamp of the next cycle (positive, increasing)
-  int bfs_stamp_ = 0;  // the BFS steps' stamps so far go down to this (global_relabel.cuh)
-  int window_ = 1;     // levels of a narrow BFS step (bfs_window_levels())
+  int bfs_ = 0;     // global relabels so far (BFS id = -(bfs_ + 1))
   int relabel_freq_ = min_relabel_freq;
   unsigned long long lifts_at_relabel_ = 0;  // the control block's lift count at the last relabel
   int cycle_at_relabel_ = 1;                 // cycle_ then
@@ -299,7 +287,6 @@ void ecl_solver::allocate() {
   if (!paper_) {
     setup_cooperative(sms);
     rules_ = tuned_rules();
-    window_ = bfs_window_levels();
     rent_ = relabel_rent_factor();
     lift_share_ = lift_share_factor();
   }
@@ -353,20 +340,18 @@ void ecl_solver::advance(int k) {
 
 /// global_relabeling_loop (Algorithm 6): BFS from t (phase 1) or s (phase 2).
 void ecl_solver::global_relabel(bool phase1) {
-  reserve_stamps();
   reset_lists();
-  const int stamp0 = bfs_stamp_;  // step k stamps with stamp0 - k
-  control* ctl = ctl_.data();
-  int* reached = &ctl->source_reached;
+  const int bfs_id = -(++bfs_);
+  int* reached = &ctl_.data()->source_reached;
   ecl::relabel_init_kernel<<<blocks_for(n_), threads_per_block, 0, stream_>>>(
-      g_, phase1 ? net_.sink : net_.source, infinity(phase1), list0_.data(), &ctl->count[0],
-      &ctl->count[1], reached, &ctl->bfs_levels);
+      g_, phase1 ? net_.sink : net_.source, infinity(phase1), bfs_id, list0_.data(),
+      &ctl_.data()->count[0], &ctl_.data()->count[1], reached);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
-  int first = 1;  // the first step the loops below run
+  int first = 1;  // the first level the loops below run
   if (!paper_) {  // level 1: the root's arcs over the whole grid
-    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(
-        g_, lists(), phase1, stamp0 - 1, reached);
+    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(g_, lists(), phase1,
+                                                                               bfs_id, reached);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     count_launch();
     advance(1);
@@ -374,16 +359,14 @@ void ecl_solver::global_relabel(bool phase1) {
     first = 2;
   }
   if (cooperative_) {  // all levels in one launch
-    const int warps = int(bfs_blocks_) * (ecl::persistent_block / warp_size);
+    int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl->count, phase1, stamp0, first, label_t(first - 1),
-                       window_, warps, reached, &ctl->bfs_levels, &ctl->bfs_steps);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached, levels);
     count_launch();
     read_control();
-    stats_->bfs_levels += std::max(host_ctl_.get()->bfs_levels, first - 1) - (first - 1);
-    bfs_stamp_ = stamp0 - host_ctl_.get()->bfs_steps;
+    stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);
   } else {
-    bfs_stamp_ = stamp0 - relabel_levels(phase1, stamp0, first, reached);
+    relabel_levels(phase1, bfs_id, first, reached);
   }
   ++stats_->global_relabels;
   if (phase1 && host_ctl_.get()->source_reached) {  // see the header
@@ -393,29 +376,17 @@ void ecl_solver::global_relabel(bool phase1) {
   }
 }
 
-/// BFS stamps fall by one a step over the whole solve (global_relabel.cuh);
-/// before they could wrap, time is zeroed (a PR cycle reads 0 as "not yet
-/// listed") and they start again.  A BFS runs fewer than 2^30 steps (each
-/// lowers a label; at a barrier each, that would take many minutes).
-void ecl_solver::reserve_stamps() {
-  if (bfs_stamp_ > stamp_floor) return;
-  time_.fill_bytes(0, stream_);
-  bfs_stamp_ = 0;
-}
-
 /// Algorithm 6, lines 12-17 from the host: one launch per level, the size
-/// read after each (paper) or after batches of levels.  Returns the step
-/// whose list was empty (stamps down to stamp0 - that step were used).
-int ecl_solver::relabel_levels(bool phase1, int stamp0, int first, int* reached) {
-  int step = first - 1;
+/// read after each (paper) or after batches of levels.
+void ecl_solver::relabel_levels(bool phase1, int bfs_id, int first, int* reached) {
+  int level = first - 1;
   int batch = paper_ ? 1 : first_batch;
   int size = 1;
   for (;;) {
     for (int b = 0; b < batch; ++b) {
       const unsigned blocks = paper_ ? blocks_for(std::int64_t(size) * warp_size) : fixed_blocks_;
-      ++step;
       ecl::relabel_level_kernel<<<blocks, threads_per_block, 0, stream_>>>(
-          g_, lists(), phase1, stamp0 - step, reached);
+          g_, lists(), phase1, ++level, bfs_id, reached);
       ++stats_->bfs_levels;  // launches past the last level included
       MATCHFLOW_CUDA_CHECK_LAUNCH();
       count_launch();
@@ -423,7 +394,7 @@ int ecl_solver::relabel_levels(bool phase1, int stamp0, int first, int* reached)
     }
     read_control();
     size = current_count();
-    if (size == 0) return step;
+    if (size == 0) break;
     if (!paper_) batch = std::min(2 * batch, max_batch);
   }
 }

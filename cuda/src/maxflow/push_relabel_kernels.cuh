@@ -8,8 +8,6 @@
 //   relabel_root_kernel      Algorithm 7 for level 1, a thread per root arc (tuned)
 //   relabel_level_kernel     global_relabeling_kernel (Algorithm 7), one BFS level
 //   relabel_persistent_kernel  Algorithm 6, lines 12-17: all levels, one launch
-//                            (these four, and the BFS's deviations, in
-//                            global_relabel.cuh)
 //   collect_active_kernel    the "trivial kernel" of section IV that lists the
 //                            overflowing vertices (also run after every global
 //                            relabel, see the deviations)
@@ -40,8 +38,9 @@
 // launches without reading a size in between).  De-duplication by one int
 // timestamp per vertex, never reset: a PR cycle appends w to WL_next only
 // when atomicMax(time[w], stamp) returns something else than stamp (stamp =
-// the cycle number, positive, increasing); a BFS step appends w only when
-// atomicMin(time[w], stamp) does (its stamps negative, decreasing).
+// the cycle number, positive, increasing); a BFS visits w only when
+// atomicMin(time[w], bfs_id) returns something else than bfs_id (bfs_id =
+// -(number of the global relabel), negative, decreasing).
 //
 // Concurrency (Hong's lock-free push-relabel, paper 002 section III):
 //  * flow[a] only grows by pushes of its tail's warp and only shrinks by
@@ -56,8 +55,8 @@
 //    pushing to the lowest neighbour keeps this correct; here, besides, the
 //    host never trusts the end of a phase without a fresh exact global
 //    relabel that finds no active vertex (see push_relabel_dispatch.cu).
-//  * The BFS runs alone (flows are stable); h only falls during it
-//    (atomicMin), and whoever lowers a label expands the vertex.
+//  * The BFS runs alone (flows are stable); h is written once per BFS per
+//    vertex, by the winner of the atomicMin.
 //
 // Deviations from paper 002 (reasons):
 //  * After every global relabel the worklist is rebuilt from all vertices
@@ -105,7 +104,6 @@
 #include "common/atomics.cuh"
 #include "common/launch.cuh"
 #include "maxflow/discharge.cuh"
-#include "maxflow/global_relabel.cuh"
 #include "maxflow/residual_view.cuh"
 
 namespace matchflow::cuda::ecl {
@@ -113,6 +111,8 @@ namespace matchflow::cuda::ecl {
 constexpr int tail_block = 1024;       ///< threads of push_relabel_tail_kernel
 constexpr int tail_max_list = 64;      ///< the tail kernel returns above this size
                                        ///< (two vertices per warp of its block)
+constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
+                                       ///< (fewer, larger blocks: a cheaper grid.sync)
 
 // ---------------------------------------------------------------------------
 // Algorithm 4, line 3: saturating pushes from s
@@ -137,6 +137,122 @@ __global__ void saturate_source_kernel(graph_view g) {
     if (w == s || delta <= 0) continue;
     g.flow[a] = 0;
     atomic_add(&g.excess[w], delta);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Global relabeling (Algorithms 6 and 7)
+// ---------------------------------------------------------------------------
+
+/// Algorithm 6, lines 1-11: h = infinity everywhere but the root (h = 0,
+/// already visited by this BFS), WL_GR = {root}.  Grid over vertices.
+__global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinity, int bfs_id,
+                                    vertex_t* __restrict__ list, int* __restrict__ count,
+                                    int* __restrict__ count_clear, int* __restrict__ reached) {
+  const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (v < g.n) g.h[v] = v == root ? 0 : infinity;
+  if (v == 0) {
+    g.time[root] = bfs_id;
+    list[0] = root;
+    *count = 1;
+    *count_clear = 0;
+    *reached = 0;
+  }
+}
+
+/// Algorithm 7, lines 4-8 for one arc: w, reached from v at BFS level
+/// `level`, gets h = level and goes on WL_next unless this BFS has visited
+/// it.  In phase 1, s is never labelled (see the header).
+/// sync: time (atomicMin decides the one visitor), list append (atomicAdd);
+///       *reached (idempotent store).
+__device__ inline void visit(const graph_view& g, const list_view& l, bool phase1, int level,
+                             int bfs_id, int* reached, vertex_t v, vertex_t w) {
+  if (w == v) return;
+  if (phase1 && w == g.source) {
+    atomic_write(reached, 1);
+    return;
+  }
+  if (atomicMin(&g.time[w], bfs_id) != bfs_id) {
+    g.h[w] = level;
+    push(l.out, l.count_out, w);
+  }
+}
+
+/// Algorithm 7's test for the k-th BFS arc of v: the neighbour if it can
+/// send to v (flow on a forward arc (v, w) can come back, both phases; a
+/// reverse arc (w, v) with capacity left, phase 1), else v.
+__device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& span, offset_t k,
+                                         vertex_t v) {
+  const span_arc arc = arc_at(g, span, k);
+  return (arc.forward ? arc.flow > 0 : arc.flow < g.caps[arc.a]) ? arc.w : v;
+}
+
+/// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
+/// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
+/// strided), lanes over v's arcs (bfs_neighbour), each neighbour visited.
+/// safe: flow, caps (no PR cycle runs during a BFS).
+__device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
+                                     int level, int bfs_id, int* reached, int size,
+                                     std::int64_t warp, std::int64_t warps) {
+  const int lane = threadIdx.x % warp_size;
+  for (std::int64_t i = warp; i < size; i += warps) {
+    const vertex_t v = l.in[i];
+    const arc_span span = arcs_of(g, v, true, phase1);
+    for (offset_t k = lane; k < span.total; k += warp_size) {
+      visit(g, l, phase1, level, bfs_id, reached, v, bfs_neighbour(g, span, k, v));
+    }
+  }
+}
+
+/// Level 1 of the tuned BFS: the root's arcs spread over the whole grid
+/// (thread per arc), not one warp.  The root is t (phase 1) or s (phase 2),
+/// which on segmentation-style graphs has an arc to every pixel: one warp
+/// took 29 ms per relabel there (benchmarks/NOTES.md, "gpu-pr, global
+/// relabels").  Reads WL_GR = {root} from relabel_init_kernel's list.
+__global__ void relabel_root_kernel(graph_view g, list_view l, bool phase1, int bfs_id,
+                                    int* reached) {
+  const vertex_t root = l.in[0];
+  const arc_span span = arcs_of(g, root, true, phase1);
+  for (offset_t k = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; k < span.total;
+       k += offset_t(gridDim.x) * blockDim.x) {
+    visit(g, l, phase1, 1, bfs_id, reached, root, bfs_neighbour(g, span, k, root));
+  }
+}
+
+__device__ inline std::int64_t global_warp() {
+  return (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / warp_size;
+}
+__device__ inline std::int64_t global_warps() {
+  return std::int64_t(gridDim.x) * blockDim.x / warp_size;
+}
+
+/// One BFS level per launch (the paper's form; also the fallback loop).
+/// Thread 0 clears the counter nobody reads in this launch.
+__global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level, int bfs_id,
+                                     int* reached) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(), global_warps());
+}
+
+/// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
+/// cooperative launch: the level loop runs on the device, grid.sync() is the
+/// kernel boundary.  Every thread reads the same size after the barrier, so
+/// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
+/// left the root at list0 / count[0]: a ring reset).
+__global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id, int first,
+    int* reached, int* levels) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  for (int level = first;; ++level) {
+    const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
+    const int size = block_read(l.count_in);
+    if (size == 0) {
+      if (grid.thread_rank() == 0) *levels = level - 1;
+      break;
+    }
+    if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
+    relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
+    grid.sync();
   }
 }
 

@@ -21,8 +21,7 @@ struct control {
   int source_reached;         ///< phase-1 BFS reached s: the preflow is not maximum
   int tail_cycles;            ///< cycles push_relabel_tail_kernel ran
   int busy_cycles;            ///< cycles that found a non-empty worklist
-  int bfs_levels;             ///< the highest label relabel_persistent_kernel set
-  int bfs_steps;              ///< the step its list emptied (global_relabel.cuh)
+  int bfs_levels;             ///< levels of the last relabel_persistent_kernel BFS
   unsigned long long pushes;  ///< pushes (Algorithm 5, line 12)
   unsigned long long lifts;   ///< lifts (Algorithm 5, line 18)
 };
