@@ -243,16 +243,16 @@ void launch_cooperative(void (*kernel)(Params...), unsigned blocks, cudaStream_t
 }
 
 /// Grid of a persistent kernel: co-resident blocks of persistent_block
-/// threads (at most 2048 threads per SM), and no more threads than `work`.
+/// threads (at most 2048 threads per SM), and no more warps than vertices.
 template <class Kernel>
-unsigned resident_blocks(Kernel kernel, int sms, std::int64_t work) {
+unsigned resident_blocks(Kernel kernel, int sms, std::int64_t n) {
   int per_sm = 0;
   MATCHFLOW_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm, reinterpret_cast<const void*>(kernel), ecl::persistent_block, 0));
   const int cap = blocks_per_sm * threads_per_block / ecl::persistent_block;
   const std::int64_t blocks = std::int64_t(std::min(per_sm, cap)) * sms;
   return unsigned(std::max<std::int64_t>(
-      1, std::min<std::int64_t>(blocks, blocks_for(work, ecl::persistent_block))));
+      1, std::min<std::int64_t>(blocks, blocks_for(n * warp_size, ecl::persistent_block))));
 }
 
 void ecl_solver::allocate() {
@@ -304,12 +304,8 @@ void ecl_solver::setup_cooperative(int sms) {
   MATCHFLOW_CUDA_TRY(
       cudaDeviceGetAttribute(&supported, cudaDevAttrCooperativeLaunch, options_.device));
   if (!supported) return;
-  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_ * warp_size);
-  // A warp per vertex, or a thread per arc where that is more: on a dense
-  // graph every vertex is a hub, which a block discharges (discharge.cuh),
-  // and a warp per vertex left each block 16 hubs a cycle, one after another.
-  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms,
-                               std::max(n_ * warp_size, m_));
+  bfs_blocks_ = resident_blocks(ecl::relabel_persistent_kernel, sms, n_);
+  pr_blocks_ = resident_blocks(ecl::push_relabel_persistent_kernel, sms, n_);
   cooperative_ = true;
 }
 
