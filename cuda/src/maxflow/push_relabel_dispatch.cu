@@ -34,8 +34,9 @@
 //      a fit over a relabel-frequency sweep on the 1M grid gave about 60 us
 //      per cycle: up to 64 vertices per warp, one after another.)  The
 //      cooperative kernel hands over only below 32 vertices, so the two do
-//      not alternate every cycle near the threshold.  One read of the
-//      control block per launch.
+//      not alternate every cycle near the threshold.  On a dense graph
+//      (spans of default_hub_arcs on average) every list stays on the grid.
+//      One read of the control block per launch.
 //    The persistent grids hold as many blocks as can be co-resident (at most
 //    4 of 512 threads per SM: fewer blocks make grid.sync() cheaper), and
 //    each block reads the list size once per level / cycle.  Without
@@ -222,6 +223,7 @@ class ecl_solver {
   unsigned fixed_blocks_ = 1;
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
+  bool tail_ = true;          // short lists to push_relabel_tail_kernel (see allocate())
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
 };
@@ -287,6 +289,9 @@ void ecl_solver::allocate() {
   if (!paper_) {
     setup_cooperative(sms);
     rules_ = tuned_rules();
+    // A dense graph's vertices are hubs, which one block would discharge one
+    // after another: its short lists stay on the whole grid, a block each.
+    tail_ = 2 * m_ < ecl::default_hub_arcs * n_;
     rent_ = relabel_rent_factor();
     lift_share_ = lift_share_factor();
   }
@@ -434,7 +439,8 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
   int batch = first_batch;
   while (done < limit && count > 0) {
     if (count <= ecl::tail_max_list || cooperative_) {
-      const int ran = launch_multi_cycle(phase1, limit - done, count > ecl::tail_max_list);
+      const bool whole_grid = count > ecl::tail_max_list || (cooperative_ && !tail_);
+      const int ran = launch_multi_cycle(phase1, limit - done, whole_grid);
       done += ran;
       count = current_count();
       if (ran > 0) continue;
@@ -449,13 +455,13 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
 }
 
 /// Up to `cycles` cycles in one launch: the whole grid (cooperative) while
-/// the list is longer than tail_max_list, else one block.  Returns the
-/// cycles run (and has read the control block).
+/// the list is longer than tail_max_list (or always, without tail_), else
+/// one block.  Returns the cycles run (and has read the control block).
 int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
   if (whole_grid) {
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_, list0_.data(),
                        list1_.data(), parity_, ctl_.data()->count, ring_, phase1, infinity(phase1),
-                       cycle_, cycles, ecl::tail_max_list / 2, rules_, ctl_.data());
+                       cycle_, cycles, tail_ ? ecl::tail_max_list / 2 : 0, rules_, ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
