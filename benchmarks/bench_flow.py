@@ -704,9 +704,9 @@ def plot(results, path: Path) -> str:
 
 def write(results, out: Path, final: bool = False) -> None:
     results["summary"] = dict(ratios=ratios(results))
+    out.mkdir(parents=True, exist_ok=True)
     if final:
         results["plot_note"] = plot(results, out / "flow-profile.png")
-    out.mkdir(parents=True, exist_ok=True)
     tmp = out / "flow.json.tmp"
     tmp.write_text(json.dumps(results, indent=1, default=_json_default))
     tmp.replace(out / "flow.json")
