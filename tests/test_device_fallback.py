@@ -62,8 +62,7 @@ def failing_gpu(monkeypatch):
     """A visible GPU, taken by "auto" at any size, on which every solve fails."""
     monkeypatch.setattr(_device, "cuda_available", lambda: True)
     for module, name in ((_matching, "GPU_MIN_EDGES"), (_lsap, "GPU_MIN_ELEMENTS"),
-                         (_batched, "GPU_MIN_ELEMENTS"), (_flow, "GPU_MIN_ARCS"),
-                         (_flow, "GPU_MIN_VERTICES")):
+                         (_batched, "GPU_MIN_ELEMENTS"), (_flow, "GPU_MIN_ARCS")):
         monkeypatch.setattr(module, name, 0)
 
     def fail_with(exc):

@@ -32,14 +32,9 @@ METHODS = ("auto",) + CPU_METHODS + GPU_METHODS + SCIPY_METHODS
 
 # At or above this many arcs "auto" runs on a GPU when one is usable:
 # gpu-pr's whole call beat pr's on every instance of the flow suite, the
-# smallest of 0.5M arcs (benchmarks/NOTES.md, "The `auto` thresholds").
+# smallest of 0.5M arcs, and ppr's on 16 threads down to the complete DAG of
+# 1000 vertices (benchmarks/NOTES.md, "The `auto` thresholds").
 GPU_MIN_ARCS = 400_000
-# ... unless the graph has fewer vertices than this and the CPU team has at
-# least PPR_MIN_THREADS: on the complete DAGs of 1000 and 2000 vertices (0.5M
-# and 2M arcs) ppr on 16 threads beat gpu-pr's whole call, value only 3.7
-# against 7.9 ms and 10.1 against 13.6, with the flow 6.5 against 12.4 and
-# 20 against 20 (benchmarks/NOTES.md, "The `auto` thresholds").
-GPU_MIN_VERTICES = 2048
 # CPU "auto" is "ppr" from this many arcs on a team of at least
 # PPR_MIN_THREADS, else "pr".  Same suite, 16 threads: ppr's whole call beat
 # pr's on 16 of the 18 instances (geometric mean 1.40x on the 17 of >= 10^6
@@ -319,19 +314,11 @@ def _auto_method(backend: str, net: _Network | None = None, threads: int = 0) ->
     return "pr"
 
 
-def _large_for_gpu(net: _Network, threads: int) -> bool:
-    """Whether device="auto" takes a GPU for `net`: from GPU_MIN_ARCS arcs,
-    and from GPU_MIN_VERTICES vertices where a large CPU team would run ppr."""
-    if net.n_arcs < GPU_MIN_ARCS:
-        return False
-    return net.n >= GPU_MIN_VERTICES or team_size(threads) < PPR_MIN_THREADS
-
-
 def _resolve(net: _Network, method: str, device, threads: int) -> tuple[str, str, int]:
     """Pick (method, backend, ordinal) from the user's method= and device=."""
     check_choice(method, "method", METHODS)
     method, backend, ordinal = _device.resolve_method(
-        method, device, CPU_METHODS, GPU_METHODS, large_enough=_large_for_gpu(net, threads))
+        method, device, CPU_METHODS, GPU_METHODS, large_enough=net.n_arcs >= GPU_MIN_ARCS)
     if method == "auto":
         method = _auto_method(backend, net, threads)
     return method, backend, ordinal
@@ -457,10 +444,10 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         on images; on a team, first in one range of vertices per thread);
         "gpu-pr": ECL-MaxFlow push-relabel on a GPU.
         "auto" picks by size, shape and device: "gpu-pr" on a GPU (from
-        400,000 arcs; with 16 or more threads, also from 2048 vertices),
-        else "bk" when the graph is shaped like an image's graph cut (the
-        source linked to an eighth of the vertices or more, every other
-        vertex with at most 32 arcs and, but for 1%, at least 2), else
+        400,000 arcs), else "bk" when the graph is shaped like an image's
+        graph cut (the source linked to an eighth of the vertices or more,
+        every other vertex with at most 32 arcs and, but for 1%, at least
+        2), else
         "ppr" on large graphs with 16 or more threads, else "pr".  "dinic" and
         "edmonds_karp" run SciPy's own algorithms on the CPU, on SciPy's
         residual graph and arc order, so that `flow` is the very matrix
