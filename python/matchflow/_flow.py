@@ -447,12 +447,11 @@ def maximum_flow(csgraph, source, sink, *, method: str = "auto",
         400,000 arcs), else "bk" when the graph is shaped like an image's
         graph cut (the source linked to an eighth of the vertices or more,
         every other vertex with at most 32 arcs and, but for 1%, at least
-        2), else
-        "ppr" on large graphs with 16 or more threads, else "pr".  "dinic" and
-        "edmonds_karp" run SciPy's own algorithms on the CPU, on SciPy's
-        residual graph and arc order, so that `flow` is the very matrix
-        SciPy returns (at SciPy's speed; auto never picks them).  The value
-        and the cut are the same whatever the method; which maximum flow
+        2), else "ppr" on large graphs with 16 or more threads, else "pr".
+        "dinic" and "edmonds_karp" run SciPy's own algorithms on the CPU, on
+        SciPy's residual graph and arc order, so that `flow` is the very
+        matrix SciPy returns (at SciPy's speed; auto never picks them).  The
+        value and the cut are the same whatever the method; which maximum flow
         `flow` holds may differ between the other methods, and between runs
         of "ppr" and "gpu-pr", whose threads race ("pr" repeats itself).
     device : {"auto", "cpu", "cuda", "cuda:N"}
