@@ -83,8 +83,9 @@ def costs():
 
 def networks():
     """Small flow networks: a grid, GENRMF, a segmentation grid, parallel
-    and anti-parallel arcs with self loops, and hubs of 1,201 arcs (a block
-    discharges them: cuda/src/maxflow/discharge.cuh)."""
+    and anti-parallel arcs with self loops, hubs of 1,201 arcs (a block
+    discharges them: cuda/src/maxflow/discharge.cuh), and a complete DAG,
+    dense enough that its short lists stay on the grid (push_relabel_dispatch.cu)."""
     from matchflow.generators import flow
     yield flow.grid_flow(12, 12, seed=4)[0]
     yield flow.genrmf(4, 4, seed=5)
@@ -100,6 +101,7 @@ def networks():
     caps[[0, -1]] = 5000
     yield flow.FlowInstance(sp.csr_array((caps, (tails, heads)), shape=(1204, 1204)), 0, 1203,
                             "hubs")
+    yield flow.acyclic_dense(200, seed=9)
 
 
 def check_flows() -> int:
