@@ -409,18 +409,17 @@ def flow_problem(inst, r) -> str:
     return "" if np.array_equal(net, want) else "flow not conserved or not the value"
 
 
-def matchflow_graph(inst, args):
-    """The graph as matchflow gets it: with --int32, int32 capacities (SciPy's
-    type) where every one fits, else the generators' int64."""
-    g = inst.graph
-    if args.int32 and (g.nnz == 0 or g.data.max() <= np.iinfo(np.int32).max):
+def int32_graph(g):
+    """`g` with int32 capacities (SciPy's type) where every one fits, else as
+    it is (the generators' int64): --int32."""
+    if g.nnz == 0 or g.data.max() <= np.iinfo(np.int32).max:
         return g.astype(np.int32)
     return g
 
 
 def run_matchflow(inst, solver, args) -> dict:
     fn = solve_flow()
-    graph = matchflow_graph(inst, args)
+    graph = int32_graph(inst.graph) if args.int32 else inst.graph
 
     def call():
         t0 = time.perf_counter()

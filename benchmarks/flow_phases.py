@@ -6,12 +6,12 @@ syncpar@THREADS: pbbs_peers.py, the sources in --pbbs), min of --repeat runs aft
         --methods pr ppr@16 ortools --repeat 2
 
 A method may name a global-relabel frequency factor (solve_flow's relabel_freq) after a slash,
-e.g. gpu-pr/0.004 or ppr/2@16.  --int32: the capacities as SciPy holds them (the generators'
-are int64).  --env NAME=V1,V2,...: each matchflow method once per value of
-the environment variable NAME (a same-call A/B of a tuning knob that the core reads from the
-environment; values are split at commas, so a value cannot hold one); several --env: once per
-combination; the host scratch cache is emptied before each (so a knob that changes how blocks
-are allocated gets fresh ones).  "max" is the slowest timed run.
+e.g. gpu-pr/0.004 or ppr/2@16.  --int32: the capacities as SciPy holds them, int32, where
+every one fits (the generators' are int64).  --env NAME=V1,V2,...: each matchflow method once
+per value of the environment variable NAME (a same-call A/B of a tuning knob that the core
+reads from the environment; values are split at commas, so a value cannot hold one); several
+--env: once per combination; the host scratch cache is emptied before each (so a knob that
+changes how blocks are allocated gets fresh ones).  "max" is the slowest timed run.
 
 Instances (sizes of benchmarks/results/h100/flow-suite.md, one s-t pair each): ac / ac2 =
 complete DAG n 1000 / 2000, gl / gw = GENRMF long a32 / wide a64, wl / ww = Washington RLG
@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pbbs_peers
 import scipy.sparse as sp
+from bench_flow import int32_graph
 
 import matchflow
 from matchflow.generators import flow as gen
@@ -125,7 +126,7 @@ def main():
     ap.add_argument("--pbbs", default=str(pbbs_peers.DEFAULT_ROOT),
                     help="pbbs-maxflow's sources, for the methods hi_pr and syncpar@THREADS")
     ap.add_argument("--int32", action="store_true",
-                    help="hand matchflow the capacities as int32 (SciPy's type), not int64")
+                    help="hand matchflow the capacities as int32 (SciPy's type) where they fit")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=V1,V2",
                     help="run each matchflow method once per value of this variable; "
                          "given twice or more, once per combination")
@@ -139,7 +140,7 @@ def main():
     for key in args.instances:
         for inst in INSTANCES[key]():
             g, s, t = inst.graph, int(inst.source), int(inst.sink)
-            g = g.astype(np.int32) if args.int32 else g
+            g = int32_graph(g) if args.int32 else g
             for method in args.methods:
                 head = f"{inst.name[:34]:34s} {g.nnz:9d} {method:8s}"
                 if method.partition("@")[0] in pbbs_peers.CODES:
