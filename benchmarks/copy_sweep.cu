@@ -5,7 +5,11 @@
 // bytes.  Shapes: the CSR uploads of the 2^20 suite
 // (17, 34, 69 MB in two arrays) and the mates' download (two arrays of
 // 4 MB), the latter into fresh pages (as a call's new result arrays) and
-// into pages already touched.  Medians of `repeat` runs.
+// into pages already touched.  Medians of `repeat` runs.  Then the small
+// uploads around min_staged_copy and min_narrowed_copy (copy_part.cuh): a
+// plain pageable copy against the same bytes staged, and int32 values
+// narrowed from int64 while staged against the plain copy of the int64
+// (gpu-pr's capacities).
 //
 // Build and run from the repository root (the GPU host):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda/src -Icpp/include benchmarks/copy_sweep.cu \
@@ -14,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -131,6 +136,32 @@ void download_row(cudaStream_t s, std::size_t mb, int repeat, int dst_kind) {
   std::printf("\n");
 }
 
+/// One row of small uploads of `kib` KiB (a single array): plain, staged
+/// (forced below min_staged_copy), and narrowed from twice the bytes of
+/// int64 (staged) against the plain copy of those int64 bytes.
+void small_upload_row(cudaStream_t s, std::size_t kib, int repeat) {
+  const std::size_t bytes = kib << 10;
+  std::vector<std::int64_t> wide(bytes / 4, 1);
+  device_buffer<char> dev(2 * bytes);
+  const copy_part plain{dev.data(), wide.data(), bytes};
+  const copy_part plain_wide{dev.data(), wide.data(), 2 * bytes};
+  const copy_part narrowed{dev.data(), wide.data(), bytes, true};
+  copy_shape forced = upload_copy;
+  forced.staged_from = 0;
+  const auto sync_after = [&](const copy_part& p) {
+    copy_plain({p}, cudaMemcpyHostToDevice, s);
+    MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  };
+  const double t_plain = time_ms(repeat, [&] { sync_after(plain); });
+  const double t_staged = time_ms(repeat, [&] { upload_parts({plain}, s, forced); });
+  const double t_wide = time_ms(repeat, [&] { sync_after(plain_wide); });
+  const double t_narrow = time_ms(repeat, [&] { upload_parts({narrowed}, s, forced); });
+  std::printf(
+      "small upload %5zu KiB: plain %6.3f ms, staged %6.3f ms | int64 -> int32: plain "
+      "int64 %6.3f ms, narrowed while staged %6.3f ms\n",
+      kib, t_plain, t_staged, t_wide, t_narrow);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +170,9 @@ int main(int argc, char** argv) {
   MATCHFLOW_CUDA_TRY(cudaStreamCreate(&s));
   for (std::size_t mb : {17, 34, 69}) upload_row(s, mb, repeat);
   for (int dst_kind : {0, 1, 2}) download_row(s, 8, repeat, dst_kind);
+  for (std::size_t kib : {256, 512, 1024, 2048, 3072, 4096, 6144}) {
+    small_upload_row(s, kib, repeat);
+  }
   MATCHFLOW_CUDA_TRY(cudaStreamDestroy(s));
   return 0;
 }

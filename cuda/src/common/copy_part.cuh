@@ -42,5 +42,9 @@ inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
 /// Copies of at least this many bytes in all are staged; smaller ones are
 /// plain cudaMemcpyAsync calls (starting the worker threads costs more).
 constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
+/// ... but a copy that narrows int64 values to int32 is staged from this
+/// size: a plain copy would send all the int64 bytes from pageable memory
+/// instead, at one thread's copy speed (benchmarks/copy_sweep.cu, "narrowed").
+constexpr std::size_t min_narrowed_copy = std::size_t(1) << 20;
 
 }  // namespace matchflow::cuda

@@ -215,6 +215,7 @@ struct copy_shape {
   std::size_t chunk_bytes;
   std::size_t slots;
   unsigned workers;
+  std::size_t staged_from = min_staged_copy;  ///< smaller copies go plain
 };
 /// The matching's and the flow's graph uploads and result downloads
 /// (benchmarks/copy_sweep.cu; NOTES.md, "Host copies").
@@ -269,7 +270,7 @@ inline bool upload_parts(const std::vector<copy_part>& all_parts, cudaStream_t s
                                    [](const copy_part& p) { return p.int64_as_int32; });
   const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyHostToDevice, s);
   const std::size_t total = total_bytes(parts);
-  if (total < min_staged_copy) {
+  if (total < (narrows ? std::min(shape.staged_from, min_narrowed_copy) : shape.staged_from)) {
     if (narrows) return false;
     copy_plain(parts, cudaMemcpyHostToDevice, s);  // pageable: returns once staged
     if (parts.size() < all_parts.size()) MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
@@ -321,7 +322,7 @@ inline void download_parts(const std::vector<copy_part>& all_parts, cudaStream_t
                            copy_shape shape = download_copy) {
   const std::vector<copy_part> parts = copy_page_locked(all_parts, cudaMemcpyDeviceToHost, s);
   const std::size_t total = total_bytes(parts);
-  if (total < min_staged_copy) {
+  if (total < shape.staged_from) {
     copy_plain(parts, cudaMemcpyDeviceToHost, s);
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     return;

@@ -113,6 +113,8 @@ constexpr int tail_max_list = 64;      ///< the tail kernel returns above this s
                                        ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
                                        ///< (fewer, larger blocks: a cheaper grid.sync)
+/// The multi-cycle kernels' lift_budget when they stop on no lift count.
+constexpr unsigned long long no_lift_budget = ~0ull;
 
 // ---------------------------------------------------------------------------
 // Algorithm 4, line 3: saturating pushes from s
@@ -288,21 +290,40 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 
 /// Up to `cycles` PR cycles in one cooperative launch (grid.sync() for the
 /// kernel boundary), while the worklist holds more than `min_size` vertices
-/// (smaller lists go to push_relabel_tail_kernel).  Cycle c uses
+/// (smaller lists go to push_relabel_tail_kernel) and the grid has lifted
+/// fewer than `lift_budget` labels (no_lift_budget: no such stop; the host
+/// zeroes ctl->cycle_lifts before a launch with a budget).  Cycle c uses
 /// ring_view(parity + c, ring + c) as the host would; the cycles run go to
 /// ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
-    label_t infinity, int stamp, int cycles, int min_size, discharge_rules rules, control* ctl) {
+    label_t infinity, int stamp, int cycles, int min_size, unsigned long long lift_budget,
+    discharge_rules rules, control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  unsigned long long pushes = 0, lifts = 0;
+  const bool budgeted = lift_budget != no_lift_budget;       // uniform
+  __shared__ unsigned long long block_lifts;                 // this block's, this cycle
+  unsigned long long pushes = 0, lifts = 0, grid_lifts = 0;  // grid_lifts: cycles before c
   int c = 0;
   for (; c < cycles; ++c) {
+    if (budgeted) {
+      if (c > 0) grid_lifts += block_read(&ctl->cycle_lifts[(c - 1) % 3]);
+      if (grid_lifts >= lift_budget) break;   // all read the same finished slot
+      if (threadIdx.x == 0) block_lifts = 0;  // ordered by block_read's barrier below
+    }
     const list_view l = ring_view(list0, list1, counts, parity + c, ring + c);
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
-    if (grid.thread_rank() == 0) *l.count_clear = 0;
+    if (grid.thread_rank() == 0) {
+      *l.count_clear = 0;
+      ctl->cycle_lifts[(c + 1) % 3] = 0;  // read by all at c - 1, before the last sync
+    }
+    const unsigned long long before = lifts;
     discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
+    if (budgeted) {
+      if (lifts != before) atomicAdd(&block_lifts, lifts - before);
+      __syncthreads();
+      if (threadIdx.x == 0 && block_lifts) atomicAdd(&ctl->cycle_lifts[c % 3], block_lifts);
+    }
     grid.sync();
   }
   if (grid.thread_rank() == 0) {
@@ -314,13 +335,18 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 
 /// Up to `cycles` PR cycles in one block (__syncthreads() for the kernel
 /// boundary), for short worklists, where launch latency would dominate.
-/// Stops when the list empties or grows past tail_max_list; records the
-/// cycles run in ctl->tail_cycles (the host advances its ring by as many).
+/// Stops when the list empties or grows past tail_max_list, or once the
+/// block has lifted `lift_budget` labels; records the cycles run in
+/// ctl->tail_cycles (the host advances its ring by as many).
 /// `lists` and `counts` are the two buffers and the three counters; cycle c
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
-    label_t infinity, int stamp, int cycles, discharge_rules rules, control* ctl) {
+    label_t infinity, int stamp, int cycles, unsigned long long lift_budget, discharge_rules rules,
+    control* ctl) {
+  __shared__ unsigned long long block_lifts;  // of the cycles run
+  if (threadIdx.x == 0) block_lifts = 0;
+  __syncthreads();
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
   for (; c < cycles; ++c) {
@@ -328,10 +354,12 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                 &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
     const int size = atomic_read(l.count_in);
-    if (size == 0 || size > tail_max_list) break;
-    __syncthreads();  // everyone has read the size before it is cleared
+    if (size == 0 || size > tail_max_list || block_lifts >= lift_budget) break;
+    __syncthreads();  // everyone has read the size (and block_lifts) before they change
     if (threadIdx.x == 0) *l.count_clear = 0;
+    const unsigned long long before = lifts;
     discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
+    if (lifts != before) atomicAdd(&block_lifts, lifts - before);
     __syncthreads();
   }
   if (threadIdx.x == 0) {

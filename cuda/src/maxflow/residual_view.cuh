@@ -24,6 +24,9 @@ struct control {
   int bfs_levels;             ///< levels of the last relabel_persistent_kernel BFS
   unsigned long long pushes;  ///< pushes (Algorithm 5, line 12)
   unsigned long long lifts;   ///< lifts (Algorithm 5, line 18)
+  /// lifts of the persistent kernel's last cycles, a ring as count: cycle c
+  /// adds to [c % 3], the grid reads it after the barrier, clears it at c + 2
+  unsigned long long cycle_lifts[3];
 };
 
 /// What a cycle needs; passed by value to the kernels.
