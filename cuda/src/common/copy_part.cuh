@@ -39,12 +39,14 @@ inline std::size_t total_bytes(const std::vector<copy_part>& parts) {
   return total;
 }
 
-/// Copies of at least this many bytes in all are staged; smaller ones are
-/// plain cudaMemcpyAsync calls (starting the worker threads costs more).
+/// Downloads of at least this many bytes in all are staged; smaller ones are
+/// plain cudaMemcpyAsync calls (waking the worker threads costs more).
 constexpr std::size_t min_staged_copy = std::size_t(4) << 20;
-/// ... but a copy that narrows int64 values to int32 is staged from this
-/// size: a plain copy would send all the int64 bytes from pageable memory
-/// instead, at one thread's copy speed (benchmarks/copy_sweep.cu, "narrowed").
-constexpr std::size_t min_narrowed_copy = std::size_t(1) << 20;
+/// Uploads are staged from 1 MiB (H200 host: 1 MiB 0.072 ms staged against
+/// 0.082 plain, 256 KiB 0.048 against 0.027; results/h200/copy-sweep.txt),
+/// and those that narrow int64 values to int32 from 512 KiB: the plain
+/// alternative sends all the int64 bytes (512 KiB: 0.049 against 0.083 ms).
+constexpr std::size_t min_staged_upload = std::size_t(1) << 20;
+constexpr std::size_t min_narrowed_copy = std::size_t(512) << 10;
 
 }  // namespace matchflow::cuda

@@ -219,7 +219,7 @@ struct copy_shape {
 };
 /// The matching's and the flow's graph uploads and result downloads
 /// (benchmarks/copy_sweep.cu; NOTES.md, "Host copies").
-constexpr copy_shape upload_copy{std::size_t(8) << 20, 4, default_copy_workers};
+constexpr copy_shape upload_copy{std::size_t(8) << 20, 4, default_copy_workers, min_staged_upload};
 constexpr copy_shape download_copy{std::size_t(2) << 20, 4, default_copy_workers};
 
 /// Each of `parts` by one cudaMemcpyAsync of `kind` on `s` (small copies).

@@ -29,6 +29,7 @@
 
 #include <cuda/atomic>
 
+#include "common/device_clock.cuh"
 #include "lsap/hungarian_kernels.cuh"
 
 namespace matchflow::cuda::hungarian {
@@ -202,12 +203,6 @@ struct exchange_totals {
   int error;
   key_t theta, max_abs;
 };
-
-__device__ inline long long global_ns() {
-  long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 template <class X>
 using system_ref = ::cuda::atomic_ref<X, ::cuda::thread_scope_system>;

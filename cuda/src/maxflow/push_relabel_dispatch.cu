@@ -110,6 +110,7 @@ constexpr int max_batch = 64;
 constexpr int blocks_per_sm = 8;        // 2048 resident threads per SM
 constexpr int cycle_limit = 1 << 30;    // stamps stay positive int32
 constexpr int lift_share = 8;           // tuned: see relabel_due()
+constexpr double lift_stop_rent = 1;    // tuned: see lift_stop()
 constexpr double relabel_rent = 4;      // tuned: see relabel_due()
 constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
 constexpr int no_freq_cap = 1 << 24;    // the paper variant: GR_FREQ as its formula gives
@@ -151,11 +152,11 @@ double lift_share_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_SHARE", lift_share, 0.001);
 }
 
-/// Whether the multi-cycle kernels stop as soon as the lift rule holds
-/// (lift_budget()); MATCHFLOW_GPU_PR_LIFT_STOP=0 checks it only between
-/// GR_FREQ batches of cycles, as before (A/B only).
-bool lift_stop_enabled() {
-  return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_STOP", 1, 0) > 0;
+/// How many times the last global relabel's time the cycles since must have
+/// run before a multi-cycle kernel stops on the lift rule (lift_stop());
+/// MATCHFLOW_GPU_PR_LIFT_STOP moves it (A/B only; 1e9: no such stop).
+double lift_stop_factor() {
+  return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_STOP", lift_stop_rent, 0);
 }
 
 class ecl_solver {
@@ -183,6 +184,7 @@ class ecl_solver {
   void run_cycles(bool phase1, int limit, int count);
   bool relabel_due() const;
   unsigned long long lift_budget() const;
+  ecl::lift_stop lift_stop() const;
   bool flow_matrix();
   std::vector<host_range> matrix_ranges() const;
   void launch_cycle(bool phase1, unsigned blocks);
@@ -228,7 +230,7 @@ class ecl_solver {
   matchflow::detail::clock_type::time_point relabelled_at_{};  // when it ended
   double rent_ = relabel_rent;
   double lift_share_ = lift_share;
-  bool lift_stop_ = false;  // the kernels stop on relabel_due()'s lift rule
+  double lift_stop_rent_ = -1;  // < 0: the kernels do not stop on lifts (lift_stop())
   unsigned fixed_blocks_ = 1;
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
@@ -303,7 +305,7 @@ void ecl_solver::allocate() {
     tail_ = 2 * m_ < ecl::default_hub_arcs * n_;
     rent_ = relabel_rent_factor();
     lift_share_ = lift_share_factor();
-    lift_stop_ = lift_stop_enabled();
+    lift_stop_rent_ = lift_stop_factor();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -453,7 +455,8 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
       const int ran = launch_multi_cycle(phase1, limit - done, whole_grid);
       done += ran;
       count = current_count();
-      if (lift_budget() == 0) return;  // relabel_due() holds
+      const ecl::lift_stop stop = lift_stop();
+      if (stop.budget == 0 && stop.after_ns == 0) return;  // what stopped the kernel
       if (ran > 0) continue;
     }
     const int k = std::min(batch, limit - done);  // no cooperative launch: batches
@@ -469,20 +472,20 @@ void ecl_solver::run_cycles(bool phase1, int limit, int count) {
 /// the list is longer than tail_max_list (or always, without tail_), else
 /// one block.  Returns the cycles run (and has read the control block).
 int ecl_solver::launch_multi_cycle(bool phase1, int cycles, bool whole_grid) {
-  const unsigned long long budget = lift_budget();
+  const ecl::lift_stop stop = lift_stop();
   if (whole_grid) {
-    if (budget != ecl::no_lift_budget) {
+    if (stop.budget != ecl::no_lift_budget) {
       MATCHFLOW_CUDA_TRY(
           cudaMemsetAsync(ctl_.data()->cycle_lifts, 0, sizeof(ctl_.data()->cycle_lifts), stream_));
     }
     launch_cooperative(ecl::push_relabel_persistent_kernel, pr_blocks_, stream_, g_, list0_.data(),
                        list1_.data(), parity_, ctl_.data()->count, ring_, phase1, infinity(phase1),
-                       cycle_, cycles, tail_ ? ecl::tail_max_list / 2 : 0, budget, rules_,
+                       cycle_, cycles, tail_ ? ecl::tail_max_list / 2 : 0, stop, rules_,
                        ctl_.data());
   } else {
     ecl::push_relabel_tail_kernel<<<1, ecl::tail_block, 0, stream_>>>(
         g_, list0_.data(), list1_.data(), parity_, ctl_.data()->count, ring_, phase1,
-        infinity(phase1), cycle_, cycles, budget, rules_, ctl_.data());
+        infinity(phase1), cycle_, cycles, stop, rules_, ctl_.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
   }
   count_launch();
@@ -543,16 +546,26 @@ bool ecl_solver::relabel_due() const {
          matchflow::detail::seconds_since(relabelled_at_) >= rent_ * relabel_seconds_;
 }
 
-/// The lifts left before relabel_due()'s lift rule holds (0: it holds), for
-/// the multi-cycle kernels to stop at: checked only between GR_FREQ batches,
-/// a rule met early wasted the rest of the batch (on the complete DAGs,
-/// vertices cut off from t lifting each other for most of the first 100
-/// cycles).  no_lift_budget without lift_stop_.
+/// The lifts left before relabel_due()'s lift rule holds (0: it holds);
+/// no_lift_budget when the kernels do not stop on it.
 unsigned long long ecl_solver::lift_budget() const {
-  if (!lift_stop_) return ecl::no_lift_budget;
+  if (lift_stop_rent_ < 0) return ecl::no_lift_budget;
   const double need = std::ceil(double(n_) / lift_share_);
   const double since = double(host_ctl_.get()->lifts - lifts_at_relabel_);
   return since >= need ? 0 : static_cast<unsigned long long>(need - since);
+}
+
+/// When a multi-cycle launch stops early: once relabel_due()'s lift rule
+/// holds and the cycles since the last relabel have run lift_stop_rent_
+/// times as long as it took (rent or buy, as the rent rule).  Checked only
+/// between GR_FREQ batches, a rule met early wasted the rest of the batch
+/// where a relabel is cheap against the cycles (R-MAT, images, matching as
+/// flow); stopping at once cost more relabels where it is dear (Washington,
+/// GENRMF long: results/h200/gpu-pr-lift-stop.txt).
+ecl::lift_stop ecl_solver::lift_stop() const {
+  const double wait =
+      lift_stop_rent_ * relabel_seconds_ - matchflow::detail::seconds_since(relabelled_at_);
+  return ecl::lift_stop{lift_budget(), static_cast<long long>(std::clamp(wait, 0.0, 1e6) * 1e9)};
 }
 
 void ecl_solver::run() {

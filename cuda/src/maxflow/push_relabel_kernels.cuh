@@ -102,6 +102,7 @@
 #include <cstdint>
 
 #include "common/atomics.cuh"
+#include "common/device_clock.cuh"
 #include "common/launch.cuh"
 #include "maxflow/discharge.cuh"
 #include "maxflow/residual_view.cuh"
@@ -113,7 +114,14 @@ constexpr int tail_max_list = 64;      ///< the tail kernel returns above this s
                                        ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
                                        ///< (fewer, larger blocks: a cheaper grid.sync)
-/// The multi-cycle kernels' lift_budget when they stop on no lift count.
+/// When the multi-cycle kernels stop early: once the cycles of the launch
+/// have lifted `budget` labels and run for `after_ns` (relabel_due()'s rules
+/// met inside a launch).
+struct lift_stop {
+  unsigned long long budget;
+  long long after_ns;
+};
+/// lift_stop::budget when they stop on no lift count.
 constexpr unsigned long long no_lift_budget = ~0ull;
 
 // ---------------------------------------------------------------------------
@@ -290,25 +298,32 @@ __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, labe
 
 /// Up to `cycles` PR cycles in one cooperative launch (grid.sync() for the
 /// kernel boundary), while the worklist holds more than `min_size` vertices
-/// (smaller lists go to push_relabel_tail_kernel) and the grid has lifted
-/// fewer than `lift_budget` labels (no_lift_budget: no such stop; the host
-/// zeroes ctl->cycle_lifts before a launch with a budget).  Cycle c uses
-/// ring_view(parity + c, ring + c) as the host would; the cycles run go to
-/// ctl->tail_cycles.
+/// (smaller lists go to push_relabel_tail_kernel) and until `stop` says so
+/// (the host zeroes ctl->cycle_lifts before a launch with a budget).  Cycle
+/// c uses ring_view(parity + c, ring + c) as the host would; the cycles run
+/// go to ctl->tail_cycles.
 __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
-    label_t infinity, int stamp, int cycles, int min_size, unsigned long long lift_budget,
-    discharge_rules rules, control* ctl) {
+    label_t infinity, int stamp, int cycles, int min_size, lift_stop stop, discharge_rules rules,
+    control* ctl) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const bool budgeted = lift_budget != no_lift_budget;       // uniform
+  const bool budgeted = stop.budget != no_lift_budget;       // uniform
+  const long long start = global_ns();                       // read by block 0's thread 0
   __shared__ unsigned long long block_lifts;                 // this block's, this cycle
+  __shared__ unsigned long long last_lifts;                  // the grid's, at c - 1
+  __shared__ long long last_ns;                              // when c - 1 ended
   unsigned long long pushes = 0, lifts = 0, grid_lifts = 0;  // grid_lifts: cycles before c
   int c = 0;
   for (; c < cycles; ++c) {
     if (budgeted) {
-      if (c > 0) grid_lifts += block_read(&ctl->cycle_lifts[(c - 1) % 3]);
-      if (grid_lifts >= lift_budget) break;   // all read the same finished slot
-      if (threadIdx.x == 0) block_lifts = 0;  // ordered by block_read's barrier below
+      if (threadIdx.x == 0) {
+        last_lifts = c > 0 ? atomic_read(&ctl->cycle_lifts[(c - 1) % 3]) : 0;
+        last_ns = c > 0 ? atomic_read(&ctl->cycle_ns[(c - 1) % 3]) : 0;
+        block_lifts = 0;
+      }
+      __syncthreads();
+      grid_lifts += last_lifts;  // all blocks read the same finished slots
+      if (grid_lifts >= stop.budget && last_ns >= stop.after_ns) break;
     }
     const list_view l = ring_view(list0, list1, counts, parity + c, ring + c);
     const int size = block_read(l.count_in);
@@ -323,6 +338,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
       if (lifts != before) atomicAdd(&block_lifts, lifts - before);
       __syncthreads();
       if (threadIdx.x == 0 && block_lifts) atomicAdd(&ctl->cycle_lifts[c % 3], block_lifts);
+      if (grid.thread_rank() == 0) ctl->cycle_ns[c % 3] = global_ns() - start;
     }
     grid.sync();
   }
@@ -335,17 +351,18 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 
 /// Up to `cycles` PR cycles in one block (__syncthreads() for the kernel
 /// boundary), for short worklists, where launch latency would dominate.
-/// Stops when the list empties or grows past tail_max_list, or once the
-/// block has lifted `lift_budget` labels; records the cycles run in
+/// Stops when the list empties or grows past tail_max_list, or as `stop`
+/// says; records the cycles run in
 /// ctl->tail_cycles (the host advances its ring by as many).
 /// `lists` and `counts` are the two buffers and the three counters; cycle c
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
 __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int parity, int* counts, int ring, bool phase1,
-    label_t infinity, int stamp, int cycles, unsigned long long lift_budget, discharge_rules rules,
-    control* ctl) {
+    label_t infinity, int stamp, int cycles, lift_stop stop, discharge_rules rules, control* ctl) {
+  const long long start = global_ns();        // thread 0's
   __shared__ unsigned long long block_lifts;  // of the cycles run
-  if (threadIdx.x == 0) block_lifts = 0;
+  __shared__ long long elapsed;               // when thread 0 ended the last cycle
+  if (threadIdx.x == 0) block_lifts = elapsed = 0;
   __syncthreads();
   unsigned long long pushes = 0, lifts = 0;
   int c = 0;
@@ -354,12 +371,14 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                 &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
     const int size = atomic_read(l.count_in);
-    if (size == 0 || size > tail_max_list || block_lifts >= lift_budget) break;
-    __syncthreads();  // everyone has read the size (and block_lifts) before they change
+    if (size == 0 || size > tail_max_list) break;
+    if (block_lifts >= stop.budget && elapsed >= stop.after_ns) break;
+    __syncthreads();  // everyone has read the size, block_lifts, elapsed before they change
     if (threadIdx.x == 0) *l.count_clear = 0;
     const unsigned long long before = lifts;
     discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
     if (lifts != before) atomicAdd(&block_lifts, lifts - before);
+    if (threadIdx.x == 0) elapsed = global_ns() - start;
     __syncthreads();
   }
   if (threadIdx.x == 0) {

@@ -27,6 +27,7 @@ struct control {
   /// lifts of the persistent kernel's last cycles, a ring as count: cycle c
   /// adds to [c % 3], the grid reads it after the barrier, clears it at c + 2
   unsigned long long cycle_lifts[3];
+  long long cycle_ns[3];  ///< and when cycle c ended (block 0), since the launch
 };
 
 /// What a cycle needs; passed by value to the kernels.
