@@ -352,7 +352,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
 /// Up to `cycles` PR cycles in one block (__syncthreads() for the kernel
 /// boundary), for short worklists, where launch latency would dominate.
 /// Stops when the list empties or grows past tail_max_list, or as `stop`
-/// says; records the cycles run in
+/// says (the block's lifts and time); records the cycles run in
 /// ctl->tail_cycles (the host advances its ring by as many).
 /// `lists` and `counts` are the two buffers and the three counters; cycle c
 /// reads lists[(parity + c) % 2] and counts[(ring + c) % 3].
