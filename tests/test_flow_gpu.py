@@ -296,6 +296,25 @@ def test_short_span_discharge(seed, short_arcs, monkeypatch):
     check(n, csr, s, t, False)
 
 
+@pytest.mark.parametrize("stop", ["0", "1e9"])
+@pytest.mark.parametrize("seed", range(16))
+def test_lift_stop(seed, stop, monkeypatch):
+    """MATCHFLOW_GPU_PR_LIFT_STOP: 0 stops the multi-cycle kernels as soon
+    as n / 8 labels were lifted since the last relabel (the grid leaves
+    together on a ring of per-cycle lift counts; the tail kernel on its
+    block's count), 1e9 never (relabel_due() decides between launches)."""
+    monkeypatch.setenv("MATCHFLOW_GPU_PR_LIFT_STOP", stop)
+    if seed < 8:
+        n, csr, s, t = random_network(300 + seed)
+    elif seed < 12:
+        n, csr, s, t = grid_network(20 + 10 * seed, 40, seed=seed)
+    elif seed < 14:
+        n, csr, s, t = hub_network(3, 500, seed)
+    else:
+        n, csr, s, t = dense_network(300, 200, seed=seed)
+    check(n, csr, s, t, False)
+
+
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back
