@@ -326,14 +326,16 @@ def test_large_grid_staged_copies():
     check(n, csr, s, t, False, expected=expected, repeats=1)
 
 
-@pytest.mark.parametrize("side", [750, 20])
+@pytest.mark.parametrize("side", [750, 200, 20])
 @pytest.mark.parametrize("huge", [None, 0, -1, "int32"])
 def test_capacities_go_as_int32_when_they_fit(huge, side):
-    """A staged upload (the 750 x 750 grid) sends int64 capacities as int32
-    when every one fits (host_copy.cuh's int64_as_int32 parts), else, as when
-    one capacity of 2^40 is met in the first or the last chunk, as int64; a
-    small one sends int64 as they are; int32 capacities go as they are
-    always.  Certified, value as pr's."""
+    """A staged upload (the 750 x 750 grid, several chunks; the 200 x 200
+    one, 1.6 MB: under min_staged_copy, over copy_part.cuh's
+    min_narrowed_copy) sends int64 capacities as int32 when every one fits
+    (host_copy.cuh's int64_as_int32 parts), else, as when one capacity of
+    2^40 is met in the first or the last chunk, as int64; a small one (20 x
+    20) sends int64 as they are; int32 capacities go as they are always.
+    Certified, value as pr's."""
     from matchflow import _core
     n, (ptr, heads, caps), s, t = grid_network(side, side, seed=11)
     expected = _core.maxflow(ptr, heads, caps, s, t, 0, 0, 0, False, -1.0, False)[0]  # pr
@@ -344,7 +346,7 @@ def test_capacities_go_as_int32_when_they_fit(huge, side):
         caps[huge] = 2**40
         expected = _core.maxflow(ptr, heads, caps, s, t, 0, 0, 0, False, -1.0, False)[0]
     stats = check(n, (ptr, heads, caps), s, t, False, expected=expected, repeats=GPU_REPEATS)
-    narrowed = huge is None and side == 750
+    narrowed = huge is None and side >= 200
     assert stats["capacity_bytes"] == (4 if narrowed or huge == "int32" else 8)
 
 
