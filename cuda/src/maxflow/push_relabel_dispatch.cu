@@ -389,8 +389,8 @@ void ecl_solver::global_relabel(bool phase1) {
   if (cooperative_) {  // all levels in one launch
     int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, solo_max_,
-                       reached, levels);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, solo_max_, reached,
+                       levels);
     count_launch();
     read_control();
     stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);

@@ -115,6 +115,7 @@ constexpr int tail_max_list = 64;      ///< the tail kernel returns above this s
                                        ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
                                        ///< (fewer, larger blocks: a cheaper grid.sync)
+
 constexpr int solo_capacity = persistent_block;  ///< the largest frontier relabel_solo holds
 constexpr int solo_arcs = 4;  ///< arcs a thread of relabel_solo has in flight at once
 /// When the multi-cycle kernels stop early: once the cycles of the launch
@@ -263,8 +264,7 @@ __device__ inline int solo_owner(const solo_state& s, int size, offset_t e) {
   int lo = 0, hi = size;  // first_arc[lo] <= e < first_arc[hi] (hi = size: none)
   while (hi - lo > 1) {
     const int mid = (lo + hi) / 2;
-    if (s.first_arc[mid] <= e) lo = mid;
-    else hi = mid;
+    (s.first_arc[mid] <= e ? lo : hi) = mid;
   }
   return lo;
 }
