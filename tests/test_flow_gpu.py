@@ -315,26 +315,6 @@ def test_lift_stop(seed, stop, monkeypatch):
     check(n, csr, s, t, False)
 
 
-@pytest.mark.parametrize("solo", ["0", "1", "512"])
-@pytest.mark.parametrize("seed", range(16))
-def test_bfs_solo(seed, solo, monkeypatch):
-    """MATCHFLOW_GPU_PR_BFS_SOLO: frontiers of at most that many vertices are
-    searched by block 0 alone (relabel_solo), the rest by the grid; 0 is the
-    grid alone, 1 hands over between the two at almost every level, 512 (the
-    most) leaves these graphs' BFSs to the one block but for the widest
-    levels; both phases' BFSs, hubs' spans over several passes of the block."""
-    monkeypatch.setenv("MATCHFLOW_GPU_PR_BFS_SOLO", solo)
-    if seed < 8:
-        n, csr, s, t = random_network(400 + seed)
-    elif seed < 12:
-        n, csr, s, t = grid_network(20 + 10 * seed, 60, seed=seed)
-    elif seed < 14:
-        n, csr, s, t = hub_network(3, 900, seed)
-    else:
-        n, csr, s, t = dense_network(300, 200, seed=seed)
-    check(n, csr, s, t, False)
-
-
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back

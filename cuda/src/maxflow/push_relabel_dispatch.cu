@@ -112,7 +112,6 @@ constexpr int cycle_limit = 1 << 30;    // stamps stay positive int32
 constexpr int lift_share = 8;           // tuned: see relabel_due()
 constexpr double lift_stop_rent = 2;    // tuned: see lift_stop()
 constexpr double relabel_rent = 4;      // tuned: see relabel_due()
-constexpr int bfs_solo = 256;           // tuned: see bfs_solo_max()
 constexpr int tuned_relabel_cap = 256;  // tuned: see tuned_freq_cap()
 constexpr int no_freq_cap = 1 << 24;    // the paper variant: GR_FREQ as its formula gives
 constexpr label_t phase2_infinity = INT32_MAX - 2;  // phase 2: "cannot reach s"
@@ -158,14 +157,6 @@ double lift_share_factor() {
 /// MATCHFLOW_GPU_PR_LIFT_STOP moves it (A/B only; 1e9: no such stop).
 double lift_stop_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_STOP", lift_stop_rent, 0);
-}
-
-/// The largest BFS frontier block 0 searches alone (relabel_solo);
-/// MATCHFLOW_GPU_PR_BFS_SOLO moves it (A/B only; 0: never, at most
-/// solo_capacity).
-int bfs_solo_max() {
-  const double v = matchflow::detail::env_number("MATCHFLOW_GPU_PR_BFS_SOLO", bfs_solo, 0);
-  return int(std::min(v, double(ecl::solo_capacity)));
 }
 
 class ecl_solver {
@@ -244,7 +235,6 @@ class ecl_solver {
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   bool tail_ = true;          // short lists to push_relabel_tail_kernel (see allocate())
-  int solo_max_ = 0;          // BFS frontiers block 0 searches alone (bfs_solo_max())
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
 };
@@ -316,7 +306,6 @@ void ecl_solver::allocate() {
     rent_ = relabel_rent_factor();
     lift_share_ = lift_share_factor();
     lift_stop_rent_ = lift_stop_factor();
-    solo_max_ = bfs_solo_max();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -389,8 +378,7 @@ void ecl_solver::global_relabel(bool phase1) {
   if (cooperative_) {  // all levels in one launch
     int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, solo_max_, reached,
-                       levels);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached, levels);
     count_launch();
     read_control();
     stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);

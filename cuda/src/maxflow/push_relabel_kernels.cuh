@@ -100,7 +100,6 @@
 #include <cooperative_groups.h>
 
 #include <cstdint>
-#include <cub/block/block_scan.cuh>
 
 #include "common/atomics.cuh"
 #include "common/device_clock.cuh"
@@ -115,9 +114,6 @@ constexpr int tail_max_list = 64;      ///< the tail kernel returns above this s
                                        ///< (two vertices per warp of its block)
 constexpr int persistent_block = 512;  ///< threads per block of the cooperative kernels
                                        ///< (fewer, larger blocks: a cheaper grid.sync)
-
-constexpr int solo_capacity = persistent_block;  ///< the largest frontier relabel_solo holds
-constexpr int solo_arcs = 4;  ///< arcs a thread of relabel_solo has in flight at once
 /// When the multi-cycle kernels stop early: once the cycles of the launch
 /// have lifted `budget` labels and run for `after_ns` (relabel_due()'s rules
 /// met inside a launch).
@@ -248,125 +244,21 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
   relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(), global_warps());
 }
 
-/// relabel_solo's shared memory: the frontier and the next one, and the
-/// frontier's arcs numbered as one range (first_arc: a scan of the spans).
-struct solo_state {
-  vertex_t front[2][solo_capacity];
-  int size[2];
-  arc_span span[solo_capacity];
-  offset_t first_arc[solo_capacity];
-  typename cub::BlockScan<offset_t, persistent_block>::TempStorage scan;
-};
-
-/// The frontier vertex whose arcs hold arc number e: the last i with
-/// first_arc[i] <= e (empty spans are passed over).
-__device__ inline int solo_owner(const solo_state& s, int size, offset_t e) {
-  int lo = 0, hi = size;  // first_arc[lo] <= e < first_arc[hi] (hi = size: none)
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    (s.first_arc[mid] <= e ? lo : hi) = mid;
-  }
-  return lo;
-}
-
-/// Algorithm 7 for levels level, level + 1, ... in one block, while the
-/// frontier holds 1 to `max_size` vertices; returns the last level run.
-/// A deep BFS (GENRMF, Washington: 900-2,500 levels of 40-250 vertices)
-/// spent a grid.sync() and a chain of six dependent global trips on every
-/// level (NOTES.md, "gpu-pr's constants"); here the frontier and its count
-/// stay in shared memory, the block's threads share the frontier's arcs
-/// (solo_arcs loads in flight each), and __syncthreads() ends a level.
-/// Every vertex found also goes to the ring's list and the level's count
-/// to its counter, so that the grid carries on where this stops.
-__device__ inline int relabel_solo(const graph_view& g, vertex_t* list0, vertex_t* list1,
-                                   int* counts, bool phase1, int bfs_id, int level, int size,
-                                   int max_size, int* reached, solo_state& s) {
-  using block_scan = cub::BlockScan<offset_t, persistent_block>;
-  const int t = int(threadIdx.x);
-  int cur = 0;
-  for (int i = t; i < size; i += persistent_block) {
-    s.front[0][i] = ring_view(list0, list1, counts, level - 1, level - 1).in[i];
-  }
-  for (;; ++level) {
-    const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
-    const int next = cur ^ 1;
-    if (t == 0) {
-      *l.count_clear = 0;
-      s.size[next] = 0;
-    }
-    offset_t total = 0;
-    if (t < size) {
-      s.span[t] = arcs_of(g, s.front[cur][t], true, phase1);
-      total = s.span[t].total;
-    }
-    offset_t first = 0, all = 0;
-    block_scan(s.scan).ExclusiveSum(total, first, all);
-    if (t < size) s.first_arc[t] = first;
-    __syncthreads();
-    for (offset_t base = 0; base < all; base += offset_t(persistent_block) * solo_arcs) {
-      vertex_t from[solo_arcs], to[solo_arcs];
-#pragma unroll
-      for (int j = 0; j < solo_arcs; ++j) {  // independent loads, all in flight
-        const offset_t e = base + t + offset_t(j) * persistent_block;
-        from[j] = to[j] = -1;
-        if (e < all) {
-          const int i = solo_owner(s, size, e);
-          from[j] = s.front[cur][i];
-          to[j] = bfs_neighbour(g, s.span[i], e - s.first_arc[i], from[j]);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < solo_arcs; ++j) {
-        const vertex_t w = to[j];
-        if (w == from[j]) continue;  // no arc, or no residual one
-        if (phase1 && w == g.source) {
-          atomic_write(reached, 1);
-          continue;
-        }
-        if (atomicMin(&g.time[w], bfs_id) == bfs_id) continue;
-        g.h[w] = level;
-        const int place = claim_place(&s.size[next]);
-        if (place < solo_capacity) s.front[next][place] = w;
-        l.out[place] = w;
-      }
-    }
-    __syncthreads();
-    size = s.size[next];
-    if (t == 0) *l.count_out = size;
-    if (size == 0 || size > max_size) return level;
-    cur = next;
-  }
-}
-
 /// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
 /// cooperative launch: the level loop runs on the device, grid.sync() is the
 /// kernel boundary.  Every thread reads the same size after the barrier, so
 /// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
-/// left the root at list0 / count[0]: a ring reset).  Frontiers of at most
-/// `solo_max` vertices (<= solo_capacity) go to block 0 alone
-/// (relabel_solo) while the others wait at the barrier; it leaves the last
-/// level it ran in *levels for them.
+/// left the root at list0 / count[0]: a ring reset).
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id, int first,
-    int solo_max, int* reached, int* levels) {
+    int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  __shared__ solo_state solo;
   for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
     const int size = block_read(l.count_in);
     if (size == 0) {
       if (grid.thread_rank() == 0) *levels = level - 1;
       break;
-    }
-    if (size <= solo_max) {
-      if (blockIdx.x == 0) {
-        const int last = relabel_solo(g, list0, list1, counts, phase1, bfs_id, level, size,
-                                      solo_max, reached, solo);
-        if (threadIdx.x == 0) *levels = last;
-      }
-      grid.sync();
-      level = atomic_read(levels);
-      continue;
     }
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
     relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
