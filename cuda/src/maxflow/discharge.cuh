@@ -384,14 +384,13 @@ __device__ inline void discharge_hub(const graph_view& g, const list_view& l, ve
 /// counts the chunk's entries of at least hub_arcs: the block takes the
 /// hubs one after another, so it only pays when few entries are long (a
 /// complete DAG's 999-arc spans, 32 to a chunk of the tail kernel, went
-/// 2.7x slower by block than by warp).  `ahead` is the warp's first entry
-/// (first_entry(), read_ahead()).  `size` must be the same for the
+/// 2.7x slower by block than by warp).  `size` must be the same for the
 /// whole block.  Every vertex still has one worker per cycle: the
 /// concurrency contract of push_relabel_kernels.cuh holds as in the
 /// paper's warp per vertex.
 template <int Block>
 __device__ inline void discharge_list(const graph_view& g, const list_view& l, int size,
-                                      vertex_t ahead, bool phase1, label_t infinity, int stamp,
+                                      bool phase1, label_t infinity, int stamp,
                                       discharge_rules rules, unsigned long long& pushes,
                                       unsigned long long& lifts) {
   __shared__ hub_scratch<Block> sh;
@@ -400,7 +399,7 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
   const std::int64_t blocks = gridDim.x;
   for (std::int64_t first = blockIdx.x; first < size; first += warps * blocks) {
     const std::int64_t i = first + warp * blocks;
-    const vertex_t v = i >= size ? -1 : first == blockIdx.x ? ahead : l.in[i];
+    const vertex_t v = i < size ? l.in[i] : -1;
     const arc_span span = v >= 0 ? arcs_of(g, v, phase1, true) : arc_span{0, 0, 0, 0};
     const bool short_span =
         v >= 0 && span.total <= rules.short_arcs && span.total < rules.hub_arcs;  // never a hub
@@ -427,12 +426,6 @@ __device__ inline void discharge_list(const graph_view& g, const list_view& l, i
     }
     __syncthreads();  // sh.hub is read by all before the next chunk writes it
   }
-}
-
-/// The list entry discharge_list gives the calling warp first (its `ahead`
-/// is that entry, read with read_ahead).
-__device__ inline std::int64_t first_entry() {
-  return blockIdx.x + std::int64_t(threadIdx.x / warp_size) * gridDim.x;
 }
 
 /// Sums a block's counters into ctl (one atomicAdd each per block).  Every

@@ -199,15 +199,14 @@ __device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& sp
 
 /// global_relabeling_kernel (Algorithm 7) for BFS level `level`, over the
 /// `size` vertices of WL_GR: one warp per vertex v (warp `warp` of `warps`,
-/// strided; `ahead`: entry `warp`, read_ahead()), lanes over v's arcs
-/// (bfs_neighbour), each neighbour visited.
+/// strided), lanes over v's arcs (bfs_neighbour), each neighbour visited.
 /// safe: flow, caps (no PR cycle runs during a BFS).
 __device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
-                                     int level, int bfs_id, int* reached, int size, vertex_t ahead,
+                                     int level, int bfs_id, int* reached, int size,
                                      std::int64_t warp, std::int64_t warps) {
   const int lane = threadIdx.x % warp_size;
   for (std::int64_t i = warp; i < size; i += warps) {
-    const vertex_t v = i == warp ? ahead : l.in[i];
+    const vertex_t v = l.in[i];
     const arc_span span = arcs_of(g, v, true, phase1);
     for (offset_t k = lane; k < span.total; k += warp_size) {
       visit(g, l, phase1, level, bfs_id, reached, v, bfs_neighbour(g, span, k, v));
@@ -242,33 +241,27 @@ __device__ inline std::int64_t global_warps() {
 __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level, int bfs_id,
                                      int* reached) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  const vertex_t ahead = read_ahead(l, global_warp(), g.n);
-  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, ahead, global_warp(),
-                global_warps());
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(), global_warps());
 }
 
 /// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
 /// cooperative launch: the level loop runs on the device, grid.sync() is the
 /// kernel boundary.  Every thread reads the same size after the barrier, so
 /// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
-/// left the root at list0 / count[0]: a ring reset).  At most 40 registers a
-/// thread, so that 3 blocks fit an SM, as before the read ahead.
-__global__ __launch_bounds__(persistent_block,
-                             3) void relabel_persistent_kernel(graph_view g, vertex_t* list0,
-                                                               vertex_t* list1, int* counts,
-                                                               bool phase1, int bfs_id, int first,
-                                                               int* reached, int* levels) {
+/// left the root at list0 / count[0]: a ring reset).
+__global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
+    graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id, int first,
+    int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
-    const vertex_t ahead = read_ahead(l, global_warp(), g.n);
     const int size = block_read(l.count_in);
     if (size == 0) {
       if (grid.thread_rank() == 0) *levels = level - 1;
       break;
     }
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
-    relabel_level(g, l, phase1, level, bfs_id, reached, size, ahead, global_warp(), global_warps());
+    relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
     grid.sync();
   }
 }
@@ -295,13 +288,11 @@ __global__ void min_cut_kernel(vertex_t n, const label_t* __restrict__ h, label_
 __global__ void push_relabel_kernel(graph_view g, list_view l, bool phase1, label_t infinity,
                                     int stamp, discharge_rules rules, control* ctl) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  const vertex_t ahead = read_ahead(l, first_entry(), g.n);
   const int size = *l.count_in;  // final since the last launch (a plain, cacheable load)
   if (size == 0) return;         // the fallback loop may run past the end: nothing to do
   if (blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(&ctl->busy_cycles, 1);
   unsigned long long pushes = 0, lifts = 0;
-  discharge_list<threads_per_block>(g, l, size, ahead, phase1, infinity, stamp, rules, pushes,
-                                    lifts);
+  discharge_list<threads_per_block>(g, l, size, phase1, infinity, stamp, rules, pushes, lifts);
   add_counts(ctl, pushes, lifts);
 }
 
@@ -324,8 +315,6 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
   unsigned long long pushes = 0, lifts = 0, grid_lifts = 0;  // grid_lifts: cycles before c
   int c = 0;
   for (; c < cycles; ++c) {
-    const list_view l = ring_view(list0, list1, counts, parity + c, ring + c);
-    const vertex_t ahead = read_ahead(l, first_entry(), g.n);
     if (budgeted) {
       if (threadIdx.x == 0) {
         last_lifts = c > 0 ? atomic_read(&ctl->cycle_lifts[(c - 1) % 3]) : 0;
@@ -336,6 +325,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
       grid_lifts += last_lifts;  // all blocks read the same finished slots
       if (grid_lifts >= stop.budget && last_ns >= stop.after_ns) break;
     }
+    const list_view l = ring_view(list0, list1, counts, parity + c, ring + c);
     const int size = block_read(l.count_in);
     if (size == 0 || size <= min_size) break;
     if (grid.thread_rank() == 0) {
@@ -343,8 +333,7 @@ __global__ __launch_bounds__(persistent_block) void push_relabel_persistent_kern
       ctl->cycle_lifts[(c + 1) % 3] = 0;  // read by all at c - 1, before the last sync
     }
     const unsigned long long before = lifts;
-    discharge_list<persistent_block>(g, l, size, ahead, phase1, infinity, stamp + c, rules, pushes,
-                                     lifts);
+    discharge_list<persistent_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
     if (budgeted) {
       if (lifts != before) atomicAdd(&block_lifts, lifts - before);
       __syncthreads();
@@ -381,15 +370,13 @@ __global__ __launch_bounds__(tail_block) void push_relabel_tail_kernel(
     const bool odd = ((parity + c) & 1) != 0;
     list_view l{odd ? list1 : list0, odd ? list0 : list1, &counts[(ring + c) % 3],
                 &counts[(ring + c + 1) % 3], &counts[(ring + c + 2) % 3]};
-    const vertex_t ahead = read_ahead(l, first_entry(), g.n);
     const int size = atomic_read(l.count_in);
     if (size == 0 || size > tail_max_list) break;
     if (block_lifts >= stop.budget && elapsed >= stop.after_ns) break;
     __syncthreads();  // everyone has read the size, block_lifts, elapsed before they change
     if (threadIdx.x == 0) *l.count_clear = 0;
     const unsigned long long before = lifts;
-    discharge_list<tail_block>(g, l, size, ahead, phase1, infinity, stamp + c, rules, pushes,
-                               lifts);
+    discharge_list<tail_block>(g, l, size, phase1, infinity, stamp + c, rules, pushes, lifts);
     if (lifts != before) atomicAdd(&block_lifts, lifts - before);
     if (threadIdx.x == 0) elapsed = global_ns() - start;
     __syncthreads();

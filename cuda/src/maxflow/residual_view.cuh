@@ -64,14 +64,6 @@ __host__ __device__ inline list_view ring_view(vertex_t* list0, vertex_t* list1,
                    &counts[(ring + 1) % 3], &counts[(ring + 2) % 3]};
 }
 
-/// Entry i of the list, read before its size is known, so that the read
-/// does not wait for the size's (a BFS level or a PR cycle costs its chain
-/// of dependent trips to memory: NOTES.md, "gpu-pr's constants"); -1 past
-/// the buffer's n entries.  Only used where i turns out below the size.
-__device__ inline vertex_t read_ahead(const list_view& l, std::int64_t i, vertex_t n) {
-  return i < n ? l.in[i] : -1;
-}
-
 __device__ inline flow_t atomic_add(flow_t* addr, flow_t v) {
   return static_cast<flow_t>(
       atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v)));
