@@ -315,24 +315,6 @@ def test_lift_stop(seed, stop, monkeypatch):
     check(n, csr, s, t, False)
 
 
-@pytest.mark.parametrize("early", ["0", "1"])
-@pytest.mark.parametrize("seed", range(16))
-def test_bfs_early_stop(seed, early, monkeypatch):
-    """MATCHFLOW_GPU_PR_BFS_EARLY: 1 (the default) stops a phase-1 BFS once
-    it has labelled every active vertex and gives the vertices it has not
-    reached the next level's label (valid lower bounds, not infinity); 0
-    runs every BFS to its end.  Value, flow and cut certified either way:
-    the phase still ends on an exact BFS."""
-    monkeypatch.setenv("MATCHFLOW_GPU_PR_BFS_EARLY", early)
-    if seed < 8:
-        n, csr, s, t = random_network(500 + seed)
-    elif seed < 14:
-        n, csr, s, t = grid_network(20 + 10 * seed, 40, seed=seed)
-    else:
-        n, csr, s, t = hub_network(3, 400, seed)
-    check(n, csr, s, t, False)
-
-
 def test_large_grid_staged_copies():
     """2.25M arcs: the upload (three arrays, one pass) goes through staged
     pinned chunks and the arc flows (17 MB, most of them nonzero) come back

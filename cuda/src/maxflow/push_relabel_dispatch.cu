@@ -159,13 +159,6 @@ double lift_stop_factor() {
   return matchflow::detail::env_number("MATCHFLOW_GPU_PR_LIFT_STOP", lift_stop_rent, 0);
 }
 
-/// Whether a phase-1 BFS stops once it has labelled every active vertex
-/// (relabel_persistent_kernel); MATCHFLOW_GPU_PR_BFS_EARLY=0 turns it off
-/// (A/B only).
-bool bfs_early_stop() {
-  return matchflow::detail::env_number("MATCHFLOW_GPU_PR_BFS_EARLY", 1, 0) != 0;
-}
-
 class ecl_solver {
  public:
   ecl_solver(const flow_network& net, const flow_options& options, flow_result* result,
@@ -242,7 +235,6 @@ class ecl_solver {
   ecl::discharge_rules rules_{ecl::no_hubs, 0};  // the paper's warp per vertex (discharge.cuh)
   bool cooperative_ = false;  // persistent kernels (tuned loop, when the device allows)
   bool tail_ = true;          // short lists to push_relabel_tail_kernel (see allocate())
-  bool early_stop_ = false;   // phase-1 BFSs stop once every active vertex is labelled
   unsigned bfs_blocks_ = 1;   // their grids: as many blocks as can be co-resident
   unsigned pr_blocks_ = 1;
 };
@@ -314,7 +306,6 @@ void ecl_solver::allocate() {
     rent_ = relabel_rent_factor();
     lift_share_ = lift_share_factor();
     lift_stop_rent_ = lift_stop_factor();
-    early_stop_ = bfs_early_stop();
   }
   const double factor = options_.relabel_freq > 0 ? options_.relabel_freq : paper_freq_factor;
   const double freq = factor * double(n_) * double(n_) / double(std::max<std::int64_t>(m_, 1));
@@ -369,20 +360,15 @@ void ecl_solver::global_relabel(bool phase1) {
   reset_lists();
   const int bfs_id = -(++bfs_);
   int* reached = &ctl_.data()->source_reached;
-  // The early stop needs the persistent kernel; only phase 1 takes it.
-  int* actives = phase1 && early_stop_ && cooperative_ ? ctl_.data()->actives : nullptr;
-  if (actives) {
-    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(actives, 0, sizeof(ctl_.data()->actives), stream_));
-  }
   ecl::relabel_init_kernel<<<blocks_for(n_), threads_per_block, 0, stream_>>>(
       g_, phase1 ? net_.sink : net_.source, infinity(phase1), bfs_id, list0_.data(),
-      &ctl_.data()->count[0], &ctl_.data()->count[1], reached, actives);
+      &ctl_.data()->count[0], &ctl_.data()->count[1], reached);
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   count_launch();
   int first = 1;  // the first level the loops below run
   if (!paper_) {  // level 1: the root's arcs over the whole grid
-    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(
-        g_, lists(), phase1, bfs_id, reached, actives);
+    ecl::relabel_root_kernel<<<fixed_blocks_, threads_per_block, 0, stream_>>>(g_, lists(), phase1,
+                                                                               bfs_id, reached);
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     count_launch();
     advance(1);
@@ -392,8 +378,7 @@ void ecl_solver::global_relabel(bool phase1) {
   if (cooperative_) {  // all levels in one launch
     int* levels = &ctl_.data()->bfs_levels;
     launch_cooperative(ecl::relabel_persistent_kernel, bfs_blocks_, stream_, g_, list0_.data(),
-                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached, actives,
-                       levels);
+                       list1_.data(), ctl_.data()->count, phase1, bfs_id, first, reached, levels);
     count_launch();
     read_control();
     stats_->bfs_levels += host_ctl_.get()->bfs_levels - (first - 1);

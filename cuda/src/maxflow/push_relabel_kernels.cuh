@@ -156,16 +156,11 @@ __global__ void saturate_source_kernel(graph_view g) {
 
 /// Algorithm 6, lines 1-11: h = infinity everywhere but the root (h = 0,
 /// already visited by this BFS), WL_GR = {root}.  Grid over vertices.
-/// With `actives` (zeroed before), actives[0] counts the active vertices.
 __global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinity, int bfs_id,
                                     vertex_t* __restrict__ list, int* __restrict__ count,
-                                    int* __restrict__ count_clear, int* __restrict__ reached,
-                                    int* __restrict__ actives) {
+                                    int* __restrict__ count_clear, int* __restrict__ reached) {
   const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (v < g.n) g.h[v] = v == root ? 0 : infinity;
-  if (actives && v < g.n && v != g.source && v != g.sink && g.excess[v] > 0) {
-    claim_place(&actives[0]);
-  }
   if (v == 0) {
     g.time[root] = bfs_id;
     list[0] = root;
@@ -177,22 +172,19 @@ __global__ void relabel_init_kernel(graph_view g, vertex_t root, label_t infinit
 
 /// Algorithm 7, lines 4-8 for one arc: w, reached from v at BFS level
 /// `level`, gets h = level and goes on WL_next unless this BFS has visited
-/// it.  In phase 1, s is never labelled (see the header).  With `actives`,
-/// actives[1] counts the active vertices labelled.
-/// sync: time (atomicMin decides the one visitor), list append and
-///       actives[1] (atomicAdd); *reached (idempotent store).
+/// it.  In phase 1, s is never labelled (see the header).
+/// sync: time (atomicMin decides the one visitor), list append (atomicAdd);
+///       *reached (idempotent store).
 __device__ inline void visit(const graph_view& g, const list_view& l, bool phase1, int level,
-                             int bfs_id, int* reached, int* actives, vertex_t v, vertex_t w) {
+                             int bfs_id, int* reached, vertex_t v, vertex_t w) {
   if (w == v) return;
   if (phase1 && w == g.source) {
     atomic_write(reached, 1);
     return;
   }
-  const bool active = actives && w != g.sink && g.excess[w] > 0;  // loaded with the atomicMin
   if (atomicMin(&g.time[w], bfs_id) != bfs_id) {
     g.h[w] = level;
     push(l.out, l.count_out, w);
-    if (active) atomicAdd(&actives[1], 1);
   }
 }
 
@@ -210,14 +202,14 @@ __device__ inline vertex_t bfs_neighbour(const graph_view& g, const arc_span& sp
 /// strided), lanes over v's arcs (bfs_neighbour), each neighbour visited.
 /// safe: flow, caps (no PR cycle runs during a BFS).
 __device__ inline void relabel_level(const graph_view& g, const list_view& l, bool phase1,
-                                     int level, int bfs_id, int* reached, int* actives, int size,
+                                     int level, int bfs_id, int* reached, int size,
                                      std::int64_t warp, std::int64_t warps) {
   const int lane = threadIdx.x % warp_size;
   for (std::int64_t i = warp; i < size; i += warps) {
     const vertex_t v = l.in[i];
     const arc_span span = arcs_of(g, v, true, phase1);
     for (offset_t k = lane; k < span.total; k += warp_size) {
-      visit(g, l, phase1, level, bfs_id, reached, actives, v, bfs_neighbour(g, span, k, v));
+      visit(g, l, phase1, level, bfs_id, reached, v, bfs_neighbour(g, span, k, v));
     }
   }
 }
@@ -228,12 +220,12 @@ __device__ inline void relabel_level(const graph_view& g, const list_view& l, bo
 /// took 29 ms per relabel there (benchmarks/NOTES.md, "gpu-pr, global
 /// relabels").  Reads WL_GR = {root} from relabel_init_kernel's list.
 __global__ void relabel_root_kernel(graph_view g, list_view l, bool phase1, int bfs_id,
-                                    int* reached, int* actives) {
+                                    int* reached) {
   const vertex_t root = l.in[0];
   const arc_span span = arcs_of(g, root, true, phase1);
   for (offset_t k = offset_t(blockIdx.x) * blockDim.x + threadIdx.x; k < span.total;
        k += offset_t(gridDim.x) * blockDim.x) {
-    visit(g, l, phase1, 1, bfs_id, reached, actives, root, bfs_neighbour(g, span, k, root));
+    visit(g, l, phase1, 1, bfs_id, reached, root, bfs_neighbour(g, span, k, root));
   }
 }
 
@@ -249,8 +241,7 @@ __device__ inline std::int64_t global_warps() {
 __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int level, int bfs_id,
                                      int* reached) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *l.count_clear = 0;
-  relabel_level(g, l, phase1, level, bfs_id, reached, nullptr, *l.count_in, global_warp(),
-                global_warps());
+  relabel_level(g, l, phase1, level, bfs_id, reached, *l.count_in, global_warp(), global_warps());
 }
 
 /// The whole BFS (Algorithm 6, lines 12-17) from level `first` on, in one
@@ -258,42 +249,19 @@ __global__ void relabel_level_kernel(graph_view g, list_view l, bool phase1, int
 /// kernel boundary.  Every thread reads the same size after the barrier, so
 /// all leave together.  Level k reads ring_view(k - 1) (relabel_init_kernel
 /// left the root at list0 / count[0]: a ring reset).
-///
-/// With `actives` (phase 1), the BFS stops as soon as it has labelled every
-/// active vertex (all actives[0] of them) and gives each vertex it has not
-/// reached the next level's label instead of infinity: such a vertex has
-/// residual arcs only to the unexpanded frontier (label level - 1) or to
-/// other unreached ones, so the labels stay valid (h(u) <= h(w) + 1), and
-/// they are lower bounds, as lifts leave them.  Only a BFS with active
-/// vertices to find stops early, so a phase still ends on an exact one
-/// (push_relabel_dispatch.cu).  A deep BFS (GENRMF, Washington: hundreds of
-/// levels, each a chain of dependent trips) need not go past the deepest
-/// active vertex.
 __global__ __launch_bounds__(persistent_block) void relabel_persistent_kernel(
     graph_view g, vertex_t* list0, vertex_t* list1, int* counts, bool phase1, int bfs_id, int first,
-    int* reached, int* actives, int* levels) {
+    int* reached, int* levels) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  __shared__ int size;
-  __shared__ bool all_found;
   for (int level = first;; ++level) {
     const list_view l = ring_view(list0, list1, counts, level - 1, level - 1);
-    if (threadIdx.x == 0) {
-      size = atomic_read(l.count_in);
-      all_found = actives && actives[0] > 0 && atomic_read(&actives[1]) == actives[0];
-    }
-    __syncthreads();
-    if (size == 0 || all_found) {
-      if (all_found) {
-        for (std::int64_t v = grid.thread_rank(); v < g.n; v += grid.size()) {
-          if (v != g.source && g.time[v] != bfs_id) g.h[v] = level;
-        }
-      }
+    const int size = block_read(l.count_in);
+    if (size == 0) {
       if (grid.thread_rank() == 0) *levels = level - 1;
       break;
     }
     if (grid.thread_rank() == 0) *l.count_clear = 0;  // read by all before the last sync
-    relabel_level(g, l, phase1, level, bfs_id, reached, actives, size, global_warp(),
-                  global_warps());
+    relabel_level(g, l, phase1, level, bfs_id, reached, size, global_warp(), global_warps());
     grid.sync();
   }
 }

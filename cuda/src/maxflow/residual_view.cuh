@@ -17,14 +17,11 @@ using flow_t = long long;  // capacity_t on the device (atomics want long long)
 
 /// Device-side counters of one solve (one allocation).
 struct control {
-  int count[3];        ///< worklist sizes, a ring (see the header)
-  int source_reached;  ///< phase-1 BFS reached s: the preflow is not maximum
-  int tail_cycles;     ///< cycles push_relabel_tail_kernel ran
-  int busy_cycles;     ///< cycles that found a non-empty worklist
-  int bfs_levels;      ///< levels of the last relabel_persistent_kernel BFS
-  /// active vertices before a phase-1 BFS, and how many it has labelled
-  /// (relabel_persistent_kernel stops once it has them all)
-  int actives[2];
+  int count[3];               ///< worklist sizes, a ring (see the header)
+  int source_reached;         ///< phase-1 BFS reached s: the preflow is not maximum
+  int tail_cycles;            ///< cycles push_relabel_tail_kernel ran
+  int busy_cycles;            ///< cycles that found a non-empty worklist
+  int bfs_levels;             ///< levels of the last relabel_persistent_kernel BFS
   unsigned long long pushes;  ///< pushes (Algorithm 5, line 12)
   unsigned long long lifts;   ///< lifts (Algorithm 5, line 18)
   /// lifts of the persistent kernel's last cycles, a ring as count: cycle c
