@@ -151,6 +151,30 @@ def test_tiny_cases(method):
                   expected=big - 1)
 
 
+@pytest.mark.parametrize("narrow", ["0", "1"])
+def test_pr_capacities_at_the_narrow_limit(narrow, monkeypatch):
+    """pr's residual records hold int32 capacities when every capacity is
+    below 2^30 (the two records of a pair of anti-parallel arcs can hold
+    their sum), else int64: capacities just under the limit, anti-parallel
+    pairs among them; networks with one capacity at or over it, whose narrow
+    build is dropped and done again (small ones on one thread, a grid of
+    160k arcs on the team); MATCHFLOW_PR_NARROW=0 keeps int64 records."""
+    monkeypatch.setenv("MATCHFLOW_PR_NARROW", narrow)
+    limit = 2**30
+    rng = np.random.default_rng(41)
+    for k in range(150):
+        n, tails, heads, caps, s, t = random_instance(rng, limit - 1)
+        near = rng.random(caps.size) < 0.5
+        caps[near] = limit - 1 - rng.integers(0, 3, int(near.sum()))
+        if k % 3 == 0 and caps.size:
+            caps[rng.integers(caps.size)] = limit if k % 2 else 2**40
+        run_and_check("pr", n, tails, heads, caps, s, t)
+    for over in (limit - 1, limit):
+        n, tails, heads, caps, s, t = grid_instance(200, 200, rng)
+        caps[rng.integers(caps.size)] = over
+        run_and_check("pr", n, tails, heads, caps, s, t)
+
+
 def grid_instance(rows, cols, rng):
     """4-connected grid with random capacities, source on the left column, sink on the right."""
     idx = np.arange(rows * cols).reshape(rows, cols)

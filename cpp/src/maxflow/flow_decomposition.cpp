@@ -33,10 +33,11 @@ constexpr double cycle_arcs_per_vertex = 3;
 /// white: never met; met: not searched, but cancel_two_cycles has seen it
 enum color : std::uint8_t { white, met, grey, black };
 
-template <class Arc>
+template <class Arc, class Cap>
 class excess_return {
  public:
-  excess_return(residual_graph<Arc>& g, std::vector<capacity_t>& excess, double arcs_per_vertex)
+  excess_return(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess,
+                double arcs_per_vertex)
       : g_(g),
         excess_(excess),
         color_(std::size_t(g.n), white),
@@ -73,9 +74,9 @@ class excess_return {
       const vertex_t v = *it;
       if (v == source || v == sink) continue;
       for (Arc k = g_.reverse_first[std::size_t(v)]; excess_[std::size_t(v)] > 0; ++k) {
-        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
         if (arc.rescap == 0) continue;
-        const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
+        const capacity_t delta = std::min<capacity_t>(excess_[std::size_t(v)], arc.rescap);
         move(arc, delta);
         excess_[std::size_t(v)] -= delta;
         excess_[std::size_t(arc.head)] += delta;
@@ -85,9 +86,9 @@ class excess_return {
 
  private:
   /// Takes delta units off the flow that `arc` (a reverse copy) carries back.
-  void move(residual_arc<Arc>& arc, capacity_t delta) {
-    arc.rescap -= delta;
-    g_.arcs[std::size_t(arc.reverse)].rescap += delta;
+  void move(residual_arc<Arc, Cap>& arc, capacity_t delta) {
+    arc.rescap -= Cap(delta);
+    g_.arcs[std::size_t(arc.reverse)].rescap += Cap(delta);
   }
 
   /// Iterative depth-first search backward along flow from `root`.  The grey
@@ -101,7 +102,7 @@ class excess_return {
       const Arc end = g_.first[std::size_t(v) + 1];
       Arc& k = current_[std::size_t(v)];
       for (; k < end; ++k) {
-        const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        const residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
         if (arc.rescap == 0) continue;
         const std::uint8_t c = color_[std::size_t(arc.head)];
         if (c <= met) {  // white or met: not yet searched
@@ -136,16 +137,16 @@ class excess_return {
     if (end - g_.first[std::size_t(v)] > two_cycle_max_arcs) return;
     bool any = false;
     for (Arc k = rf; k < end; ++k) {  // reverse copies: flow from arc.head into v
-      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      const residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
       if (arc.rescap > 0) marked_[std::size_t(arc.head)] = k, any = true;
     }
     if (!any) return;
     for (Arc k = g_.first[std::size_t(v)]; k < rf; ++k) {  // forward copies: v to arc.head
-      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      const residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
       const Arc twin = marked_[std::size_t(arc.head)];
       if (twin == Arc(none)) continue;
-      residual_arc<Arc>& into = g_.arcs[std::size_t(twin)];         // flow from arc.head into v
-      residual_arc<Arc>& back = g_.arcs[std::size_t(arc.reverse)];  // flow from v to arc.head
+      residual_arc<Arc, Cap>& into = g_.arcs[std::size_t(twin)];  // flow from arc.head into v
+      residual_arc<Arc, Cap>& back = g_.arcs[std::size_t(arc.reverse)];  // flow from v to arc.head
       const capacity_t delta = std::min(into.rescap, back.rescap);
       move(into, delta);
       move(back, delta);
@@ -183,7 +184,7 @@ class excess_return {
     path_.resize(resume + 1);
   }
 
-  residual_graph<Arc>& g_;
+  residual_graph<Arc, Cap>& g_;
   std::vector<capacity_t>& excess_;
   std::vector<std::uint8_t> color_;
   std::vector<vertex_t> depth_;     // a grey vertex's place on path_
@@ -197,33 +198,34 @@ class excess_return {
 
 }  // namespace
 
-template <class Arc>
-bool decompose_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+template <class Arc, class Cap>
+bool decompose_excess(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess, vertex_t source,
                       vertex_t sink, double cycle_arcs_per_vertex) {
   bool any = false;
   for (vertex_t v = 0; v < g.n && !any; ++v)
     any = v != source && v != sink && excess[std::size_t(v)] > 0;
   if (!any) return true;  // the preflow is already a flow: no allocations
-  excess_return<Arc> pass(g, excess, cycle_arcs_per_vertex);
+  excess_return<Arc, Cap> pass(g, excess, cycle_arcs_per_vertex);
   if (!pass.order(source, sink)) return false;
   pass.send_back(source, sink);
   return true;
 }
 
-template <class Arc>
-void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+template <class Arc, class Cap>
+void return_excess(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess, vertex_t source,
                    vertex_t sink, flow_stats* stats) {
   if (decompose_excess(g, excess, source, sink, cycle_arcs_per_vertex)) return;
-  highest_label<Arc>(g, excess, source, sink, 0, stats).run();  // counts into stats
+  highest_label<Arc, Cap>(g, excess, source, sink, 0, stats).run();  // counts into stats
 }
 
-#define MATCHFLOW_FLOW_DECOMPOSITION(Arc)                                                       \
-  template bool decompose_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t, \
-                                      vertex_t, double);                                        \
-  template void return_excess<Arc>(residual_graph<Arc>&, std::vector<capacity_t>&, vertex_t,    \
-                                   vertex_t, flow_stats*);
-MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t)
-MATCHFLOW_FLOW_DECOMPOSITION(std::int64_t)
+#define MATCHFLOW_FLOW_DECOMPOSITION(Arc, Cap)                                                  \
+  template bool decompose_excess<Arc, Cap>(residual_graph<Arc, Cap>&, std::vector<capacity_t>&, \
+                                           vertex_t, vertex_t, double);                         \
+  template void return_excess<Arc, Cap>(residual_graph<Arc, Cap>&, std::vector<capacity_t>&,    \
+                                        vertex_t, vertex_t, flow_stats*);
+MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t, capacity_t)
+MATCHFLOW_FLOW_DECOMPOSITION(std::int64_t, capacity_t)
+MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t, std::int32_t)
 #undef MATCHFLOW_FLOW_DECOMPOSITION
 
 }  // namespace matchflow::detail

@@ -21,15 +21,15 @@ namespace matchflow::detail {
 /// the excesses untouched (the flow changed by cancelled cycles only), once
 /// the cancelled cycles hold more than cycle_arcs_per_vertex arcs per vertex
 /// of the graph: the caller then returns the excess by push-relabel.
-template <class Arc>
-bool decompose_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+template <class Arc, class Cap>
+bool decompose_excess(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess, vertex_t source,
                       vertex_t sink, double cycle_arcs_per_vertex);
 
 /// pr's phase 2: decompose_excess with pr's budget (flow_decomposition.cpp),
 /// else a sequential push-relabel pass back to the source (highest_label
 /// with the source as target), its pushes and relabels counted in `stats`.
-template <class Arc>
-void return_excess(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t source,
+template <class Arc, class Cap>
+void return_excess(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess, vertex_t source,
                    vertex_t sink, flow_stats* stats);
 
 }  // namespace matchflow::detail

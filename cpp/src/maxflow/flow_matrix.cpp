@@ -104,10 +104,10 @@ struct transposed_flows {
   entry in_at(vertex_t u, offset_t i) const { return t.in[std::size_t(in_before(u) + i)]; }
 };
 
-template <class Arc>
+template <class Arc, class Cap>
 struct residual_flows {
   const flow_network& net;
-  const detail::residual_graph<Arc>& g;
+  const detail::residual_graph<Arc, Cap>& g;
   std::vector<offset_t> in_ptr;  // n + 1: reverse copies before each vertex's
   capacity_t out_flow(offset_t a) const {
     const Arc f = g.forward_of[std::size_t(a)];
@@ -117,7 +117,7 @@ struct residual_flows {
   offset_t in_count(vertex_t u) const { return in_before(u + 1) - in_before(u); }
   entry in_at(vertex_t u, offset_t i) const {
     const auto& arc = g.arcs[std::size_t(g.reverse_first[std::size_t(u)] + Arc(i))];
-    return entry{arc.head, -arc.rescap};
+    return entry{arc.head, -capacity_t(arc.rescap)};
   }
 };
 
@@ -259,10 +259,10 @@ status build_flow_matrix(const flow_network& net, const capacity_t* arc_flow, in
 
 namespace detail {
 
-template <class Arc>
-void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
+template <class Arc, class Cap>
+void write_flow_matrix(const flow_network& net, const residual_graph<Arc, Cap>& g, int threads,
                        flow_result* result) {
-  residual_flows<Arc> rows{net, g, std::vector<offset_t>(std::size_t(net.n) + 1, 0)};
+  residual_flows<Arc, Cap> rows{net, g, std::vector<offset_t>(std::size_t(net.n) + 1, 0)};
   for (std::size_t u = 0; u < std::size_t(net.n); ++u) {  // u's reverse copies: its in-arcs
     rows.in_ptr[u + 1] = rows.in_ptr[u] + (g.first[u + 1] - g.reverse_first[u]);
   }
@@ -270,12 +270,13 @@ void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, in
               result->matrix_data, &result->matrix_nnz);
 }
 
-template void write_flow_matrix<std::int32_t>(const flow_network&,
-                                              const residual_graph<std::int32_t>&, int,
-                                              flow_result*);
-template void write_flow_matrix<std::int64_t>(const flow_network&,
-                                              const residual_graph<std::int64_t>&, int,
-                                              flow_result*);
+#define MATCHFLOW_WRITE_FLOW_MATRIX(Arc, Cap)                                                     \
+  template void write_flow_matrix<Arc, Cap>(const flow_network&, const residual_graph<Arc, Cap>&, \
+                                            int, flow_result*);
+MATCHFLOW_WRITE_FLOW_MATRIX(std::int32_t, capacity_t)
+MATCHFLOW_WRITE_FLOW_MATRIX(std::int64_t, capacity_t)
+MATCHFLOW_WRITE_FLOW_MATRIX(std::int32_t, std::int32_t)
+#undef MATCHFLOW_WRITE_FLOW_MATRIX
 
 }  // namespace detail
 }  // namespace matchflow

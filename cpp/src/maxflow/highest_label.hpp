@@ -42,10 +42,10 @@ constexpr std::int64_t adopt_parallel_min = 1 << 14;
 /// the target leaves its reverse copy as it was: a write far from the rest of
 /// the push, and on graph cuts every sink-linked pixel pushes into the
 /// sink (NOTES.md, "pr's start").
-template <class Arc>
+template <class Arc, class Cap = capacity_t>
 class highest_label {
  public:
-  highest_label(residual_graph<Arc>& g, std::vector<capacity_t>& excess, vertex_t target,
+  highest_label(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess, vertex_t target,
                 vertex_t origin, double freq, flow_stats* stats, bool target_arcs_read = true)
       : g_(g),
         excess_(excess),
@@ -258,7 +258,7 @@ class highest_label {
       const vertex_t x = queue_[q];
       const vertex_t dy = label_[std::size_t(x)] + 1;
       for (Arc k = g_.first[std::size_t(x)]; k < g_.first[std::size_t(x) + 1]; ++k) {
-        const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        const residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
         const vertex_t y = arc.head;
         if (label_[std::size_t(y)] != n_ || y == origin_) continue;
         if (g_.arcs[std::size_t(arc.reverse)].rescap == 0) continue;
@@ -276,8 +276,8 @@ class highest_label {
   }
 
   /// Pushes from v along arc k (to w, label d(v) - 1); activates w.
-  void push(vertex_t v, residual_arc<Arc>& arc, vertex_t w) {
-    const capacity_t delta = std::min(excess_[std::size_t(v)], arc.rescap);
+  void push(vertex_t v, residual_arc<Arc, Cap>& arc, vertex_t w) {
+    const Cap delta = Cap(std::min<capacity_t>(excess_[std::size_t(v)], arc.rescap));
     arc.rescap -= delta;
     if (w != target_ || target_arcs_read_) g_.arcs[std::size_t(arc.reverse)].rescap += delta;
     excess_[std::size_t(v)] -= delta;
@@ -303,7 +303,7 @@ class highest_label {
     vertex_t best = n_;
     Arc best_arc = begin;
     for (Arc k = begin; k < end; ++k) {
-      const residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+      const residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
       if (arc.rescap == 0) continue;
       const vertex_t d = label_[std::size_t(arc.head)];
       if (d < best) {
@@ -338,7 +338,7 @@ class highest_label {
       const vertex_t d = label_[std::size_t(v)];
       Arc k = current_[std::size_t(v)];
       for (; k < end; ++k) {
-        residual_arc<Arc>& arc = g_.arcs[std::size_t(k)];
+        residual_arc<Arc, Cap>& arc = g_.arcs[std::size_t(k)];
         if (arc.rescap == 0) continue;
         const vertex_t w = arc.head;
         if (label_[std::size_t(w)] != d - 1) continue;
@@ -364,7 +364,7 @@ class highest_label {
     }
   }
 
-  residual_graph<Arc>& g_;
+  residual_graph<Arc, Cap>& g_;
   std::vector<capacity_t>& excess_;
   const vertex_t n_, target_, origin_;
   const bool target_arcs_read_;

@@ -41,11 +41,11 @@ inline std::int64_t bfs_narrow_width() {
 /// graph's numbering is random), so each costs its own trips to memory;
 /// issued a few vertices ahead, they overlap (NOTES.md, "ppr's constants").
 /// A hint: no fault even past the last record.
-template <class Arc>
-inline void prefetch_arcs(const residual_graph<Arc>& g, vertex_t x) {
-  const residual_arc<Arc>* first = g.arcs.get() + g.first[std::size_t(x)];
+template <class Arc, class Cap>
+inline void prefetch_arcs(const residual_graph<Arc, Cap>& g, vertex_t x) {
+  const char* first = reinterpret_cast<const char*>(g.arcs.get() + g.first[std::size_t(x)]);
   __builtin_prefetch(first);
-  __builtin_prefetch(first + 4);  // the next line of int32 arcs' 16-byte records
+  __builtin_prefetch(first + 64);  // the next line
 }
 
 /// How many queued vertices ahead a BFS prefetches on one thread.

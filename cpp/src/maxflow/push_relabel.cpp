@@ -43,12 +43,12 @@ namespace matchflow::detail {
 
 void push_relabel_flow(const flow_network& net, const flow_options& options, flow_result* result,
                        flow_stats* stats) {
-  two_phase_flow(
+  two_phase_flow<true>(
       net, options, result, stats,
       [&](auto& g, std::vector<capacity_t>& excess, std::uint8_t*) {
-        using Arc = typename std::decay_t<decltype(g)>::arc_t;
-        highest_label<Arc>(g, excess, net.sink, net.source, options.relabel_freq, stats,
-                           options.return_flow)
+        using graph = std::decay_t<decltype(g)>;
+        highest_label<typename graph::arc_t, typename graph::cap_t>(
+            g, excess, net.sink, net.source, options.relabel_freq, stats, options.return_flow)
             .run();
         return false;  // the frame's BFS marks the cut
       },

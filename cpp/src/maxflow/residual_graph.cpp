@@ -158,8 +158,8 @@ struct antiparallel_pairs {
 /// Pass 1 over share `s`: reverse_first[u] = the non-loop out-arcs of u's
 /// piece in s for each row u it owns, in[v] = its non-loop arcs into v not
 /// paired (`in` zeroed here).  Returns the head piece's non-loop arcs.
-template <class Arc>
-Arc count_degrees(const flow_network& net, const arc_share& s, residual_graph<Arc>& g,
+template <class Arc, class Cap>
+Arc count_degrees(const flow_network& net, const arc_share& s, residual_graph<Arc, Cap>& g,
                   const window_counts<Arc>& in, const antiparallel_pairs& pairs) {
   std::fill(in.slots, in.slots + in.window.size(), Arc(0));
   Arc head_out = 0;
@@ -182,9 +182,9 @@ Arc count_degrees(const flow_network& net, const arc_share& s, residual_graph<Ar
 /// Rows split between shares, after pass 1: each later share's head piece
 /// adds its count to its row's (the owner's piece first), and its forward
 /// copies start after the earlier pieces' (head_rank[c]).
-template <class Arc>
+template <class Arc, class Cap>
 void join_split_rows(const std::vector<arc_share>& shares, const std::vector<Arc>& head_out,
-                     residual_graph<Arc>& g, std::vector<Arc>& head_rank) {
+                     residual_graph<Arc, Cap>& g, std::vector<Arc>& head_rank) {
   for (std::size_t c = 0; c < shares.size(); ++c) {
     const arc_share& s = shares[c];
     if (s.begin == s.head_end) continue;
@@ -196,9 +196,9 @@ void join_split_rows(const std::vector<arc_share>& shares, const std::vector<Arc
 
 /// Per head v, the team's counts become each thread's offset within v's
 /// reverse copies; first[v + 1] = v's non-loop in-arcs.  Vertices [lo, hi).
-template <class Arc>
+template <class Arc, class Cap>
 void offsets_by_thread(const std::vector<window_counts<Arc>>& counts, vertex_t lo, vertex_t hi,
-                       residual_graph<Arc>& g) {
+                       residual_graph<Arc, Cap>& g) {
   for (vertex_t v = lo; v < hi; ++v) {
     Arc in = 0;
     for (const window_counts<Arc>& mine : counts) {
@@ -213,8 +213,8 @@ void offsets_by_thread(const std::vector<window_counts<Arc>>& counts, vertex_t l
 
 /// Vertices [lo, hi), their counts in reverse_first (out) and first[v + 1]
 /// (in): the arcs they hold in all.
-template <class Arc>
-Arc arcs_of(const residual_graph<Arc>& g, vertex_t lo, vertex_t hi) {
+template <class Arc, class Cap>
+Arc arcs_of(const residual_graph<Arc, Cap>& g, vertex_t lo, vertex_t hi) {
   Arc total = 0;
   for (vertex_t u = lo; u < hi; ++u) {
     total += g.reverse_first[std::size_t(u)] + g.first[std::size_t(u) + 1];
@@ -224,8 +224,8 @@ Arc arcs_of(const residual_graph<Arc>& g, vertex_t lo, vertex_t hi) {
 
 /// The counts of vertices [lo, hi) become their lists, from `start` on:
 /// out-arcs (forward copies) then in-arcs (reverse copies) of each vertex.
-template <class Arc>
-void lay_out(residual_graph<Arc>& g, vertex_t lo, vertex_t hi, Arc start) {
+template <class Arc, class Cap>
+void lay_out(residual_graph<Arc, Cap>& g, vertex_t lo, vertex_t hi, Arc start) {
   for (vertex_t u = lo; u < hi; ++u) {
     const Arc out = g.reverse_first[std::size_t(u)];
     const Arc in = g.first[std::size_t(u) + 1];
@@ -240,9 +240,12 @@ void lay_out(residual_graph<Arc>& g, vertex_t lo, vertex_t hi, Arc start) {
 /// index is its tail's first arc plus its rank among the tail's non-loop
 /// arcs (the head piece's from head_rank on); a reverse copy's is its head's
 /// first reverse slot plus this thread's offset there (`next`), counted up.
-template <class Arc>
-void fill_arcs(const flow_network& net, const arc_share& s, Arc head_rank, residual_graph<Arc>& g,
-               const window_counts<Arc>& next, const antiparallel_pairs& pairs) {
+template <class Arc, class Cap>
+bool fill_arcs(const flow_network& net, const arc_share& s, Arc head_rank,
+               residual_graph<Arc, Cap>& g, const window_counts<Arc>& next,
+               const antiparallel_pairs& pairs) {
+  constexpr bool narrow = sizeof(Cap) < sizeof(capacity_t);
+  bool fits = true;
   for_each_piece(net, s, [&](vertex_t u, offset_t a0, offset_t a1) {
     Arc f = g.first[std::size_t(u)] + (u < s.lo ? head_rank : Arc(0));
     const bool pairing = pairs.pairs_in(u);
@@ -252,19 +255,22 @@ void fill_arcs(const flow_network& net, const arc_share& s, Arc head_rank, resid
         if (g.forward_of) g.forward_of[std::size_t(a)] = -1;
         continue;
       }
+      const capacity_t cap = net.cap(a);
+      if constexpr (narrow) fits = fits && cap < narrow_cap_limit;
       const offset_t rank = pairing ? pairs.rank[a] : -1;
       if (rank >= 0) {  // v's row writes the other record
         g.arcs[std::size_t(f++)] =
-            residual_arc<Arc>{net.cap(a), v, g.first[std::size_t(v)] + Arc(rank)};
+            residual_arc<Arc, Cap>{Cap(cap), v, g.first[std::size_t(v)] + Arc(rank)};
         continue;
       }
       const Arc r = g.reverse_first[std::size_t(v)] + next[v]++;
-      g.arcs[std::size_t(f)] = residual_arc<Arc>{net.cap(a), v, r};
-      g.arcs[std::size_t(r)] = residual_arc<Arc>{0, u, f};
+      g.arcs[std::size_t(f)] = residual_arc<Arc, Cap>{Cap(cap), v, r};
+      g.arcs[std::size_t(r)] = residual_arc<Arc, Cap>{0, u, f};
       if (g.forward_of) g.forward_of[std::size_t(a)] = f;
       ++f;
     }
   });
+  return fits;
 }
 
 }  // namespace
@@ -273,9 +279,9 @@ bool residual_fits_int32(const flow_network& net) {
   return 2 * net.n_arcs() < offset_t(std::numeric_limits<std::int32_t>::max());
 }
 
-template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows) {
-  residual_graph<Arc> g;
+template <class Arc, class Cap>
+residual_graph<Arc, Cap> build_residual_graph(const flow_network& net, int team, bool flows) {
+  residual_graph<Arc, Cap> g;
   const vertex_t n = net.n;
   const std::vector<head_window> windows = build_windows(net, team);
   team = int(windows.size());
@@ -326,26 +332,29 @@ residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool
     {
       for (int k = 0; k < size; ++k) chunk_start[std::size_t(k) + 1] += chunk_start[std::size_t(k)];
       g.n_arcs = chunk_start[std::size_t(size)];
-      g.arcs = big_array_of<residual_arc<Arc>>(std::size_t(g.n_arcs));
+      g.arcs = big_array_of<residual_arc<Arc, Cap>>(std::size_t(g.n_arcs));
     }  // implicit barrier
     lay_out(g, vlo, vhi, chunk_start[std::size_t(c)]);
 #pragma omp barrier
-    fill_arcs(net, share, head_rank[std::size_t(c)], g, mine, pairs);
+    if (!fill_arcs(net, share, head_rank[std::size_t(c)], g, mine, pairs)) {
+#pragma omp atomic write
+      g.fits = false;
+    }
   }
   return g;
 }
 
-template <class Arc>
-void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess,
-                          int team) {
+template <class Arc, class Cap>
+void saturate_source_arcs(residual_graph<Arc, Cap>& g, vertex_t source,
+                          std::vector<capacity_t>& excess, int team) {
   const Arc first = g.first[std::size_t(source)], last = g.reverse_first[std::size_t(source)];
   if (last - first < Arc(parallel_min_arcs)) team = 1;
   capacity_t sent = 0;
   // Each arc's reverse copy is its own; parallel arcs share a head's excess.
 #pragma omp parallel for num_threads(team) schedule(static) reduction(+ : sent)
   for (Arc k = first; k < last; ++k) {
-    residual_arc<Arc>& arc = g.arcs[std::size_t(k)];
-    const capacity_t c = arc.rescap;
+    residual_arc<Arc, Cap>& arc = g.arcs[std::size_t(k)];
+    const Cap c = arc.rescap;
     if (c == 0) continue;
     arc.rescap = 0;
     g.arcs[std::size_t(arc.reverse)].rescap += c;
@@ -356,8 +365,8 @@ void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<c
   excess[std::size_t(source)] -= sent;
 }
 
-template <class Arc>
-void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int team,
+template <class Arc, class Cap>
+void write_arc_flow(const flow_network& net, const residual_graph<Arc, Cap>& g, int team,
                     capacity_t* arc_flow) {
   const offset_t m = net.n_arcs();
   if (m < parallel_min_arcs) team = 1;
@@ -368,14 +377,16 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int t
   }
 }
 
-#define MATCHFLOW_RESIDUAL_GRAPH(Arc)                                                     \
-  template residual_graph<Arc> build_residual_graph<Arc>(const flow_network&, int, bool); \
-  template void saturate_source_arcs<Arc>(residual_graph<Arc>&, vertex_t,                 \
-                                          std::vector<capacity_t>&, int);                 \
-  template void write_arc_flow<Arc>(const flow_network&, const residual_graph<Arc>&, int, \
-                                    capacity_t*);
-MATCHFLOW_RESIDUAL_GRAPH(std::int32_t)
-MATCHFLOW_RESIDUAL_GRAPH(std::int64_t)
+#define MATCHFLOW_RESIDUAL_GRAPH(Arc, Cap)                                                     \
+  template residual_graph<Arc, Cap> build_residual_graph<Arc, Cap>(const flow_network&, int,   \
+                                                                   bool);                      \
+  template void saturate_source_arcs<Arc, Cap>(residual_graph<Arc, Cap>&, vertex_t,            \
+                                               std::vector<capacity_t>&, int);                 \
+  template void write_arc_flow<Arc, Cap>(const flow_network&, const residual_graph<Arc, Cap>&, \
+                                         int, capacity_t*);
+MATCHFLOW_RESIDUAL_GRAPH(std::int32_t, capacity_t)
+MATCHFLOW_RESIDUAL_GRAPH(std::int64_t, capacity_t)
+MATCHFLOW_RESIDUAL_GRAPH(std::int32_t, std::int32_t)
 #undef MATCHFLOW_RESIDUAL_GRAPH
 
 }  // namespace matchflow::detail

@@ -17,7 +17,9 @@
 //
 // Arcs are records {rescap, head, reverse}, as hi_pr's: a scan reads one
 // stream.  The arc index type is int32 while the residual arcs fit (16 bytes
-// a record, 2 per input arc), else int64 (24 bytes).
+// a record, 2 per input arc), else int64 (24 bytes).  pr's records hold the
+// residual capacity as int32 where every capacity is below narrow_cap_limit
+// (12 bytes a record; two_phase.hpp), else as capacity_t.
 #pragma once
 
 #include <cstdint>
@@ -29,24 +31,32 @@
 
 namespace matchflow::detail {
 
-template <class Arc>
+template <class Arc, class Cap = capacity_t>
 struct residual_arc {  // no initialisers: the build writes every field
-  capacity_t rescap;   ///< residual capacity
+  Cap rescap;          ///< residual capacity
   vertex_t head;
   Arc reverse;  ///< index of the paired arc
 };
 
-template <class Arc>
+/// Capacities below this fit residual records of int32: a record's capacity
+/// is at most its arc's plus its pair's (anti-parallel arcs share a pair in
+/// value-only builds).
+constexpr capacity_t narrow_cap_limit = capacity_t(1) << 30;
+
+template <class Arc, class Cap = capacity_t>
 struct residual_graph {
   using arc_t = Arc;
+  using cap_t = Cap;
   vertex_t n = 0;
   Arc n_arcs = 0;
   big_array<Arc> first;          ///< length n + 1: residual arcs of u are [first[u], first[u+1])
   big_array<Arc> reverse_first;  ///< length n: u's forward copies are [first[u], reverse_first[u]),
                                  ///< its reverse copies [reverse_first[u], first[u+1])
-  big_array<residual_arc<Arc>> arcs;  ///< n_arcs records
-  big_array<Arc> forward_of;          ///< per input arc: its forward copy, -1 for a self-loop
-                                      ///< (only when built for flows)
+  big_array<residual_arc<Arc, Cap>> arcs;  ///< n_arcs records
+  big_array<Arc> forward_of;               ///< per input arc: its forward copy, -1 for a self-loop
+                                           ///< (only when built for flows)
+  bool fits = true;  ///< false: a capacity was not below narrow_cap_limit (Cap = int32 only);
+                     ///< the records are then unusable
 };
 
 /// True when `net`'s residual graph is indexed by int32.
@@ -63,28 +73,28 @@ bool residual_fits_int32(const flow_network& net);
 /// paired, and the terminals' ranges are as with flows.  Reading flows back
 /// (forward_of, the flow matrix, the flow decompositions' reverse ranges)
 /// needs the unpaired form.
-template <class Arc>
-residual_graph<Arc> build_residual_graph(const flow_network& net, int team, bool flows);
+template <class Arc, class Cap = capacity_t>
+residual_graph<Arc, Cap> build_residual_graph(const flow_network& net, int team, bool flows);
 
 /// The initial preflow: saturates every arc out of `source`, moving its
 /// capacity into the heads' excess (Goldberg & Tarjan 1988, the start of
 /// every push-relabel method), with `team` threads (an image's source has an
 /// arc to every pixel: one thread's pass was a sixth of bk's search).
 /// `excess` has g.n entries, all zero.
-template <class Arc>
-void saturate_source_arcs(residual_graph<Arc>& g, vertex_t source, std::vector<capacity_t>& excess,
-                          int team);
+template <class Arc, class Cap>
+void saturate_source_arcs(residual_graph<Arc, Cap>& g, vertex_t source,
+                          std::vector<capacity_t>& excess, int team);
 
 /// arc_flow[a] = caps[a] - residual capacity of a's forward copy (0 for self-loops).
-template <class Arc>
-void write_arc_flow(const flow_network& net, const residual_graph<Arc>& g, int team,
+template <class Arc, class Cap>
+void write_arc_flow(const flow_network& net, const residual_graph<Arc, Cap>& g, int team,
                     capacity_t* arc_flow);
 
 /// SciPy's flow matrix into result's matrix buffers (sizes as
 /// build_flow_matrix's), read off the residual graph: the reverse copies are
 /// each vertex's in-arcs in tail order (flow_matrix.cpp).  Sets matrix_nnz.
-template <class Arc>
-void write_flow_matrix(const flow_network& net, const residual_graph<Arc>& g, int threads,
+template <class Arc, class Cap>
+void write_flow_matrix(const flow_network& net, const residual_graph<Arc, Cap>& g, int threads,
                        flow_result* result);
 
 }  // namespace matchflow::detail

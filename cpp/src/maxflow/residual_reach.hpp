@@ -25,10 +25,10 @@ constexpr std::size_t reach_grain = 256;
 
 /// Reads as "v cannot reach the root yet": cleared once, by the thread that
 /// reaches v first.
-template <class Arc>
+template <class Arc, class Cap>
 class residual_reach {
  public:
-  residual_reach(const residual_graph<Arc>& g, std::uint8_t* unreached, int team)
+  residual_reach(const residual_graph<Arc, Cap>& g, std::uint8_t* unreached, int team)
       : g_(g), unreached_(unreached), team_(team) {}
 
   /// This thread's share of `root`'s arcs (an OpenMP worksharing loop: every
@@ -65,7 +65,7 @@ class residual_reach {
 
   /// Pushes the head y of `arc` (an arc x -> y) if y is still unreached and
   /// y -> x has residual capacity.
-  void visit(const residual_arc<Arc>& arc, std::vector<vertex_t>& stack) {
+  void visit(const residual_arc<Arc, Cap>& arc, std::vector<vertex_t>& stack) {
     const vertex_t y = arc.head;
     std::uint8_t* flag = &unreached_[std::size_t(y)];
     if (!__atomic_load_n(flag, __ATOMIC_RELAXED)) return;
@@ -87,7 +87,7 @@ class residual_reach {
     }
   }
 
-  const residual_graph<Arc>& g_;
+  const residual_graph<Arc, Cap>& g_;
   std::uint8_t* unreached_;
   const int team_;
   int waiting_ = 0;  ///< tasks made and not yet started
@@ -96,12 +96,12 @@ class residual_reach {
 /// unreached[v] = 1 iff v cannot reach `root` along residual arcs (y reaches
 /// x by the arc y -> x, the reverse of an arc of x, when it has residual
 /// capacity), found by `team` threads.  `unreached` has g.n entries.
-template <class Arc>
-void mark_unreached(const residual_graph<Arc>& g, vertex_t root, int team,
+template <class Arc, class Cap>
+void mark_unreached(const residual_graph<Arc, Cap>& g, vertex_t root, int team,
                     std::uint8_t* unreached) {
   const vertex_t n = g.n;
   const bool parallel = team > 1 && n > bfs_team_min_vertices;
-  residual_reach<Arc> reach(g, unreached, parallel ? team : 1);
+  residual_reach<Arc, Cap> reach(g, unreached, parallel ? team : 1);
 #pragma omp parallel num_threads(team) if (parallel)
   {
 #pragma omp for schedule(static)

@@ -21,6 +21,7 @@
 
 #include "../openmp.hpp"
 #include "flow_decomposition.hpp"
+#include "matchflow/detail/environment.hpp"
 #include "matchflow/maxflow.hpp"
 #include "matchflow/timing.hpp"
 #include "residual_graph.hpp"
@@ -28,12 +29,18 @@
 
 namespace matchflow::detail {
 
-template <class Arc, class Phase1, class Phase2>
-void two_phase_flow_as(const flow_network& net, const flow_options& options, flow_result* result,
+/// MATCHFLOW_PR_NARROW=0 keeps pr's records at capacity_t (A/B only).
+inline bool narrow_capacities_wanted() { return env_number("MATCHFLOW_PR_NARROW", 1, 0) != 0; }
+
+/// Both phases on the residual graph with records of Arc and Cap; false,
+/// and nothing done, when a capacity does not fit Cap (residual_graph::fits).
+template <class Arc, class Cap, class Phase1, class Phase2>
+bool two_phase_flow_as(const flow_network& net, const flow_options& options, flow_result* result,
                        flow_stats* stats, Phase1& phase1, Phase2& phase2) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
-  residual_graph<Arc> g = build_residual_graph<Arc>(net, team, options.return_flow);
+  residual_graph<Arc, Cap> g = build_residual_graph<Arc, Cap>(net, team, options.return_flow);
+  if (!g.fits) return false;
   std::vector<capacity_t> excess(std::size_t(net.n), 0);
   stats->seconds_setup = seconds_since(t0);
 
@@ -58,24 +65,35 @@ void two_phase_flow_as(const flow_network& net, const flow_options& options, flo
     stats->seconds_phase2 = seconds_since(t2);
     if (matrix) write_flow_matrix(net, g, team, result);  // timed by the caller's total only
   }
+  return true;
 }
 
 /// Runs both phases on the residual graph of `net` (int32 arc indices when
-/// they fit) and fills `result` and the stats' three timings.
+/// they fit; with NarrowCapacities, int32 residual capacities too when every
+/// capacity is below narrow_cap_limit: 12-byte records, which pr's build and
+/// scans read a quarter less of, NOTES.md, "CPU constants") and fills
+/// `result` and the stats' three timings.  A narrow build that meets a larger
+/// capacity is dropped and the graph built again with capacity_t.
 /// phase1(g, excess, source_side), generic in the graph's arc type, must
 /// leave a maximum preflow; it returns true when it has also written the
 /// minimum cut (source_side[v] = 1 iff v cannot reach the sink, as
 /// mark_unreached gives it), e.g. from exact labels it computed last;
 /// phase2(g, excess) must return every excess but the sink's to the source
 /// (return_excess, or a code's own pass).
-template <class Phase1, class Phase2>
+template <bool NarrowCapacities = false, class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
                     flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
-  if (residual_fits_int32(net)) {
-    two_phase_flow_as<std::int32_t>(net, options, result, stats, phase1, phase2);
-  } else {
-    two_phase_flow_as<std::int64_t>(net, options, result, stats, phase1, phase2);
+  if (!residual_fits_int32(net)) {
+    two_phase_flow_as<std::int64_t, capacity_t>(net, options, result, stats, phase1, phase2);
+    return;
   }
+  if constexpr (NarrowCapacities) {
+    if (narrow_capacities_wanted() && two_phase_flow_as<std::int32_t, std::int32_t>(
+                                          net, options, result, stats, phase1, phase2)) {
+      return;
+    }
+  }
+  two_phase_flow_as<std::int32_t, capacity_t>(net, options, result, stats, phase1, phase2);
 }
 
 }  // namespace matchflow::detail
