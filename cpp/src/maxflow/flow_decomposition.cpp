@@ -223,9 +223,7 @@ void return_excess(residual_graph<Arc, Cap>& g, std::vector<capacity_t>& excess,
                                            vertex_t, vertex_t, double);                         \
   template void return_excess<Arc, Cap>(residual_graph<Arc, Cap>&, std::vector<capacity_t>&,    \
                                         vertex_t, vertex_t, flow_stats*);
-MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t, capacity_t)
-MATCHFLOW_FLOW_DECOMPOSITION(std::int64_t, capacity_t)
-MATCHFLOW_FLOW_DECOMPOSITION(std::int32_t, std::int32_t)
+MATCHFLOW_RESIDUAL_GRAPHS(MATCHFLOW_FLOW_DECOMPOSITION)
 #undef MATCHFLOW_FLOW_DECOMPOSITION
 
 }  // namespace matchflow::detail

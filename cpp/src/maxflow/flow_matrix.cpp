@@ -273,9 +273,7 @@ void write_flow_matrix(const flow_network& net, const residual_graph<Arc, Cap>& 
 #define MATCHFLOW_WRITE_FLOW_MATRIX(Arc, Cap)                                                     \
   template void write_flow_matrix<Arc, Cap>(const flow_network&, const residual_graph<Arc, Cap>&, \
                                             int, flow_result*);
-MATCHFLOW_WRITE_FLOW_MATRIX(std::int32_t, capacity_t)
-MATCHFLOW_WRITE_FLOW_MATRIX(std::int64_t, capacity_t)
-MATCHFLOW_WRITE_FLOW_MATRIX(std::int32_t, std::int32_t)
+MATCHFLOW_RESIDUAL_GRAPHS(MATCHFLOW_WRITE_FLOW_MATRIX)
 #undef MATCHFLOW_WRITE_FLOW_MATRIX
 
 }  // namespace detail

@@ -384,9 +384,7 @@ void write_arc_flow(const flow_network& net, const residual_graph<Arc, Cap>& g, 
                                                std::vector<capacity_t>&, int);                 \
   template void write_arc_flow<Arc, Cap>(const flow_network&, const residual_graph<Arc, Cap>&, \
                                          int, capacity_t*);
-MATCHFLOW_RESIDUAL_GRAPH(std::int32_t, capacity_t)
-MATCHFLOW_RESIDUAL_GRAPH(std::int64_t, capacity_t)
-MATCHFLOW_RESIDUAL_GRAPH(std::int32_t, std::int32_t)
+MATCHFLOW_RESIDUAL_GRAPHS(MATCHFLOW_RESIDUAL_GRAPH)
 #undef MATCHFLOW_RESIDUAL_GRAPH
 
 }  // namespace matchflow::detail

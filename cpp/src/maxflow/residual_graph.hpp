@@ -43,6 +43,14 @@ struct residual_arc {  // no initialisers: the build writes every field
 /// value-only builds).
 constexpr capacity_t narrow_cap_limit = capacity_t(1) << 30;
 
+/// Calls X(Arc, Cap) for each residual graph the CPU codes build: int32 or
+/// int64 arc indices with capacity_t capacities, and pr's int32 ones
+/// (two_phase.hpp); the explicit instantiations of the .cpp files.
+#define MATCHFLOW_RESIDUAL_GRAPHS(X) \
+  X(std::int32_t, capacity_t)        \
+  X(std::int64_t, capacity_t)        \
+  X(std::int32_t, std::int32_t)
+
 template <class Arc, class Cap = capacity_t>
 struct residual_graph {
   using arc_t = Arc;
