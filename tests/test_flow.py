@@ -153,7 +153,8 @@ def test_int32_capacities_are_read_as_given():
     for method in ("pr", "ppr", "bk", "dinic", "edmonds_karp"):
         res = solve_flow(g, 0, 3, method=method, device="cpu")
         wide = solve_flow(g.astype(np.int64), 0, 3, method=method, device="cpu")
-        assert res.flow_value == wide.flow_value == 5 and res.stats.capacity_bytes == 0
+        assert res.flow_value == wide.flow_value == 5
+        assert res.stats.capacity_bytes == wide.stats.capacity_bytes == (4 * (method == "pr"))
         assert (res.flow != wide.flow).nnz == 0 and res.flow.dtype == np.int64
 
 
@@ -1057,7 +1058,7 @@ def test_stats_fields():
                       "seconds_phase2", "seconds_global_relabel", "seconds_cut", "pushes",
                       "relabels", "global_relabels", "bfs_levels", "gaps", "iterations",
                       "kernel_launches", "capacity_bytes", "device"}
-    assert res.stats.capacity_bytes == 0  # the GPU's alone
+    assert res.stats.capacity_bytes == 4  # pr's residual records (gpu-pr: its upload)
     assert res.stats.seconds_total >= res.stats.seconds_phase1 >= 0
     st = res.stats
     assert 0 < st.seconds_global_relabel <= st.seconds_phase1 + st.seconds_phase2

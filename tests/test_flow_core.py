@@ -158,7 +158,8 @@ def test_pr_capacities_at_the_narrow_limit(narrow, monkeypatch):
     their sum), else int64: capacities just under the limit, anti-parallel
     pairs among them; networks with one capacity at or over it, whose narrow
     build is dropped and done again (small ones on one thread, a grid of
-    160k arcs on the team); MATCHFLOW_PR_NARROW=0 keeps int64 records."""
+    160k arcs on the team); MATCHFLOW_PR_NARROW=0 keeps int64 records.
+    stats' capacity_bytes says which records were used."""
     monkeypatch.setenv("MATCHFLOW_PR_NARROW", narrow)
     limit = 2**30
     rng = np.random.default_rng(41)
@@ -168,11 +169,15 @@ def test_pr_capacities_at_the_narrow_limit(narrow, monkeypatch):
         caps[near] = limit - 1 - rng.integers(0, 3, int(near.sum()))
         if k % 3 == 0 and caps.size:
             caps[rng.integers(caps.size)] = limit if k % 2 else 2**40
-        run_and_check("pr", n, tails, heads, caps, s, t)
+        stats = run_and_check("pr", n, tails, heads, caps, s, t)
+        kept = caps[tails != heads]  # self-loops get no records
+        assert stats["capacity_bytes"] == (4 if narrow == "1" and kept.max(initial=0) < limit
+                                           else 8)
     for over in (limit - 1, limit):
         n, tails, heads, caps, s, t = grid_instance(200, 200, rng)
         caps[rng.integers(caps.size)] = over
-        run_and_check("pr", n, tails, heads, caps, s, t)
+        stats = run_and_check("pr", n, tails, heads, caps, s, t)
+        assert stats["capacity_bytes"] == (4 if narrow == "1" and over < limit else 8)
 
 
 def grid_instance(rows, cols, rng):

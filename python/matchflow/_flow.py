@@ -78,7 +78,9 @@ class FlowStats:
     iterations: int = 0            #: rounds / cycles of the main loop
     kernel_launches: int = 0
     #: gpu-pr: bytes each capacity took to the GPU (4 when given as int32, or
-    #: when every one fits int32 and the network is large enough to stage; else 8)
+    #: when every one fits int32 and the network is large enough to stage; else 8);
+    #: pr: bytes a residual capacity takes in its arc records (4 when every
+    #: capacity is below 2**30, else 8)
     capacity_bytes: int = 0
     device: str = "cpu"            #: "cpu" or "cuda:N"
 

@@ -68,7 +68,8 @@ struct flow_stats {
   std::int64_t kernel_launches = 0;
   std::int64_t capacity_bytes = 0;  ///< gpu_pr: bytes a capacity took over the host link (4:
                                     ///<   given as int32, or int64 that all fit int32 and went
-                                    ///<   staged; else 8)
+                                    ///<   staged; else 8); pr: bytes a residual capacity takes
+                                    ///<   in its records (4 when every capacity is below 2^30)
 };
 
 /// What a run found.  Caller-owned buffers.

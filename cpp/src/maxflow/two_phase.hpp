@@ -34,13 +34,16 @@ inline bool narrow_capacities_wanted() { return env_number("MATCHFLOW_PR_NARROW"
 
 /// Both phases on the residual graph with records of Arc and Cap; false,
 /// and nothing done, when a capacity does not fit Cap (residual_graph::fits).
+/// `narrowable`: the code may take int32 capacities, so it reports the
+/// records' capacity bytes (stats->capacity_bytes).
 template <class Arc, class Cap, class Phase1, class Phase2>
 bool two_phase_flow_as(const flow_network& net, const flow_options& options, flow_result* result,
-                       flow_stats* stats, Phase1& phase1, Phase2& phase2) {
+                       flow_stats* stats, Phase1& phase1, Phase2& phase2, bool narrowable) {
   const auto t0 = std::chrono::steady_clock::now();
   const int team = team_size(options.threads);
   residual_graph<Arc, Cap> g = build_residual_graph<Arc, Cap>(net, team, options.return_flow);
   if (!g.fits) return false;
+  if (narrowable) stats->capacity_bytes = sizeof(Cap);
   std::vector<capacity_t> excess(std::size_t(net.n), 0);
   stats->seconds_setup = seconds_since(t0);
 
@@ -84,16 +87,18 @@ template <bool NarrowCapacities = false, class Phase1, class Phase2>
 void two_phase_flow(const flow_network& net, const flow_options& options, flow_result* result,
                     flow_stats* stats, Phase1&& phase1, Phase2&& phase2) {
   if (!residual_fits_int32(net)) {
-    two_phase_flow_as<std::int64_t, capacity_t>(net, options, result, stats, phase1, phase2);
+    two_phase_flow_as<std::int64_t, capacity_t>(net, options, result, stats, phase1, phase2,
+                                                NarrowCapacities);
     return;
   }
   if constexpr (NarrowCapacities) {
     if (narrow_capacities_wanted() && two_phase_flow_as<std::int32_t, std::int32_t>(
-                                          net, options, result, stats, phase1, phase2)) {
+                                          net, options, result, stats, phase1, phase2, true)) {
       return;
     }
   }
-  two_phase_flow_as<std::int32_t, capacity_t>(net, options, result, stats, phase1, phase2);
+  two_phase_flow_as<std::int32_t, capacity_t>(net, options, result, stats, phase1, phase2,
+                                              NarrowCapacities);
 }
 
 }  // namespace matchflow::detail
