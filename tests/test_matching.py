@@ -95,6 +95,34 @@ def test_every_paper_004_variant(method, bfs, layout, search, monkeypatch):
         check(random_graph(2000 + seed), method, bfs=bfs, layout=layout)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("search", ["rows", "columns"])
+@pytest.mark.parametrize("init", ["cheap", "none"])
+def test_apfb_grafting(init, search, monkeypatch):
+    """APFB with GPUBFS-WR keeps its live trees across phases (tree grafting)
+    unless MATCHFLOW_AP_GRAFT=0; both certified, on random, R-MAT and
+    power-law graphs.  The launch count tells which ran (with no start:
+    two kernels after ALTERNATE per phase with grafting, one without), and the augmentations
+    account for the whole growth of the matching."""
+    monkeypatch.setenv("MATCHFLOW_AP_SEARCH", search)
+    graphs = [random_graph(4000 + seed) for seed in range(40)]
+    graphs += [generators.rmat(12, edge_factor=8, seed=s) for s in range(3)]
+    graphs += [generators.power_law(5000, degree=4.0, seed=s) for s in range(3)]
+    graphs += [_with_duplicates_unsorted((3000, 2000), 2, seed=7)]
+    for g in graphs:
+        other_launches = set()
+        for graft, per_phase in (("1", 4), ("0", 3)):
+            monkeypatch.setenv("MATCHFLOW_AP_GRAFT", graft)
+            for _ in range(GPU_REPEATS):
+                r = solve(g, "gpu-apfb", init=init)
+                assert_maximum_matching(g, r)
+                s = r.stats
+                assert s.augmentations == r.cardinality - s.init_cardinality
+                other_launches.add(s.kernel_launches - s.bfs_levels - per_phase * s.iterations)
+        if init == "none":  # the transpose and the first INITBFSARRAY alone
+            assert len(other_launches) == 1
+
+
 def _with_duplicates_unsorted(shape, per_side: int, seed: int) -> sp.csr_array:
     """per_side x the longer side random edges, 50 of them twice, and the
     first rows' indices reversed."""

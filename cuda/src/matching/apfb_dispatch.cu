@@ -14,6 +14,11 @@
 //     fix_reset                             (line 13, and line 4 of the
 //                                            next phase on the columns
 //                                            this phase visited)
+//     or, grafting (APFB with GPUBFS-WR):
+//     graft_classify, graft_apply           (line 13; the live trees stay,
+//                                            and the next phase searches
+//                                            from their columns that met
+//                                            a torn-down tree)
 //
 // Both loops are conditional `while` nodes, so the host neither launches
 // per level nor reads flags back: launch overhead is one graph launch per
@@ -38,8 +43,9 @@
 // (synchronized at both ends).
 //
 // Memory: the searching side's offsets and ids, both mate arrays,
-// predecessor, bfs_array, mate0, two queues, the end list and (GPUBFS-WR)
-// root; for the column search, the CSR only until the CSC is built.
+// predecessor, bfs_array, mate0, two queues, the end list, (GPUBFS-WR)
+// root and (grafting) 4 touch slots per column; for the column search, the
+// CSR only until the CSC is built.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -120,7 +126,7 @@ cudaGraph_t add_while(cudaGraph_t g, cudaGraphNode_t dep, cudaGraphConditionalHa
   return p.conditional.phGraph_out[0];
 }
 
-template <bool WR>
+template <bool WR, bool GRAFT>
 void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   cudaGraph_t top = owner.graph();
   MATCHFLOW_CUDA_TRY(
@@ -135,18 +141,26 @@ void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
   const unsigned int col_blocks = lay.blocks(args.n_cols);
   const unsigned int row_blocks = lay.blocks(args.n_rows);
   cudaGraphNode_t first = add_kernel(
-      top, nullptr, reinterpret_cast<void*>(&ap::first_init_kernel<WR>), col_blocks, &args);
+      top, nullptr, reinterpret_cast<void*>(&ap::first_init_kernel<WR, GRAFT>), col_blocks, &args);
   MATCHFLOW_CUDA_TRY(cudaGraphAddDependencies(top, &first, &phase_node, nullptr, 1));
   cudaGraphNode_t begin =
       add_kernel(phase_body, nullptr, reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
   cudaGraphNode_t level_node = nullptr;
   cudaGraph_t level_body = add_while(phase_body, begin, args.level_loop, &level_node);
-  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR>), col_blocks, &args);
+  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR, GRAFT>), col_blocks,
+             &args);
   void* alternate = (WR && args.shortest) ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
                                           : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
   cudaGraphNode_t alt = add_kernel(phase_body, level_node, alternate, row_blocks, &args);
-  add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
-             &args);
+  if (GRAFT) {
+    cudaGraphNode_t sorted = add_kernel(
+        phase_body, alt, reinterpret_cast<void*>(&ap::graft_classify_kernel), col_blocks, &args);
+    add_kernel(phase_body, sorted, reinterpret_cast<void*>(&ap::graft_apply_kernel), col_blocks,
+               &args);
+  } else {
+    add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
+               &args);
+  }
   owner.instantiate();
 }
 
@@ -163,18 +177,27 @@ layout resident_layout(int device, bool mt) {
 }
 
 /// The search's device arrays: per column bfs_array, mate0, two queues (and
-/// root with the WR kernel), per row predecessor and the end-row list, in
-/// one allocation (every cudaFree synchronizes the device), and the control
-/// block.
+/// root with the WR kernel; grafting, the touch slots too), per row
+/// predecessor and the end-row list, in one allocation (every cudaFree
+/// synchronizes the device), and the control block.
 struct ap_buffers {
-  static std::size_t bytes(std::size_t n_rows, std::size_t n_cols, bool wr) {
-    return ((wr ? 5 : 4) * n_cols + 2 * n_rows) * sizeof(vertex_t) + sizeof(ap::ap_control);
+  static std::size_t words(std::size_t n_rows, std::size_t n_cols, bool wr, bool graft) {
+    return (4 + (wr ? 1 : 0) + (graft ? ap::touch_slots : 0)) * n_cols + 2 * n_rows;
   }
-  ap_buffers(std::size_t n_rows, std::size_t n_cols, bool wr)
-      : pool(4 * n_cols + 2 * n_rows + (wr ? n_cols : 0)), ctl(1) {}
+  static std::size_t bytes(std::size_t n_rows, std::size_t n_cols, bool wr, bool graft) {
+    return words(n_rows, n_cols, wr, graft) * sizeof(vertex_t) + sizeof(ap::ap_control);
+  }
+  ap_buffers(std::size_t n_rows, std::size_t n_cols, bool wr, bool graft)
+      : pool(words(n_rows, n_cols, wr, graft)), ctl(1) {}
   device_buffer<vertex_t> pool;
   device_buffer<ap::ap_control> ctl;
 };
+
+/// Whether APFB with GPUBFS-WR grafts (apfb_kernels.cuh, "Tree grafting");
+/// MATCHFLOW_AP_GRAFT=0 keeps the per-phase forest, for A/B runs and tests.
+bool grafting(bool wr, bool apfb) {
+  return wr && apfb && matchflow::detail::env_choice("MATCHFLOW_AP_GRAFT", {"1", "0"}) != 1;
+}
 
 /// Whether the rows search (see "Search side" above).  MATCHFLOW_AP_SEARCH
 /// = rows / columns forces a side (for measurement and tests).
@@ -204,12 +227,15 @@ search_graph searched(const device_graph& d, bool rows) {
 
 /// The kernels' arguments over `g` and `buf`, which this clears on `s`
 /// (predecessors to -1).
-ap::ap_args make_args(const search_graph& g, ap_buffers& buf, bool wr, bool apfb, cudaStream_t s) {
+ap::ap_args make_args(const search_graph& g, ap_buffers& buf, bool wr, bool apfb, bool graft,
+                      cudaStream_t s) {
   const vertex_t nr = g.n_rows, nc = g.n_cols;
   const std::size_t n_rows = static_cast<std::size_t>(nr), n_cols = static_cast<std::size_t>(nc);
   vertex_t* carve = buf.pool.data();
   auto take = [&carve](std::size_t n) { return std::exchange(carve, carve + n); };
   ap::ap_args args{};
+  // First, as the pool's start is aligned for int4.
+  args.touch = graft ? reinterpret_cast<int4*>(take(ap::touch_slots * n_cols)) : nullptr;
   args.n_rows = nr;
   args.n_cols = nc;
   args.cxadj = g.ptr;
@@ -228,19 +254,24 @@ ap::ap_args make_args(const search_graph& g, ap_buffers& buf, bool wr, bool apfb
   args.shortest = !apfb;
   buf.ctl.fill_bytes(0, s);
   MATCHFLOW_CUDA_TRY(cudaMemsetAsync(args.predecessor, 0xff, n_rows * sizeof(vertex_t), s));
+  if (graft) {  // met_none everywhere
+    MATCHFLOW_CUDA_TRY(cudaMemsetAsync(args.touch, 0xff, n_cols * sizeof(int4), s));
+  }
   return args;
 }
 
 /// The counts of a finished search into `stats`.
-void record_search(const ap::ap_control& ctl, matching_stats* stats) {
+void record_search(const ap::ap_control& ctl, bool graft, matching_stats* stats) {
   stats->iterations += ctl.phases;
   stats->bfs_levels += ctl.bfs_levels;
   // Kernel executions inside the graph: the first INITBFSARRAY, per phase
-  // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY, one BFS per level.
-  stats->kernel_launches += 1 + 3 * ctl.phases + ctl.bfs_levels;
+  // phase_begin, ALTERNATE and FIXMATCHING+INITBFSARRAY (grafting: its two
+  // kernels), one BFS per level.
+  stats->kernel_launches += 1 + (graft ? 4 : 3) * ctl.phases + ctl.bfs_levels;
   // Columns never lose their match, so the matching grew by the number of
-  // free columns that got matched (the last phase re-queues those left).
-  stats->augmentations += ctl.first_free - ctl.next_tail;
+  // free columns that got matched (the last phase re-queues those left;
+  // grafting counts them as it tears their trees down).
+  stats->augmentations += graft ? ctl.augmented : ctl.first_free - ctl.next_tail;
 }
 
 /// Both forms of the entry point (host graph, or the caller's raw CSR).
@@ -254,13 +285,14 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   }
   const auto setup_start = clock_type::now();
   const bool wr = options.bfs_kernel != 0;
+  const bool graft = grafting(wr, apfb);
   const bool rows = search_rows(in);
   const graph_sides sides = rows ? graph_sides::rows : graph_sides::columns;
   // The buffers' sizes: per searching and per other vertex.
   const std::size_t n_search = static_cast<std::size_t>(rows ? nr : nc);
   const std::size_t n_other = static_cast<std::size_t>(rows ? nc : nr);
-  use_device_with_memory(options.device,
-                         graph_bytes(in, start, sides) + ap_buffers::bytes(n_other, n_search, wr));
+  use_device_with_memory(options.device, graph_bytes(in, start, sides) +
+                                             ap_buffers::bytes(n_other, n_search, wr, graft));
   stats->seconds_per_launch = launch_seconds(options.device);
   const layout lay = resident_layout(options.device, options.thread_layout != 0);
 
@@ -274,13 +306,15 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   }
 
   phase_clock clock(s);
-  ap_buffers buf(n_other, n_search, wr);
-  ap::ap_args args = make_args(searched(d, rows), buf, wr, apfb, s);
+  ap_buffers buf(n_other, n_search, wr, graft);
+  ap::ap_args args = make_args(searched(d, rows), buf, wr, apfb, graft, s);
   graph_owner graph;
-  if (wr) {
-    build_graph<true>(graph, args, lay);
+  if (graft) {
+    build_graph<true, true>(graph, args, lay);
+  } else if (wr) {
+    build_graph<true, false>(graph, args, lay);
   } else {
-    build_graph<false>(graph, args, lay);
+    build_graph<false, false>(graph, args, lay);
   }
   stats->seconds_setup += clock.mark();
   graph.launch(s);
@@ -288,7 +322,7 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, buf.ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
   stats->seconds_solve += clock.mark();
   download_matching(d, in, s, stats);
-  record_search(ctl, stats);
+  record_search(ctl, graft, stats);
   if (ctl.error != 0) {
     return fail(status::cuda_error, std::string("gpu-ap") + (apfb ? "fb" : "sb") +
                                         ": safety cap on phases reached (internal error)");

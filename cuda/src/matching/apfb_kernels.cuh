@@ -57,6 +57,14 @@
 //    CSR; on uniform random n = 2^22 they changed the solve time by < 5%
 //    (noise), at the cost of a second copy of the graph on the device.
 //  * Loop control on the device (ap_control, conditional graph nodes).
+//  * Tree grafting (APFB with GPUBFS-WR; graft_* below): the forest
+//    outlives its phase, as in MS-BFS-Graft (Azad, Buluc, Pothen, IEEE TPDS
+//    2017).  Only the trees that found a path are torn down; a tree that
+//    did not is maximal, and only its columns that met a torn-down tree
+//    search again.  Its columns then hold their tree (L0 + root) in
+//    bfs_array, set by the CAS that queues them, instead of a level, and
+//    predecessor is written by that CAS's winner alone, so that every tree
+//    is one consistent forest across phases.
 // Deviations for robustness:
 //  * A free row is claimed as a path end with atomicCAS(rmatch[r], -1, -2)
 //    instead of a plain store, so only one thread writes its predecessor.
@@ -91,6 +99,12 @@ constexpr offset_t warp_degree = 32;
 constexpr offset_t block_degree = 512;
 constexpr unsigned full_mask = 0xffffffffu;
 
+/// Grafting's bfs_array values: a column of root r's tree holds L0 + r
+/// (the root too, while its tree has found no path); L0 - 1 and L0 - 2
+/// keep their meanings (unreached; a root whose tree found its path).
+__host__ __device__ constexpr int tree_mark(vertex_t root) { return L0 + root; }
+__host__ __device__ constexpr vertex_t tree_of(int mark) { return mark - L0; }
+
 /// Algorithm 1's loop state, in device memory (one per solve, zeroed).
 struct ap_control {
   int bfs_level;    ///< level being expanded (Algorithm 1, bfs_level)
@@ -99,9 +113,13 @@ struct ap_control {
   int next_tail;    ///< roots queued for the next phase
   int level_begin;  ///< queue segment of the current level
   int level_end;
-  int n_roots;               ///< queue[0, n_roots) are this phase's roots
-  int n_ends;                ///< end rows claimed in this phase
-  int error;                 ///< the phase cap was hit (never expected)
+  int level_mark;  ///< tail when the current level began: its columns are queued from here
+  int kept;        ///< grafting: this phase's forest also holds queue[n_cols - kept, n_cols)
+  int next_kept;   ///< ... and the next phase's
+  int augmented;   ///< grafting: roots matched by the finished phases
+  int n_roots;     ///< queue[0, n_roots) are this phase's roots
+  int n_ends;      ///< end rows claimed in this phase
+  int error;       ///< the phase cap was hit (never expected)
   unsigned int blocks_done;  ///< last-block ticket of the BFS launch
   int first_free;            ///< free columns before the first phase
   long long phases;          ///< outer iterations run
@@ -117,7 +135,9 @@ struct ap_args {
   vertex_t* cmatch;                    ///< column -> row (row4col)
   vertex_t* predecessor;               ///< row -> column that reached it
   int* bfs_array;                      ///< column -> BFS level / marker
-  vertex_t* root;                      ///< column -> root of its BFS tree (WR only)
+  vertex_t* root;                      ///< column -> root of its BFS tree (WR only;
+                                       ///< grafting: the column's class, graft_class)
+  int4* touch;                         ///< grafting: column -> trees its last scan met
   vertex_t* mate0;                     ///< queued column -> its row when reached
   vertex_t* queue[2];                  ///< per-phase column queues (ping-pong)
   vertex_t* ends;                      ///< end rows claimed in this phase
@@ -144,12 +164,13 @@ __device__ inline std::int64_t total_threads() {
 // unreached, which nothing can change, since no row leads to it.
 // sync: ctl->next_tail (atomic)
 // safe: bfs_array, root (own entries), cmatch (read only)
-template <bool WR>
+template <bool WR, bool GRAFT>
 __global__ __launch_bounds__(threads_per_block) void first_init_kernel(const ap_args a) {
   const std::int64_t tot = total_threads();
   for (std::int64_t c = global_tid(); c < a.n_cols; c += tot) {
     const bool is_free = a.cmatch[c] == -1 && a.cxadj[c + 1] > a.cxadj[c];
-    a.bfs_array[c] = is_free ? L0 : L0 - 1;
+    const int root_mark = GRAFT ? tree_mark(static_cast<vertex_t>(c)) : L0;
+    a.bfs_array[c] = is_free ? root_mark : L0 - 1;
     if (is_free) {
       if (WR) a.root[c] = static_cast<vertex_t>(c);
       push(a.queue[1], &a.ctl->next_tail, static_cast<vertex_t>(c));
@@ -166,9 +187,12 @@ __global__ void phase_begin_kernel(const ap_args a) {
   ctl->cur ^= 1;
   ctl->tail = ctl->next_tail;
   ctl->next_tail = 0;
+  ctl->kept = ctl->next_kept;
+  ctl->next_kept = 0;
   ctl->n_roots = ctl->tail;
   ctl->level_begin = 0;
   ctl->level_end = ctl->tail;
+  ctl->level_mark = ctl->tail;
   ctl->n_ends = 0;
   ctl->bfs_level = L0;
   ctl->blocks_done = 0;
@@ -208,6 +232,74 @@ __device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vert
   }
 }
 
+// ---------------------------------------------------------------------------
+// Grafting's bookkeeping: the other trees one column's scan met.  After the
+// phase the column searches again only if one of them was torn down
+// (graft_classify_kernel); a column that met more than `touch_slots` trees,
+// or a free row another tree claimed (whose tree is torn down for sure),
+// or that a warp or block scanned, is "many": it searches again whenever
+// any tree was torn down.  A model of the phases on R-MAT 2^16 (edge factor
+// 8) scanned 241k edges with 4 slots, 202k with exact sets and 335k without
+// grafting (NOTES.md, "APFB's tree grafting").
+constexpr int touch_slots = 4;
+constexpr vertex_t met_many = -2;  ///< touch.x of a "many" column
+constexpr int4 met_none{-1, -1, -1, -1};
+constexpr int4 met_all{met_many, -1, -1, -1};
+
+struct touches {
+  vertex_t t[touch_slots] = {-1, -1, -1, -1};
+  int n = 0;
+  __device__ void add(vertex_t root) {
+    if (n > touch_slots) return;
+    bool seen = false;
+#pragma unroll
+    for (int i = 0; i < touch_slots; ++i) seen |= t[i] == root;
+    if (seen) return;
+#pragma unroll
+    for (int i = 0; i < touch_slots; ++i) {
+      if (i == n) t[i] = root;
+    }
+    ++n;
+  }
+  __device__ void add_many() { n = touch_slots + 1; }
+  __device__ int4 packed() const {
+    return n > touch_slots ? met_all : int4{t[0], t[1], t[2], t[3]};
+  }
+};
+
+/// A met tree's root, or met_many (a claimed free row), or -1 (nothing met).
+constexpr vertex_t met_nothing = -1;
+
+/// One BFS edge with grafting (bfs_visit's APFB-WR case): the CAS that
+/// queues col_match writes its tree, and its winner alone the predecessor,
+/// so that the forest is consistent when it outlives the phase.
+__device__ inline vertex_t graft_visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row,
+                                       vertex_t my_root) {
+  const vertex_t col_match = atomic_read(&a.rmatch[row]);
+  if (col_match >= 0) {
+    int seen = atomic_read(&a.bfs_array[col_match]);
+    if (seen == L0 - 1) {
+      seen = atomicCAS(&a.bfs_array[col_match], L0 - 1, tree_mark(my_root));
+      if (seen == L0 - 1) {
+        atomic_write(&a.predecessor[row], c);
+        a.mate0[col_match] = row;
+        push(q, &a.ctl->tail, col_match);
+        return met_nothing;
+      }
+    }
+    // A matched column is never a root, so `seen` is a tree's mark.
+    const vertex_t other = tree_of(seen);
+    return other == my_root ? met_nothing : other;
+  }
+  if (col_match == -1 && atomicCAS(&a.rmatch[row], vertex_t{-1}, vertex_t{-2}) == -1) {
+    atomic_write(&a.predecessor[row], c);
+    atomic_write(&a.bfs_array[my_root], L0 - 2);
+    push(a.ends, &a.ctl->n_ends, row);
+    return met_nothing;
+  }
+  return met_many;  // a free row another tree claimed
+}
+
 /// GPUBFS-WR's early exit (Algorithm 4 lines 6-7): whether `root`'s tree has
 /// not found its path yet.  Checked per column, and again per pass over a
 /// wide or hub column: a hub's tree often finds its path in the first passes
@@ -232,13 +324,44 @@ __device__ inline void bfs_level_done(const ap_args& a) {
   const bool any_found = atomic_read(&ctl->n_ends) > 0;
   // Algorithm 1 lines 6-11 (APFB drops lines 9-10): go on while the level
   // inserted a column (the queue grew) and, for APsB, no path was found.
-  const bool go_on = tail > ctl->level_end && !(a.shortest && any_found);
-  ctl->level_begin = ctl->level_end;
+  const bool go_on = tail > ctl->level_mark && !(a.shortest && any_found);
+  ctl->level_begin = ctl->level_mark;
   ctl->level_end = tail;
+  ctl->level_mark = tail;
   ctl->blocks_done = 0;
   ctl->bfs_level += 1;
   ctl->bfs_levels += 1;
   cudaGraphSetConditional(a.level_loop, go_on ? 1u : 0u);
+}
+
+/// One edge of a BFS level: bfs_visit, or graft_visit recording what it met.
+template <bool WR, bool GRAFT>
+__device__ inline void visit(const ap_args& a, vertex_t* q, vertex_t c, vertex_t row, int level,
+                             vertex_t my_root, touches& met) {
+  if constexpr (GRAFT) {
+    const vertex_t other = graft_visit(a, q, c, row, my_root);
+    if (other == met_many) {
+      met.add_many();
+    } else if (other != met_nothing) {
+      met.add(other);
+    }
+  } else {
+    bfs_visit<WR>(a, q, c, row, level, my_root);
+  }
+}
+
+/// A queued column's tree and whether it is still live (GPUBFS-WR), from
+/// root[] or (grafting) from the column's own mark.
+template <bool WR, bool GRAFT>
+__device__ inline bool queued_tree(const ap_args& a, vertex_t c, vertex_t& my_root) {
+  if constexpr (GRAFT) {
+    const int mark = atomic_read(&a.bfs_array[c]);
+    if (mark == L0 - 2) return false;  // c is a root whose tree found its path
+    my_root = tree_of(mark);           // stable: written by the CAS that queued c
+  } else if constexpr (WR) {
+    my_root = a.root[c];  // stable: written before c was queued
+  }
+  return tree_live<WR>(a, my_root);
 }
 
 // ---------------------------------------------------------------------------
@@ -253,8 +376,10 @@ __device__ inline void bfs_level_done(const ap_args& a) {
 //       (benign races, see bfs_visit), ctl->tail, ctl->n_ends (atomic),
 //       ctl (last-block ticket)
 // safe: cxadj, cadj (read only), mate0 (one writer per column: the CAS
-//       winner), hub_c / hub_root / n_hubs (shared; written between barriers)
-template <bool WR>
+//       winner), touch (grafting: written once per scanned column, by its
+//       thread, warp leader or block's thread 0), hub_c / hub_root / n_hubs
+//       (shared; written between barriers)
+template <bool WR, bool GRAFT>
 __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a) {
   __shared__ vertex_t hub_c[threads_per_block];
   __shared__ vertex_t hub_root[threads_per_block];
@@ -275,12 +400,7 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
     bool wide = false;
     if (k < end) {
       c = q[k];
-      bool live = true;
-      if (WR) {
-        my_root = a.root[c];  // stable: written before c was queued
-        live = tree_live<WR>(a, my_root);
-      }
-      if (live) {
+      if (queued_tree<WR, GRAFT>(a, c, my_root)) {
         const offset_t b = a.cxadj[c], e = a.cxadj[c + 1];
         if (e - b > block_degree) {
           const int slot = atomicAdd(&n_hubs, 1);
@@ -289,7 +409,10 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
         } else if (e - b > warp_degree) {
           wide = true;
         } else {
-          for (offset_t j = b; j < e; ++j) bfs_visit<WR>(a, q, c, a.cadj[j], level, my_root);
+          touches met;
+          for (offset_t j = b; j < e; ++j)
+            visit<WR, GRAFT>(a, q, c, a.cadj[j], level, my_root, met);
+          if (GRAFT) a.touch[c] = met.packed();
         }
       }
     }
@@ -299,17 +422,27 @@ __global__ __launch_bounds__(threads_per_block) void bfs_kernel(const ap_args a)
       const vertex_t wc = __shfl_sync(full_mask, c, leader);
       const vertex_t wroot = __shfl_sync(full_mask, my_root, leader);
       const offset_t e = a.cxadj[wc + 1];
+      touches met;
       for (offset_t j = a.cxadj[wc] + lane; j < e && tree_live<WR>(a, wroot); j += warp_size)
-        bfs_visit<WR>(a, q, wc, a.cadj[j], level, wroot);
+        visit<WR, GRAFT>(a, q, wc, a.cadj[j], level, wroot, met);
+      if (GRAFT) {
+        const bool any_met = __any_sync(full_mask, met.n > 0);
+        if (lane == leader) a.touch[wc] = any_met ? met_all : met_none;
+      }
     }
     __syncthreads();  // the hub list is complete
     const int hubs = n_hubs;
     for (int h = 0; h < hubs; ++h) {
       const vertex_t hc = hub_c[h], hroot = hub_root[h];
       const offset_t e = a.cxadj[hc + 1];
+      touches met;
       for (offset_t j = a.cxadj[hc] + threadIdx.x; j < e && tree_live<WR>(a, hroot);
            j += blockDim.x)
-        bfs_visit<WR>(a, q, hc, a.cadj[j], level, hroot);
+        visit<WR, GRAFT>(a, q, hc, a.cadj[j], level, hroot, met);
+      if (GRAFT) {
+        const bool any_met = __syncthreads_or(met.n > 0);
+        if (threadIdx.x == 0) a.touch[hc] = any_met ? met_all : met_none;
+      }
     }
     __syncthreads();  // everyone has read the list
     if (threadIdx.x == 0) n_hubs = 0;
@@ -400,6 +533,98 @@ __global__ __launch_bounds__(threads_per_block) void fix_reset_kernel(const ap_a
     } else {
       a.bfs_array[c] = L0 - 1;
       fix_row(a, a.mate0[c]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Grafting, after ALTERNATE: the phase's forest is queue[cur][0, tail) (the
+// columns that searched from the phase's start, then those it reached) and
+// queue[cur][n_cols - kept, n_cols) (columns of live trees that did not
+// search again).  Thread mapping: item k = i * total + tid over the forest,
+// then (apply) the phase's end rows.
+__device__ inline vertex_t forest_column(const ap_args& a, const vertex_t* q, std::int64_t k,
+                                         int tail) {
+  return k < tail ? q[k] : q[a.n_cols - 1 - (k - tail)];
+}
+
+/// graft_class values, per forest column.
+enum graft_class : vertex_t { keep = 0, search_again = 1, torn_down = 2, torn_down_root = 3 };
+
+/// Whether a column that met the trees `met` must search again: it met a
+/// torn-down tree (one whose root holds L0 - 2), or too many to tell.
+__device__ inline bool met_torn_down(const ap_args& a, int4 met) {
+  if (met.x == met_many) return true;
+  const vertex_t t[touch_slots] = {met.x, met.y, met.z, met.w};
+  bool torn = false;
+#pragma unroll
+  for (int i = 0; i < touch_slots; ++i) torn |= t[i] >= 0 && a.bfs_array[t[i]] == L0 - 2;
+  return torn;
+}
+
+// Sorts the forest (MS-BFS-Graft's tree renewal): a tree whose root holds
+// L0 - 2 found a path and is torn down; a live tree is maximal, so only its
+// columns that met a torn-down tree can reach anything new.  A separate
+// launch from graft_apply_kernel, which resets the marks read here.
+// safe: bfs_array, touch (read only), root (= the class; one thread per column)
+__global__ __launch_bounds__(threads_per_block) void graft_classify_kernel(const ap_args a) {
+  const ap_control* ctl = a.ctl;
+  const int tail = ctl->tail;
+  const std::int64_t items = static_cast<std::int64_t>(tail) + ctl->kept;
+  const vertex_t* q = a.queue[ctl->cur];
+  const std::int64_t tot = total_threads();
+  for (std::int64_t k = global_tid(); k < items; k += tot) {
+    const vertex_t c = forest_column(a, q, k, tail);
+    const int mark = a.bfs_array[c];
+    graft_class cls = keep;
+    if (mark == L0 - 2) {
+      cls = torn_down_root;
+    } else if (a.bfs_array[tree_of(mark)] == L0 - 2) {
+      cls = torn_down;
+    } else if (met_torn_down(a, a.touch[c])) {
+      cls = search_again;
+    }
+    a.root[c] = cls;
+  }
+}
+
+// FIXMATCHING and the next phase's start, by class: a torn-down column is
+// unreached again and its row (mate0) fixed; a torn-down root still free
+// (its walks lost) is a root again; columns that search again, and the new
+// roots, go to the front of the next queue, the other live columns to its
+// back.  Then the end rows are fixed.
+// sync: ctl->next_tail, ctl->next_kept, ctl->augmented (atomic)
+// safe: rmatch (each row fixed by one thread, as in fix_reset_kernel),
+//       cmatch, root (read only), bfs_array (one thread per column)
+__global__ __launch_bounds__(threads_per_block) void graft_apply_kernel(const ap_args a) {
+  ap_control* ctl = a.ctl;
+  const int tail = ctl->tail, n_ends = ctl->n_ends;
+  const std::int64_t forest = static_cast<std::int64_t>(tail) + ctl->kept;
+  const vertex_t* q = a.queue[ctl->cur];
+  vertex_t* next = a.queue[ctl->cur ^ 1];
+  const std::int64_t tot = total_threads();
+  for (std::int64_t k = global_tid(); k < forest + n_ends; k += tot) {
+    if (k >= forest) {
+      fix_row(a, a.ends[k - forest]);
+      continue;
+    }
+    const vertex_t c = forest_column(a, q, k, tail);
+    switch (static_cast<graft_class>(a.root[c])) {
+      case torn_down:
+        a.bfs_array[c] = L0 - 1;
+        fix_row(a, a.mate0[c]);
+        break;
+      case torn_down_root:
+        if (a.cmatch[c] == -1) {
+          a.bfs_array[c] = tree_mark(c);
+          push(next, &ctl->next_tail, c);
+        } else {
+          a.bfs_array[c] = L0 - 1;
+          atomicAdd(&ctl->augmented, 1);
+        }
+        break;
+      case search_again: push(next, &ctl->next_tail, c); break;
+      case keep: next[a.n_cols - 1 - claim_place(&ctl->next_kept)] = c; break;
     }
   }
 }
