@@ -123,6 +123,29 @@ def test_apfb_grafting(init, search, monkeypatch):
             assert len(other_launches) == 1
 
 
+@pytest.mark.cuda
+def test_apfb_grafts_where_degrees_are_skewed(monkeypatch):
+    """Left to itself, gpu-apfb grafts on power-law and R-MAT graphs (their
+    degrees skewed, as `auto` reads them) and not on uniform random ones:
+    each unforced solve's launches fit the forced setting's count."""
+    def other_launches(g, per_phase, graft=None):
+        if graft is None:
+            monkeypatch.delenv("MATCHFLOW_AP_GRAFT", raising=False)
+        else:
+            monkeypatch.setenv("MATCHFLOW_AP_GRAFT", graft)
+        r = solve(g, "gpu-apfb", init="none")
+        assert_maximum_matching(g, r)
+        s = r.stats
+        assert s.iterations > 1
+        return s.kernel_launches - s.bfs_levels - per_phase * s.iterations
+    skewed = [generators.power_law(20000, degree=4.0, seed=1),
+              generators.rmat(14, edge_factor=8, seed=1)]
+    for g in skewed:
+        assert other_launches(g, 4) == other_launches(g, 4, graft="1")
+    g = generators.uniform_random(20000, degree=3.0, seed=1)
+    assert other_launches(g, 3) == other_launches(g, 3, graft="0")
+
+
 def _with_duplicates_unsorted(shape, per_side: int, seed: int) -> sp.csr_array:
     """per_side x the longer side random edges, 50 of them twice, and the
     first rows' indices reversed."""

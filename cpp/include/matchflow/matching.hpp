@@ -30,7 +30,8 @@ struct matching_options {
   int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
   matching_init init = matching_init::cheap;
   double relabel_k = -1.0;       ///< global-relabel frequency k; < 0 = method default
-  int bfs_kernel = 1;            ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
+  int bfs_kernel = 1;            ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR, 2 = GPUBFS-WR
+                                 ///< with tree grafting (APFB; else as 1)
   int thread_layout = 0;         ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
   int device = 0;                ///< CUDA device ordinal
   bool paper_structure = false;  ///< G-PR: paper 000's kernel structure instead of the tuned one

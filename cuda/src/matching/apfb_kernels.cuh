@@ -5,11 +5,13 @@
 // cardinality matching algorithms for bipartite graphs", Euro-Par 2013):
 //   first_init_kernel +    INITBFSARRAY (section 3, text after Algorithm 2)
 //   phase_begin_kernel
-//   bfs_kernel<false>      Algorithm 2, GPUBFS
-//   bfs_kernel<true>       Algorithm 4, GPUBFS-WR (root array, early exit)
+//   bfs_kernel<false, .>   Algorithm 2, GPUBFS
+//   bfs_kernel<true, .>    Algorithm 4, GPUBFS-WR (root array, early exit;
+//                          <true, true>: with tree grafting, see below)
 //   alternate_kernel       Algorithm 3, ALTERNATE
 //   fix_reset_kernel       FIXMATCHING (rmatch[r] <- -1 if cmatch[rmatch[r]]
 //                          != r) fused with the next phase's INITBFSARRAY
+//   graft_classify_kernel, graft_apply_kernel: the same with tree grafting
 // The host driver (apfb_dispatch.cu) wires them into Algorithm 1 (APsB; APFB
 // is Algorithm 1 without lines 9-10) as one CUDA graph whose two `while`
 // loops are conditional nodes, so the loop control of Algorithm 1 runs on
