@@ -4,7 +4,8 @@
     compute-sanitizer --tool racecheck python benchmarks/sanitize.py
     (--lsap: the linear-assignment kernels only; --matching: the matching kernels only;
      --flow: the max-flow kernels only; --batched: gpu-sap only; --multi: the multi-GPU
-     splits with two parts on GPU 0; these four alone or together)
+     splits with two parts on GPU 0; these four alone or together;
+     --graphs NAME ...: only these of --matching's graphs, e.g. `--matching --graphs csc`)
 
 (benchmarks/gpu_run.sh runs both.)  Exits 1 on a wrong answer.
 """
@@ -48,7 +49,11 @@ def graphs():
 def check_matching() -> int:
     """Every GPU matching configuration against SciPy's cardinality."""
     wrong = 0
+    args = sys.argv[1:]
+    wanted = args[args.index("--graphs") + 1:] if "--graphs" in args else None
     for name, g in graphs():
+        if wanted is not None and name not in wanted:
+            continue
         expected = int(np.count_nonzero(scipy_mbm(g) >= 0))
         for method, kw in MATCHING_CONFIGS:
             r = matchflow.maximum_matching(g, method=method, device="cuda", **kw)
