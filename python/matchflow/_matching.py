@@ -246,7 +246,9 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).
     bfs : {"gpubfs-wr", "gpubfs"}
-        BFS kernel of "gpu-apfb" / "gpu-apsb" (paper 004).
+        BFS kernel of "gpu-apfb" / "gpu-apsb" (paper 004).  "gpu-apfb" with
+        "gpubfs-wr" on a host graph of skewed degrees also grafts: its BFS
+        trees that found no path outlive their phase.
     layout : {"ct", "mt"}
         Thread layout of "gpu-apfb" / "gpu-apsb": CT, a fixed grid with
         several vertices per thread, or MT, one thread per vertex.
