@@ -465,15 +465,21 @@ def test_gpu_stats_split_the_time(method):
     assert s.kernel_launches > 8  # greedy + transpose (several) + solve
 
 
+# Rows longer than this do not prefer their diagonal entry in the device start
+# (graph_upload_kernels.cuh, diagonal_search_max).
+DIAGONAL_SEARCH_MAX = 4096
+
+
 def _row_order_greedy_size(g: sp.csr_array) -> int:
     """The device start, sequentially: rows in order, each takes its diagonal
-    column when it has that entry and the column is free, else its first
-    free column in stored order (the papers' cheap matching, but for the
-    diagonal's preference)."""
+    column when it has that entry, the column is free and the row holds at
+    most DIAGONAL_SEARCH_MAX entries, else its first free column in stored
+    order (the papers' cheap matching, but for the diagonal's preference)."""
     taken = np.zeros(g.shape[1], dtype=bool)
     for u in range(g.shape[0]):
         row = g.indices[g.indptr[u]:g.indptr[u + 1]]
-        if u < g.shape[1] and u in row and not taken[u]:
+        short = row.size <= DIAGONAL_SEARCH_MAX
+        if short and u < g.shape[1] and u in row and not taken[u]:
             taken[u] = True
             continue
         for v in row:
@@ -483,13 +489,25 @@ def _row_order_greedy_size(g: sp.csr_array) -> int:
     return int(taken.sum())
 
 
+def _long_row_with_its_diagonal(n: int = 6000) -> sp.csr_array:
+    """Row 10 holds columns 0..5000 (past DIAGONAL_SEARCH_MAX, its diagonal
+    among them), row 11 column 10 alone, the other rows a sparse random
+    block on columns 5001..: with the long row's diagonal preferred, row 11
+    would stay unmatched in the start."""
+    rng = np.random.default_rng(3)
+    rest = sp.random_array((n - 12, n - 5001), density=0.001, rng=rng, format="coo")
+    rows = np.r_[np.full(5001, 10), 11, rest.row + 12]
+    cols = np.r_[np.arange(5001), 10, rest.col + 5001]
+    return sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
+
+
 @pytest.mark.parametrize("method", GPU_ONLY)
 def test_gpu_start_is_the_row_order_greedy(method):
     """The device start (rounds of proposals, smallest row wins) is exactly
     the sequential row-order greedy with the diagonal preferred: same size on
     random, permuted, mesh and duplicate-laden graphs (some with diagonal
-    entries by chance, some with rows of hundreds of entries); perfect on a
-    mesh with its diagonal, and on a banded
+    entries by chance, some with rows of hundreds of entries, one past the
+    diagonal's search); perfect on a mesh with its diagonal, and on a banded
     matrix with its diagonal whose stored-order chains pass the round cap."""
     rng = np.random.default_rng(7)
     graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
@@ -505,6 +523,7 @@ def test_gpu_start_is_the_row_order_greedy(method):
     graphs.append(sp.csr_array(sp.coo_array(
         (np.r_[dup.data, dup.data], (np.r_[dup.row, dup.row], np.r_[dup.col, dup.col])),
         shape=dup.shape).tocsr()))
+    graphs.append(_long_row_with_its_diagonal())
     for g in graphs:
         g = sp.csr_array(g)
         expected_start = _row_order_greedy_size(g)

@@ -51,6 +51,7 @@
 #include "common/host_copy.cuh"
 #include "common/launch.cuh"
 #include "common/pinned.cuh"
+#include "matchflow/detail/environment.hpp"
 #include "matching/graph_upload.cuh"
 #include "matching/graph_upload_kernels.cuh"
 
@@ -113,14 +114,16 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
   g.matched.fill_bytes(0, s);
   const vertex_t* rows = nullptr;  // round 0: every row
   pinned_value<int> readback;      // rows still looking
+  const auto diagonal_max = static_cast<offset_t>(matchflow::detail::env_number(
+      "MATCHFLOW_START_DIAGONAL_MAX", double(upload::diagonal_search_max), 0));
   int looking = d.m;
   int round = 0;
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
     vertex_t* next = g.rows[round % 2].data();
     g.looking.fill_bytes(0, s);
     upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, d.n, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.row4col.data(),
-        next, g.looking.data());
+        looking, d.n, diagonal_max, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(),
+        d.row4col.data(), next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(
         cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -22,7 +22,9 @@
 // a pair (u, v) that u prefers to its mate was taken by a smaller row).
 // One deviation from the papers' preference (each row's columns in stored
 // order): a row with its diagonal entry (u, u) prefers column u first, then
-// the stored order.  The start is then the sequential greedy over those
+// the stored order (rows of at most diagonal_search_max entries: a longer
+// row, a hub of a skewed graph, would read all of it for an entry it rarely
+// has).  The start is then the sequential greedy over those
 // preferences: where no row has its diagonal entry (random and permuted
 // graphs, almost), the papers' cheap matching; with a full diagonal, the
 // diagonal, found in round 0.  In stored order, naturally ordered matrices
@@ -66,6 +68,12 @@ constexpr offset_t alone_walk = 32;
 /// (130k entries in its longest row) that was most of the start's 2.0 ms
 /// (results/h200/matching-ecl-mm.md).
 constexpr int diagonal_loads = 16;
+
+/// Rows longer than this do not prefer their diagonal entry: the search of a
+/// hub row for it (130k entries, 254 passes on powerlaw 2^21) held round 0,
+/// where meshes and banded matrices, whose diagonal the preference is for,
+/// have rows of tens of entries.  MATCHFLOW_START_DIAGONAL_MAX overrides it.
+constexpr offset_t diagonal_search_max = 4096;
 
 /// u proposes to column v: holds it if no smaller row does (the row it
 /// displaces, if any, goes to next_rows).  holder is compared as unsigned,
@@ -141,8 +149,9 @@ __device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, b
 }
 
 /// One round of proposals.  Thread mapping: one thread per looking row: row
-/// `i` in round 0 (`rows` null, every row, each first proposing to its
-/// diagonal column if it has that entry), else rows[i].  Each walks its
+/// `i` in round 0 (`rows` null, every row, each of at most diagonal_max
+/// entries first proposing to its diagonal column if it has that entry),
+/// else rows[i].  Each walks its
 /// columns from cursor[u] until it holds one or runs out (cursor[u] =
 /// row_ptr[u + 1]); rows with more than alone_walk entries left are walked
 /// by the warp together, one after another.  Rows u displaces go to
@@ -152,7 +161,7 @@ __device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, b
 /// as a row is displaced at most once per round: it holds one column, and
 /// only the atomicMin that replaces it there returns its id).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
-    vertex_t count, vertex_t n_cols, const vertex_t* __restrict__ rows,
+    vertex_t count, vertex_t n_cols, offset_t diagonal_max, const vertex_t* __restrict__ rows,
     const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
     offset_t* __restrict__ cursor, vertex_t* holder, vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
@@ -161,7 +170,8 @@ __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel
   const vertex_t u = mine ? (rows ? rows[i] : vertex_t(i)) : 0;
   const offset_t e = mine ? cursor[u] : 0;
   const offset_t end = mine ? row_ptr[u + 1] : 0;
-  const bool diagonal = !rows && u < n_cols;  // round 0 (see the file comment)
+  // Round 0 (see the file comment); e is the row's start then.
+  const bool diagonal = !rows && u < n_cols && end - e <= diagonal_max;
   const bool together = mine && end - e > alone_walk;
   if (mine && !together)
     cursor[u] = walk_alone(u, e, end, diagonal, row_adj, holder, next_rows, next_count);
