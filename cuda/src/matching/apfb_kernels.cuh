@@ -241,8 +241,9 @@ __device__ inline void bfs_visit(const ap_args& a, vertex_t* q, vertex_t c, vert
 // or a free row another tree claimed (whose tree is torn down for sure),
 // or that a warp or block scanned, is "many": it searches again whenever
 // any tree was torn down.  A model of the phases on R-MAT 2^16 (edge factor
-// 8) scanned 241k edges with 4 slots, 202k with exact sets and 335k without
-// grafting (NOTES.md, "APFB's tree grafting").
+// 8; benchmarks/apfb_phase_model.py) scanned 241k edges with 4 slots, 202k
+// with exact sets and 335k without grafting (NOTES.md, "APFB's tree
+// grafting").
 constexpr int touch_slots = 4;
 constexpr vertex_t met_many = -2;  ///< touch.x of a "many" column
 constexpr int4 met_none{-1, -1, -1, -1};
