@@ -241,7 +241,10 @@ def test_adversarial(method, name):
     # The König cover proves maximality on its own; SciPy is not asked about
     # the layered pattern (its Hopcroft-Karp is exponential there, scipy#26147):
     # that pattern has full structural rank by construction.
-    check(g, method, expected=g.shape[0] if name == "layered-jacobian" else None)
+    expected = g.shape[0] if name == "layered-jacobian" else None
+    check(g, method, expected=expected)
+    if method.startswith("gpu"):  # the solve alone (the start matches the long path perfectly)
+        check(g, method, expected=expected, init="none")
 
 
 # ---- real matrices -----------------------------------------------------------
@@ -470,13 +473,17 @@ def test_gpu_stats_split_the_time(method):
 DIAGONAL_SEARCH_MAX = 4096
 
 
-def _row_order_greedy_size(g: sp.csr_array) -> int:
-    """The device start, sequentially: rows in order, each takes its diagonal
-    column when it has that entry, the column is free and the row holds at
-    most DIAGONAL_SEARCH_MAX entries, else its first free column in stored
-    order (the papers' cheap matching, but for the diagonal's preference)."""
+def _greedy_start_size(g: sp.csr_array, by_degree: bool = True) -> int:
+    """The device start, sequentially: rows by (degree, id), or by id alone,
+    each takes its diagonal column when it has that entry, the column is free
+    and the row holds at most DIAGONAL_SEARCH_MAX entries, else its first
+    free column in stored order (the papers' cheap matching, but for the
+    order and the diagonal's preference)."""
+    degrees = np.diff(g.indptr)
+    ids = np.arange(g.shape[0])
+    order = np.lexsort((ids, degrees)) if by_degree else ids
     taken = np.zeros(g.shape[1], dtype=bool)
-    for u in range(g.shape[0]):
+    for u in order:
         row = g.indices[g.indptr[u]:g.indptr[u + 1]]
         short = row.size <= DIAGONAL_SEARCH_MAX
         if short and u < g.shape[1] and u in row and not taken[u]:
@@ -502,13 +509,17 @@ def _long_row_with_its_diagonal(n: int = 6000) -> sp.csr_array:
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)
-def test_gpu_start_is_the_row_order_greedy(method):
-    """The device start (rounds of proposals, smallest row wins) is exactly
-    the sequential row-order greedy with the diagonal preferred: same size on
-    random, permuted, mesh and duplicate-laden graphs (some with diagonal
-    entries by chance, some with rows of hundreds of entries, one past the
-    diagonal's search); perfect on a mesh with its diagonal, and on a banded
-    matrix with its diagonal whose stored-order chains pass the round cap."""
+@pytest.mark.parametrize("order", ["degree", "id"])
+def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
+    """The device start (rounds of proposals, smallest (degree, id) wins; by
+    id alone with MATCHFLOW_START_ORDER=id, the papers' row order) is exactly
+    the sequential greedy in that order with the diagonal preferred: same
+    size on random, permuted, mesh and duplicate-laden graphs (some with
+    diagonal entries by chance, some with rows of hundreds of entries, one
+    past the diagonal's search); perfect on a mesh with its diagonal, and on
+    a banded matrix with its diagonal whose stored-order chains pass the
+    round cap."""
+    monkeypatch.setenv("MATCHFLOW_START_ORDER", order)
     rng = np.random.default_rng(7)
     graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
     graphs += [generators.rmat(11, edge_factor=8, seed=1), generators.delaunay(2000, seed=2),
@@ -526,7 +537,7 @@ def test_gpu_start_is_the_row_order_greedy(method):
     graphs.append(_long_row_with_its_diagonal())
     for g in graphs:
         g = sp.csr_array(g)
-        expected_start = _row_order_greedy_size(g)
+        expected_start = _greedy_start_size(g, by_degree=order == "degree")
         for _ in range(GPU_REPEATS):
             r = solve(g, method)
             assert r.stats.init_cardinality == expected_start
@@ -538,6 +549,19 @@ def test_gpu_start_is_the_row_order_greedy(method):
     banded = sp.csr_array(sum(sp.eye_array(n, k=k) for k in range(-20, 21)))
     r = solve(banded, method)
     assert r.stats.init_cardinality == n and r.stats.seconds_solve == 0
+
+
+@pytest.mark.parametrize("method", GPU_ONLY)
+def test_gpu_start_ranks_rows_by_degree(method, monkeypatch):
+    """Rows of fewer entries choose first: on the long path (row i on columns
+    i and i + 1, the last row on column 0 alone) the degree order is perfect,
+    where the papers' row order leaves the path's two ends to the solve."""
+    g = generators.long_path(1000)
+    assert solve(g, method).stats.init_cardinality == 1000
+    monkeypatch.setenv("MATCHFLOW_START_ORDER", "id")
+    r = solve(g, method)
+    assert r.stats.init_cardinality == 999
+    assert_maximum_matching(g, r, expected=1000)
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)

@@ -14,8 +14,9 @@
 //      are and convert them to int64 offsets / int32 ids in one pass on the
 //      device that checks them (load_raw_csr; graph_upload_kernels.cuh): no
 //      pass over the arrays on the host, and int32 offsets travel as int32;
-//   2. initial matching: the papers' row-order greedy, computed in parallel
-//      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
+//   2. initial matching: a greedy of the papers' kind (rows ranked by
+//      degree, then id), computed in parallel rounds of proposals
+//      (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
 //   3. only when that matching is not perfect on the smaller side and the
 //      method solves on the columns: the CSC,
@@ -26,8 +27,9 @@
 //
 // Paper 000 (G-PR) and paper 004 (APFB/APsB) both take the graph and the
 // cheap matching as given on the device; everything here is outside what
-// they time.  Their cheap matching is sequential; ours is the same
-// matching, computed in parallel (see graph_upload_kernels.cuh).
+// they time.  Their cheap matching is sequential, rows in id order; ours is
+// the same greedy with rows in (degree, id) order, computed in parallel (see
+// graph_upload_kernels.cuh).
 //
 // Timing: each phase ends with a stream synchronize and is added to its
 // stats field (seconds_transfer, seconds_init, seconds_transpose;
@@ -86,44 +88,55 @@ std::size_t transpose_temp_bytes(vertex_t n, offset_t nnz) {
 
 /// Scratch of step 2 (allocated with the graph: setup).
 struct greedy_scratch {
-  device_buffer<offset_t> cursor;   ///< per row: next column to propose to
-  device_buffer<vertex_t> rows[2];  ///< rows looking in the next round (ping-pong)
-  device_buffer<int> looking;       ///< length of the list being filled
+  device_buffer<offset_t> cursor;        ///< per row: next column to propose to
+  device_buffer<vertex_t> rows[2];       ///< rows looking in the next round (ping-pong)
+  device_buffer<upload::rank_t> holder;  ///< per column: the rank of the row holding it
+  device_buffer<int> looking;            ///< length of the list being filled
   device_buffer<unsigned long long> matched;
-  explicit greedy_scratch(vertex_t m)
+  greedy_scratch(vertex_t m, vertex_t n)
       : cursor(std::size_t(m)),
         rows{device_buffer<vertex_t>(std::size_t(m)), device_buffer<vertex_t>(std::size_t(m))},
+        holder(std::size_t(n)),
         looking(1),
         matched(1) {}
   greedy_scratch() = default;
-  static std::size_t bytes(vertex_t m) {
-    return std::size_t(m) * (sizeof(offset_t) + 2 * sizeof(vertex_t)) + 64;
+  static std::size_t bytes(vertex_t m, vertex_t n) {
+    return std::size_t(m) * (sizeof(offset_t) + 2 * sizeof(vertex_t)) +
+           std::size_t(n) * sizeof(upload::rank_t) + 64;
   }
 };
 
-/// Step 2, the row-order greedy (graph_upload_kernels.cuh): rounds of
-/// proposals until no row is displaced (or max_greedy_rounds, then the
-/// first-come greedy for the rest), the mates, their count read back.
+/// Whether the start ranks rows by degree, then id (graph_upload_kernels.cuh,
+/// "Deviations"); MATCHFLOW_START_ORDER=id ranks them by id alone, as the
+/// papers do, for A/B runs.
+bool start_by_degree() {
+  return matchflow::detail::env_choice("MATCHFLOW_START_ORDER", {"degree", "id"}) != 1;
+}
+
+/// Step 2, the greedy start (graph_upload_kernels.cuh): rounds of proposals
+/// until no row is displaced (or max_greedy_rounds, then the first-come
+/// greedy for the rest), the mates, their count read back.
 std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
                           matching_stats* stats) {
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(g.cursor.data(), d.row_ptr.data(),
                                      std::size_t(d.m) * sizeof(offset_t), cudaMemcpyDeviceToDevice,
                                      s));
-  d.row4col.fill_bytes(0xff, s);  // -1: no holder
+  g.holder.fill_bytes(0xff, s);  // no_holder
   d.col4row.fill_bytes(0xff, s);
   g.matched.fill_bytes(0, s);
   const vertex_t* rows = nullptr;  // round 0: every row
   pinned_value<int> readback;      // rows still looking
   const auto diagonal_max = static_cast<offset_t>(matchflow::detail::env_number(
       "MATCHFLOW_START_DIAGONAL_MAX", double(upload::diagonal_search_max), 0));
+  const bool by_degree = start_by_degree();
   int looking = d.m;
   int round = 0;
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
     vertex_t* next = g.rows[round % 2].data();
     g.looking.fill_bytes(0, s);
     upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, d.n, diagonal_max, rows, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(),
-        d.row4col.data(), next, g.looking.data());
+        looking, d.n, diagonal_max, by_degree, rows, d.row_ptr.data(), d.row_adj.data(),
+        g.cursor.data(), g.holder.data(), next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(
         cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -132,7 +145,7 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
     rows = next;
   }
   upload::holders_to_mates_kernel<<<blocks_for(d.n), threads_per_block, 0, s>>>(
-      d.n, d.row4col.data(), d.col4row.data(), g.matched.data());
+      d.n, g.holder.data(), d.row4col.data(), d.col4row.data(), g.matched.data());
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   stats->kernel_launches += round + 1;
   if (looking > 0) {  // capped: the first-come greedy finishes
@@ -330,7 +343,7 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, graph_sides s
   const side_plan plan = plan_sides(in, start, sides);
   const bool build = plan.build;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                          // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m);         // before the CSC
+  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m, in.n);   // before the CSC
   if (plan.cols) bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSC
   if (plan.rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSR
   if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
@@ -437,7 +450,7 @@ bool prepare_graph(const matching_input& in, gpu_start start, graph_sides sides,
     d.row_adj = device_buffer<vertex_t>(std::size_t(d.nnz));
   }
   greedy_scratch greedy;
-  if (start == gpu_start::greedy) greedy = greedy_scratch(d.m);
+  if (start == gpu_start::greedy) greedy = greedy_scratch(d.m, d.n);
   stats->seconds_setup += clock.mark();
 
   load_rows(in, start, rows, d, s, stats);

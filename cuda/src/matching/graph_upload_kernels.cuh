@@ -7,37 +7,42 @@
 // starting matching: the "cheap matching" both papers start from (paper
 // 000, section IV, and paper 004, section 4, run every algorithm from it).
 // The papers compute it sequentially on the host: rows in order, each takes
-// its first free column.  Here the same matching is computed on the device,
-// in rounds of proposals (ordered_greedy_round_kernel):
+// its first free column.  Here a greedy of that kind is computed on the
+// device, in rounds of proposals (ordered_greedy_round_kernel):
 //   every row still looking walks its columns from its cursor and proposes
-//   to each with atomicMin(holder[v], u); a column keeps the smallest row
-//   that proposed to it.  A row that finds a column held by a smaller row
-//   moves on (holders only ever decrease, so that column is lost to it for
-//   good); a row that wins stops; a row it displaces looks again in the
-//   next round, from the column it lost.
+//   to each with atomicMin(holder[v], key(u)); a column keeps the row of
+//   smallest key that proposed to it.  A row that finds a column held by a
+//   smaller key moves on (holders only ever decrease, so that column is lost
+//   to it for good); a row that wins stops; a row it displaces looks again
+//   in the next round, from the column it lost.
 // This is McVitie and Wilson's proposal algorithm for stable marriage with
-// every column ranking rows by id: its result does not depend on the order
+// every column ranking rows by key: its result does not depend on the order
 // of the proposals, and with one ranking shared by all columns the stable
-// matching is unique and equals the row-order greedy (serial dictatorship:
-// a pair (u, v) that u prefers to its mate was taken by a smaller row).
-// One deviation from the papers' preference (each row's columns in stored
-// order): a row with its diagonal entry (u, u) prefers column u first, then
-// the stored order (rows of at most diagonal_search_max entries: a longer
-// row, a hub of a skewed graph, would read all of it for an entry it rarely
-// has).  The start is then the sequential greedy over those
-// preferences: where no row has its diagonal entry (random and permuted
-// graphs, almost), the papers' cheap matching; with a full diagonal, the
-// diagonal, found in round 0.  In stored order, naturally ordered matrices
-// with a diagonal (meshes, banded finite-element matrices) are perfect too
-// (row u takes column u once rows 0..u-1 hold columns 0..u-1), but only
-// after chains of displacements, one row per round: ~160 rounds on the
-// natural 256 x 256 grid, growing with its side, where the other graphs of
-// the suite took 6-16 (a synchronous simulation at 2^16).  After
-// max_greedy_rounds the rows still looking take the first free column by
-// atomicCAS (greedy_kernel, the first-come form): still a maximal matching,
-// but a poor start on such matrices, and a start by first-come atomicCAS
-// alone left thousands of vertices to the solve (benchmarks/NOTES.md, "The
-// GPU matching's start and loop").
+// matching is unique and equals the greedy over the rows in key order
+// (serial dictatorship: a pair (u, v) that u prefers to its mate was taken
+// by a smaller key).
+// Deviations from the papers' greedy:
+//  * The key is (degree, id), so rows of few entries choose first (the
+//    papers' order is by id alone).  A row of one entry that a longer row
+//    beat to its column can match nothing else; on R-MAT 2^18 (edge factor
+//    16) the row-order greedy left 12.6k of the maximum matching's pairs to
+//    the solve, the degree order 3.2k (benchmarks/NOTES.md, "The device
+//    start").  MATCHFLOW_START_ORDER=id restores the papers' order.
+//  * A row with its diagonal entry (u, u) prefers column u first, then the
+//    stored order (rows of at most diagonal_search_max entries: a longer
+//    row, a hub of a skewed graph, would read all of it for an entry it
+//    rarely has).  With a full diagonal the start is the diagonal, found in
+//    round 0.  In stored order, naturally ordered matrices with a diagonal
+//    (meshes, banded finite-element matrices) are perfect too (row u takes
+//    column u once rows 0..u-1 hold columns 0..u-1), but only after chains
+//    of displacements, one row per round: ~160 rounds on the natural 256 x
+//    256 grid, growing with its side, where the other graphs of the suite
+//    took 6-16 (a synchronous simulation at 2^16).
+// After max_greedy_rounds the rows still looking take the first free column
+// by atomicCAS (greedy_kernel, the first-come form): still a maximal
+// matching, but a poor start on such matrices, and a start by first-come
+// atomicCAS alone left thousands of vertices to the solve
+// (benchmarks/NOTES.md, "The GPU matching's start and loop").
 //
 // Terms.  Rows u (CSR: row_ptr/row_adj), columns v (CSC: col_ptr/col_adj);
 // col4row / row4col as everywhere in matchflow; -1 = unmatched.
@@ -75,39 +80,49 @@ constexpr int diagonal_loads = 16;
 /// have rows of tens of entries.  MATCHFLOW_START_DIAGONAL_MAX overrides it.
 constexpr offset_t diagonal_search_max = 4096;
 
-/// u proposes to column v: holds it if no smaller row does (the row it
-/// displaces, if any, goes to next_rows).  holder is compared as unsigned,
-/// so -1 (no proposal yet) is above every row id.
-__device__ inline bool propose(vertex_t u, vertex_t v, vertex_t* holder, vertex_t* next_rows,
+/// A row's rank in the start: (degree, id) in one word, so that one
+/// atomicMin compares both; by id alone with `by_degree` false.  A column's
+/// holder word is no_holder until a row proposes to it.
+using rank_t = unsigned long long;
+constexpr rank_t no_holder = ~rank_t{0};
+__device__ inline rank_t rank_of(vertex_t u, offset_t degree, bool by_degree) {
+  const offset_t capped = degree < offset_t{0x7fffffff} ? degree : offset_t{0x7fffffff};
+  return (by_degree ? rank_t(capped) << 32 : 0) | unsigned(u);
+}
+__device__ inline vertex_t row_of(rank_t rank) { return vertex_t(unsigned(rank)); }
+
+/// The row of rank `key` proposes to column v: holds it if no smaller rank
+/// does (the row it displaces, if any, goes to next_rows).
+__device__ inline bool propose(rank_t key, vertex_t v, rank_t* holder, vertex_t* next_rows,
                                int* next_count) {
-  const unsigned previous = atomicMin(reinterpret_cast<unsigned*>(&holder[v]), unsigned(u));
-  if (previous <= unsigned(u)) return false;  // a smaller row holds v for good
-  if (previous != ~0u) push(next_rows, next_count, vertex_t(previous));
+  const rank_t previous = atomicMin(&holder[v], key);
+  if (previous <= key) return false;  // a smaller rank holds v for good
+  if (previous != no_holder) push(next_rows, next_count, row_of(previous));
   return true;
 }
 
-/// Whether a smaller row than u holds v (then it does for good: holders only
-/// decrease); the relaxed pre-check before an atomicMin.
-__device__ inline bool held_by_smaller(const vertex_t* holder, vertex_t v, vertex_t u) {
-  return atomic_read(reinterpret_cast<const unsigned*>(&holder[v])) < unsigned(u);
+/// Whether a smaller rank than key holds v (then it does for good: holders
+/// only decrease); the relaxed pre-check before an atomicMin.
+__device__ inline bool held_by_smaller(const rank_t* holder, vertex_t v, rank_t key) {
+  return atomic_read(&holder[v]) < key;
 }
 
 /// Row u's walk from entry e on one thread: first (round 0, `diagonal`) its
 /// diagonal column if it has that entry, then its columns in order until it
 /// holds one.  Returns the entry of the column it holds (e itself for the
 /// diagonal, which a displaced u walks from e again), or end.
-__device__ inline offset_t walk_alone(vertex_t u, offset_t e, offset_t end, bool diagonal,
-                                      const vertex_t* row_adj, vertex_t* holder,
+__device__ inline offset_t walk_alone(vertex_t u, rank_t key, offset_t e, offset_t end,
+                                      bool diagonal, const vertex_t* row_adj, rank_t* holder,
                                       vertex_t* next_rows, int* next_count) {
   if (diagonal)
     for (offset_t d = e; d < end; ++d) {
       if (row_adj[d] != u) continue;
-      if (propose(u, u, holder, next_rows, next_count)) return e;
+      if (propose(key, u, holder, next_rows, next_count)) return e;
       break;
     }
   for (; e < end; ++e) {
     const vertex_t v = row_adj[e];
-    if (!held_by_smaller(holder, v, u) && propose(u, v, holder, next_rows, next_count)) break;
+    if (!held_by_smaller(holder, v, key) && propose(key, v, holder, next_rows, next_count)) break;
   }
   return e;
 }
@@ -115,8 +130,8 @@ __device__ inline offset_t walk_alone(vertex_t u, offset_t e, offset_t end, bool
 /// walk_alone by the whole warp (every lane calls it with the same row): 32
 /// entries a pass, the open columns found by a ballot and proposed to in
 /// order, one lane at a time, so the result is walk_alone's.
-__device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, bool diagonal,
-                                         const vertex_t* row_adj, vertex_t* holder,
+__device__ inline offset_t walk_together(vertex_t u, rank_t key, offset_t e, offset_t end,
+                                         bool diagonal, const vertex_t* row_adj, rank_t* holder,
                                          vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
   const int lane = threadIdx.x & 31;
@@ -130,17 +145,17 @@ __device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, b
       }
       const unsigned hit = __ballot_sync(all, found);
       if (!hit) continue;
-      const bool won = lane == __ffs(hit) - 1 && propose(u, u, holder, next_rows, next_count);
+      const bool won = lane == __ffs(hit) - 1 && propose(key, u, holder, next_rows, next_count);
       if (__any_sync(all, won)) return e;
       break;
     }
   for (offset_t base = e; base < end; base += 32) {
     const offset_t k = base + lane;
     const vertex_t v = k < end ? row_adj[k] : 0;
-    unsigned open = __ballot_sync(all, k < end && !held_by_smaller(holder, v, u));
+    unsigned open = __ballot_sync(all, k < end && !held_by_smaller(holder, v, key));
     while (open) {
       const int first = __ffs(open) - 1;
-      const bool won = lane == first && propose(u, v, holder, next_rows, next_count);
+      const bool won = lane == first && propose(key, v, holder, next_rows, next_count);
       if (__any_sync(all, won)) return base + first;
       open &= open - 1;  // lost to a smaller row: the next open column
     }
@@ -151,51 +166,55 @@ __device__ inline offset_t walk_together(vertex_t u, offset_t e, offset_t end, b
 /// One round of proposals.  Thread mapping: one thread per looking row: row
 /// `i` in round 0 (`rows` null, every row, each of at most diagonal_max
 /// entries first proposing to its diagonal column if it has that entry),
-/// else rows[i].  Each walks its
-/// columns from cursor[u] until it holds one or runs out (cursor[u] =
-/// row_ptr[u + 1]); rows with more than alone_walk entries left are walked
-/// by the warp together, one after another.  Rows u displaces go to
-/// next_rows.  Every lane stays to the end (the warp's walks).
+/// else rows[i].  Each walks its columns from cursor[u] until it holds one
+/// or runs out (cursor[u] = row_ptr[u + 1]); rows with more than alone_walk
+/// entries left are walked by the warp together, one after another.  Rows u
+/// displaces go to next_rows.  Every lane stays to the end (the warp's
+/// walks).
 /// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
 /// safe: cursor[u] (one writer: u's lane; u looks at most once per round,
 /// as a row is displaced at most once per round: it holds one column, and
-/// only the atomicMin that replaces it there returns its id).
+/// only the atomicMin that replaces it there returns its rank).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
-    vertex_t count, vertex_t n_cols, offset_t diagonal_max, const vertex_t* __restrict__ rows,
-    const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
-    offset_t* __restrict__ cursor, vertex_t* holder, vertex_t* next_rows, int* next_count) {
+    vertex_t count, vertex_t n_cols, offset_t diagonal_max, bool by_degree,
+    const vertex_t* __restrict__ rows, const offset_t* __restrict__ row_ptr,
+    const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, rank_t* holder,
+    vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool mine = i < count;
   const vertex_t u = mine ? (rows ? rows[i] : vertex_t(i)) : 0;
   const offset_t e = mine ? cursor[u] : 0;
   const offset_t end = mine ? row_ptr[u + 1] : 0;
+  const rank_t key = mine ? rank_of(u, end - row_ptr[u], by_degree) : no_holder;
   // Round 0 (see the file comment); e is the row's start then.
   const bool diagonal = !rows && u < n_cols && end - e <= diagonal_max;
   const bool together = mine && end - e > alone_walk;
   if (mine && !together)
-    cursor[u] = walk_alone(u, e, end, diagonal, row_adj, holder, next_rows, next_count);
+    cursor[u] = walk_alone(u, key, e, end, diagonal, row_adj, holder, next_rows, next_count);
   for (unsigned rest = __ballot_sync(all, together); rest; rest &= rest - 1) {
     const int owner = __ffs(rest) - 1;
-    const offset_t at = walk_together(
-        __shfl_sync(all, u, owner), __shfl_sync(all, e, owner), __shfl_sync(all, end, owner),
-        __shfl_sync(all, int(diagonal), owner) != 0, row_adj, holder, next_rows, next_count);
+    const offset_t at = walk_together(__shfl_sync(all, u, owner), __shfl_sync(all, key, owner),
+                                      __shfl_sync(all, e, owner), __shfl_sync(all, end, owner),
+                                      __shfl_sync(all, int(diagonal), owner) != 0, row_adj, holder,
+                                      next_rows, next_count);
     if ((threadIdx.x & 31) == owner) cursor[u] = at;
   }
 }
 
-/// After the rounds: col4row from the holders (row4col).  Thread mapping:
+/// After the rounds: both mate arrays from the holders.  Thread mapping:
 /// one thread per column.  Expects col4row = -1.  sync: *matched (one
-/// atomicAdd per block).  safe: col4row[row4col[v]] (a row holds one column).
+/// atomicAdd per block).  safe: col4row[u] (a row holds one column).
 __global__ __launch_bounds__(threads_per_block) void holders_to_mates_kernel(
-    vertex_t n, const vertex_t* __restrict__ row4col, vertex_t* __restrict__ col4row,
-    unsigned long long* matched) {
+    vertex_t n, const rank_t* __restrict__ holder, vertex_t* __restrict__ row4col,
+    vertex_t* __restrict__ col4row, unsigned long long* matched) {
   const std::int64_t v = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   bool held = false;
   if (v < n) {
-    const vertex_t u = row4col[v];
-    held = u != -1;
-    if (held) col4row[u] = vertex_t(v);
+    const rank_t h = holder[v];
+    held = h != no_holder;
+    row4col[v] = held ? row_of(h) : -1;
+    if (held) col4row[row_of(h)] = vertex_t(v);
   }
   const int count = __syncthreads_count(held);
   if (threadIdx.x == 0 && count > 0) atomicAdd(matched, static_cast<unsigned long long>(count));
