@@ -164,6 +164,10 @@ def solver_list(args) -> list[dict]:
                 solvers.append(dict(label=f"{m}[{value}]", method=m, device="cuda",
                                     threads=None, kind="gpu", env={name: value}))
     solvers.append(dict(label="auto", method="auto", device="auto", threads=None, kind="auto"))
+    if _device.cuda_available():
+        for name, value in (spec.split("=", 1) for spec in args.gpu_env):
+            solvers.append(dict(label=f"auto[{value}]", method="auto", device="auto",
+                                threads=None, kind="auto", env={name: value}))
     if args.methods:
         wanted = set(args.methods)
         solvers = [s for s in solvers if s["label"] in wanted

@@ -231,13 +231,14 @@ def sum_capacities(const capacity_element_t[::1] caps, const int32_t[::1] heads,
 
 
 cdef matching_options _matching_options(int init, int threads, double relabel_k,
-                                        int bfs_kernel, int thread_layout, int device,
-                                        bint paper_structure):
+                                        int bfs_kernel, bint start_by_degree, int thread_layout,
+                                        int device, bint paper_structure):
     cdef matching_options opt
     opt.threads = threads
     opt.init = <matching_init>init
     opt.relabel_k = relabel_k
     opt.bfs_kernel = bfs_kernel
+    opt.start_by_degree = start_by_degree
     opt.thread_layout = thread_layout
     opt.device = device
     opt.paper_structure = paper_structure
@@ -246,11 +247,13 @@ cdef matching_options _matching_options(int init, int threads, double relabel_k,
 
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
              int n_cols, int method, int init, int threads, double relabel_k,
-             int bfs_kernel, int thread_layout, int device, bint paper_structure):
+             int bfs_kernel, bint start_by_degree, int thread_layout, int device,
+             bint paper_structure):
     """Maximum matching; returns (col4row, row4col, stats)."""
     cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
     cdef matching_options opt = _matching_options(init, threads, relabel_k, bfs_kernel,
-                                                  thread_layout, device, paper_structure)
+                                                  start_by_degree, thread_layout, device,
+                                                  paper_structure)
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
     cdef int32_t* c4r = _mutable_data_or_null[int32_t](col4row)
@@ -265,8 +268,8 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
 
 def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
                  int64_t nnz, int n_rows, int n_cols, bint on_device, int method, int init,
-                 double relabel_k, int bfs_kernel, int thread_layout, int device,
-                 bint paper_structure, uintptr_t stream, uintptr_t col4row,
+                 double relabel_k, int bfs_kernel, bint start_by_degree, int thread_layout,
+                 int device, bint paper_structure, uintptr_t stream, uintptr_t col4row,
                  uintptr_t row4col):
     """Maximum matching (GPU methods) of a CSR given by addresses of the
     caller's arrays, as they are (4- or 8-byte offsets and ids), in GPU memory
@@ -282,8 +285,9 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
     g.offset_bytes = offset_bytes
     g.index_bytes = index_bytes
     g.on_device = on_device
-    cdef matching_options opt = _matching_options(init, 0, relabel_k, bfs_kernel, thread_layout,
-                                                  device, paper_structure)
+    cdef matching_options opt = _matching_options(init, 0, relabel_k, bfs_kernel,
+                                                  start_by_degree, thread_layout, device,
+                                                  paper_structure)
     cdef matching_stats stats
     cdef status st
     with nogil:

@@ -84,6 +84,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         int thread_layout
         int device
         bint paper_structure
+        bint start_by_degree
     cdef struct matching_stats:
         double seconds_init, seconds_solve, seconds_transfer, seconds_transpose
         double seconds_setup, seconds_per_launch

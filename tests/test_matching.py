@@ -511,14 +511,14 @@ def _long_row_with_its_diagonal(n: int = 6000) -> sp.csr_array:
 @pytest.mark.parametrize("method", GPU_ONLY)
 @pytest.mark.parametrize("order", ["degree", "id"])
 def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
-    """The device start (rounds of proposals, smallest (degree, id) wins; by
-    id alone with MATCHFLOW_START_ORDER=id, the papers' row order) is exactly
-    the sequential greedy in that order with the diagonal preferred: same
-    size on random, permuted, mesh and duplicate-laden graphs (some with
-    diagonal entries by chance, some with rows of hundreds of entries, one
-    past the diagonal's search); perfect on a mesh with its diagonal, and on
-    a banded matrix with its diagonal whose stored-order chains pass the
-    round cap."""
+    """The device start (rounds of proposals, smallest (degree, id) wins, or
+    smallest id, the papers' row order; MATCHFLOW_START_ORDER forces one) is
+    exactly the sequential greedy in that order with the diagonal preferred:
+    same size on random, permuted, mesh and duplicate-laden graphs (some
+    with diagonal entries by chance, some with rows of hundreds of entries,
+    one past the diagonal's search); perfect on a mesh with its diagonal,
+    and on a banded matrix with its diagonal whose stored-order chains pass
+    the round cap."""
     monkeypatch.setenv("MATCHFLOW_START_ORDER", order)
     rng = np.random.default_rng(7)
     graphs = [generators.uniform_random(3000, degree=3, seed=s) for s in range(3)]
@@ -552,16 +552,29 @@ def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)
-def test_gpu_start_ranks_rows_by_degree(method, monkeypatch):
-    """Rows of fewer entries choose first: on the long path (row i on columns
-    i and i + 1, the last row on column 0 alone) the degree order is perfect,
-    where the papers' row order leaves the path's two ends to the solve."""
-    g = generators.long_path(1000)
-    assert solve(g, method).stats.init_cardinality == 1000
-    monkeypatch.setenv("MATCHFLOW_START_ORDER", "id")
-    r = solve(g, method)
-    assert r.stats.init_cardinality == 999
-    assert_maximum_matching(g, r, expected=1000)
+def test_gpu_start_ranks_rows_by_degree_where_degrees_are_skewed(method, monkeypatch):
+    """Left to itself, the device start ranks rows by (degree, id) on skewed
+    degrees (power-law, R-MAT: rows of one entry keep their column) and by id
+    on near-regular graphs, whose natural order it keeps; forced, the degree
+    order matches the long path perfectly (its last row, of one entry,
+    first), where the row order leaves its two ends to the solve."""
+    monkeypatch.delenv("MATCHFLOW_START_ORDER", raising=False)
+    skewed = [generators.power_law(4000, degree=4.0, seed=1), generators.rmat(12, edge_factor=8,
+                                                                              seed=1)]
+    regular = [generators.uniform_random(4000, degree=3.0, seed=1),
+               generators.grid_road(60, 60, p_delete=0.1, seed=1)]
+    for g, by_degree in [(g, True) for g in skewed] + [(g, False) for g in regular]:
+        g = sp.csr_array(g)
+        assert _greedy_start_size(g, True) != _greedy_start_size(g, False)
+        r = solve(g, method)
+        assert r.stats.init_cardinality == _greedy_start_size(g, by_degree)
+        assert_maximum_matching(g, r)
+    path = generators.long_path(50)  # a chain of 50 displacements, under the round cap
+    for order, size in (("degree", 50), ("id", 49)):
+        monkeypatch.setenv("MATCHFLOW_START_ORDER", order)
+        r = solve(path, method)
+        assert r.stats.init_cardinality == size
+        assert_maximum_matching(path, r, expected=50)
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)

@@ -131,18 +131,23 @@ def _skewed_degrees(graph: _Sized) -> bool:
     return empty >= SKEW_EMPTY_SHARE and empty >= SKEW_EMPTY_EXCESS * uniform
 
 
-# APFB with GPUBFS-WR grafts (keeps its live BFS trees across phases) where
-# the degrees are skewed: on R-MAT and power-law graphs of 2^20-2^22 vertices
-# its solve took 9-22% less time, on uniform random ones 7-30% more (later
-# phases there take longer paths): NOTES.md, "APFB's tree grafting".
+# Where the degrees are skewed, APFB with GPUBFS-WR grafts (keeps its live
+# BFS trees across phases): on R-MAT and power-law graphs of 2^20-2^22
+# vertices its solve took 9-22% less time, on uniform random ones 7-30% more
+# (later phases there take longer paths): NOTES.md, "APFB's tree grafting".
+# And the GPU's cheap start ranks rows by degree, so that rows of one entry
+# keep their column: APFB's solve there -13% to -25%, where naturally
+# ordered meshes and RGGs lost their start's short chains (NOTES.md, "The
+# device start").
 _GRAFT_BFS_CODE = 2
 
 
-def _bfs_code(graph: _Sized, method: str, t: _Tuning) -> int:
-    """The core's BFS kernel code for `method` on `graph`."""
-    if method == "gpu-apfb" and t.bfs == _BFS_CODES["gpubfs-wr"] and _skewed_degrees(graph):
-        return _GRAFT_BFS_CODE
-    return t.bfs
+def _skewed_choices(graph: _Sized, method: str, t: _Tuning) -> tuple[int, bool]:
+    """The core's BFS kernel code for `method` on `graph`, and whether the
+    GPU start ranks rows by degree."""
+    skewed = method.startswith("gpu") and _skewed_degrees(graph)
+    graft = skewed and method == "gpu-apfb" and t.bfs == _BFS_CODES["gpubfs-wr"]
+    return (_GRAFT_BFS_CODE if graft else t.bfs), skewed
 
 
 def _auto_method(graph: _Sized, device: str, threads: int = 0) -> str:
@@ -204,7 +209,8 @@ def _solve(graph: Bipartite, method: str, ordinal: int, t: _Tuning):
     init = t.init or _default_init(method)
     return _core.matching(graph.row_ptr, graph.row_adj, graph.n_cols,
                           _METHOD_CODES[method], _INIT_CODES[init], t.threads, t.relabel_k,
-                          _bfs_code(graph, method, t), t.layout, ordinal, t.paper_structure)
+                          *_skewed_choices(graph, method, t), t.layout, ordinal,
+                          t.paper_structure)
 
 
 def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
@@ -323,8 +329,8 @@ def _solve_raw(g: _RawCSR, method: str, ordinal: int, t: _Tuning):
     stats = _core.matching_raw(
         g.indptr.ctypes.data, g.indptr.itemsize, g.indices.ctypes.data, g.indices.itemsize,
         g.nnz, g.n_rows, g.n_cols, False, _METHOD_CODES[method],
-        _INIT_CODES[t.init or "cheap"], t.relabel_k, _bfs_code(g, method, t), t.layout, ordinal,
-        t.paper_structure, 0, mates[0].ctypes.data, mates[1].ctypes.data)
+        _INIT_CODES[t.init or "cheap"], t.relabel_k, *_skewed_choices(g, method, t), t.layout,
+        ordinal, t.paper_structure, 0, mates[0].ctypes.data, mates[1].ctypes.data)
     col4row, row4col = mates[::-1] if g.transposed else mates
     return col4row, row4col, stats
 
@@ -374,7 +380,7 @@ def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
         g.indptr.ptr, g.indptr.dtype.itemsize, g.indices.ptr, g.indices.dtype.itemsize,
         g.nnz, g.n_rows, g.n_cols, True, _METHOD_CODES[method],
         _INIT_CODES[tuning.init or "cheap"],
-        tuning.relabel_k, _bfs_code(g, method, tuning), tuning.layout, g.device,
+        tuning.relabel_k, *_skewed_choices(g, method, tuning), tuning.layout, g.device,
         tuning.paper_structure,
         g.indptr.stream, _darr.pointer(mates[0]), _darr.pointer(mates[1]))
     col4row, row4col = mates[::-1] if g.transposed else mates

@@ -35,6 +35,8 @@ struct matching_options {
   int thread_layout = 0;         ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
   int device = 0;                ///< CUDA device ordinal
   bool paper_structure = false;  ///< G-PR: paper 000's kernel structure instead of the tuned one
+  bool start_by_degree = false;  ///< GPU methods' cheap start: rows of fewer entries choose
+                                 ///< first (skewed degrees), else rows in id order
 };
 
 /// What a run did; every field a method does not use stays 0.

@@ -109,9 +109,7 @@ status solve_matching(const bipartite_view& g, matching_method method,
     if (is_gpu(method) && options.init != matching_init::karp_sipser) {
       // The device uploads the CSR, computes the greedy start and builds the
       // column orientation itself (cuda/src/matching/graph_upload.cu).
-      const auto start =
-          options.init == matching_init::cheap ? cuda::gpu_start::greedy : cuda::gpu_start::empty;
-      return run_gpu(g, method, start, options, col4row, row4col, stats);
+      return run_gpu(g, method, cuda::device_start(options), options, col4row, row4col, stats);
     }
     const vertex_t perfect = std::min(g.n_rows(), g.n_cols());
     detail::adjacency_storage csc;
@@ -150,8 +148,7 @@ status solve_matching_raw(const raw_csr& g, matching_method method, const matchi
       return fail(status::invalid_input,
                   "a raw CSR needs a GPU method and the 'cheap' or 'none' start");
     }
-    const auto start =
-        options.init == matching_init::cheap ? cuda::gpu_start::greedy : cuda::gpu_start::empty;
+    const auto start = cuda::device_start(options);
     if (method == matching_method::gpu_pr) {
       return cuda::gpu_pr_raw(g, start, options, stream, col4row, row4col, stats);
     }

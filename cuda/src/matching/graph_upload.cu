@@ -107,16 +107,20 @@ struct greedy_scratch {
 };
 
 /// Whether the start ranks rows by degree, then id (graph_upload_kernels.cuh,
-/// "Deviations"); MATCHFLOW_START_ORDER=id ranks them by id alone, as the
-/// papers do, for A/B runs.
-bool start_by_degree() {
-  return matchflow::detail::env_choice("MATCHFLOW_START_ORDER", {"degree", "id"}) != 1;
+/// "Deviations"), as `start` asks; MATCHFLOW_START_ORDER = degree / id forces
+/// one order, for A/B runs and tests.
+bool start_by_degree(gpu_start start) {
+  switch (matchflow::detail::env_choice("MATCHFLOW_START_ORDER", {"auto", "degree", "id"})) {
+    case 1: return true;
+    case 2: return false;
+    default: return start == gpu_start::greedy_by_degree;
+  }
 }
 
 /// Step 2, the greedy start (graph_upload_kernels.cuh): rounds of proposals
 /// until no row is displaced (or max_greedy_rounds, then the first-come
 /// greedy for the rest), the mates, their count read back.
-std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
+std::int64_t greedy_start(device_graph& d, greedy_scratch& g, bool by_degree, cudaStream_t s,
                           matching_stats* stats) {
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(g.cursor.data(), d.row_ptr.data(),
                                      std::size_t(d.m) * sizeof(offset_t), cudaMemcpyDeviceToDevice,
@@ -128,7 +132,6 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, cudaStream_t s,
   pinned_value<int> readback;      // rows still looking
   const auto diagonal_max = static_cast<offset_t>(matchflow::detail::env_number(
       "MATCHFLOW_START_DIAGONAL_MAX", double(upload::diagonal_search_max), 0));
-  const bool by_degree = start_by_degree();
   int looking = d.m;
   int round = 0;
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
@@ -331,8 +334,7 @@ side_plan plan_sides(const matching_input& in, gpu_start start, graph_sides side
   side_plan p{};
   p.cols = sides != graph_sides::rows;
   p.build = p.cols && !in.has_cols();
-  p.rows =
-      sides != graph_sides::columns || p.build || start == gpu_start::greedy || in.raw != nullptr;
+  p.rows = sides != graph_sides::columns || p.build || device_greedy(start) || in.raw != nullptr;
   return p;
 }
 }  // namespace
@@ -343,7 +345,7 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, graph_sides s
   const side_plan plan = plan_sides(in, start, sides);
   const bool build = plan.build;
   std::size_t bytes = (m + n) * sizeof(vertex_t) + 64;                          // mates
-  if (start == gpu_start::greedy) bytes += greedy_scratch::bytes(in.m, in.n);   // before the CSC
+  if (device_greedy(start)) bytes += greedy_scratch::bytes(in.m, in.n);         // before the CSC
   if (plan.cols) bytes += (n + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSC
   if (plan.rows) bytes += (m + 1) * sizeof(offset_t) + nnz * sizeof(vertex_t);  // CSR
   if (in.raw != nullptr && !in.raw->on_device) {  // staged host arrays of other types
@@ -391,8 +393,8 @@ void load_rows(const matching_input& in, gpu_start start, bool rows, device_grap
 void start_matching(const matching_input& in, gpu_start start, device_graph& d,
                     greedy_scratch& greedy, cudaStream_t s, phase_clock& clock,
                     matching_stats* stats) {
-  if (start == gpu_start::greedy) {
-    d.init_cardinality = greedy_start(d, greedy, s, stats);
+  if (device_greedy(start)) {
+    d.init_cardinality = greedy_start(d, greedy, start_by_degree(start), s, stats);
     stats->init_cardinality = d.init_cardinality;
     stats->seconds_init += clock.mark();
     greedy = greedy_scratch();
@@ -450,7 +452,7 @@ bool prepare_graph(const matching_input& in, gpu_start start, graph_sides sides,
     d.row_adj = device_buffer<vertex_t>(std::size_t(d.nnz));
   }
   greedy_scratch greedy;
-  if (start == gpu_start::greedy) greedy = greedy_scratch(d.m, d.n);
+  if (device_greedy(start)) greedy = greedy_scratch(d.m, d.n);
   stats->seconds_setup += clock.mark();
 
   load_rows(in, start, rows, d, s, stats);

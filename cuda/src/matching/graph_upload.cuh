@@ -67,9 +67,9 @@ std::size_t graph_bytes(const matching_input& in, gpu_start start, graph_sides s
 /// Puts the graph and its initial matching on the device: uploads the CSR
 /// (and the host's mates for gpu_start::host_mates), or uploads (host
 /// memory) and converts and checks the caller's raw CSR (std::invalid_argument
-/// naming the fault; the mates then come from gpu_start::greedy or empty),
-/// computes the greedy start on the
-/// device for gpu_start::greedy, then, only when that start is not already
+/// naming the fault; the mates then come from the device greedy or empty),
+/// computes the greedy start on the device for gpu_start::greedy and
+/// greedy_by_degree, then, only when that start is not already
 /// perfect on the smaller side and `sides` needs the CSC, uploads it (when
 /// `g` has it) or builds it on the device.  graph_sides::columns frees the
 /// CSR at the end.  Times go

@@ -30,7 +30,19 @@ enum class gpu_start : int {
   host_mates = 0,  ///< col4row / row4col hold it on entry (e.g. Karp-Sipser, computed on the host)
   greedy = 1,      ///< computed on the device (cheap greedy, cuda/src/matching/graph_upload.cu)
   empty = 2,       ///< none: every vertex starts unmatched
+  greedy_by_degree = 3,  ///< greedy, rows of fewer entries first (matching_options)
 };
+
+/// Whether the device computes the start (one of the greedy kinds).
+constexpr bool device_greedy(gpu_start start) {
+  return start == gpu_start::greedy || start == gpu_start::greedy_by_degree;
+}
+
+/// The device start that `options` ask for ("cheap" or "none").
+inline gpu_start device_start(const matching_options& options) {
+  if (options.init != matching_init::cheap) return gpu_start::empty;
+  return options.start_by_degree ? gpu_start::greedy_by_degree : gpu_start::greedy;
+}
 
 /// G-PR (paper 000).  The mates arrays hold the maximum matching on exit
 /// (and the initial one on entry when `start` is host_mates).  `g` may lack
