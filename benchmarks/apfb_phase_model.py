@@ -3,7 +3,7 @@
 Counts what the GPU kernels would do (edges scanned, BFS levels, phases), not
 time: level-synchronous BFS from the free rows (the searching side), the
 columns of a level in random order, a tree stopping at its first free column
-(GPUBFS-WR), one path per tree, the row-order greedy start.  Modes:
+(GPUBFS-WR), one path per tree, a greedy start.  Modes:
 
     scratch      the forest rebuilt from every free row in every phase
     graft-exact  live trees kept; their vertices that met a torn-down tree
@@ -12,6 +12,11 @@ columns of a level in random order, a tree stopping at its first free column
                  whenever any tree is torn down), as apfb_kernels.cuh keeps 4
 
     python benchmarks/apfb_phase_model.py --graphs rmat16 powerlaw16 --modes scratch graft-k4
+
+Starts (--starts): `id`, the papers' row-order greedy; `degree`, rows by
+(degree, id), as the device start where degrees are skewed; `degree-cols`,
+rows by (degree, id) each taking its free column of fewest entries (not on
+the device).  Each line gives the start's size and the maximum's.
 
 (benchmarks/NOTES.md, "APFB's tree grafting", quotes its counts.)  Pure
 Python: 2^16 vertices take seconds to a minute a mode.
@@ -32,11 +37,21 @@ GRAPHS = {
 }
 
 
-def greedy(ptr: list[int], adj: list[int], n_other: int) -> tuple[list[int], list[int]]:
-    """The row-order greedy start: each row takes its first free column."""
-    mate_row, mate_col = [-1] * (len(ptr) - 1), [-1] * n_other
-    for u in range(len(ptr) - 1):
-        for v in adj[ptr[u]:ptr[u + 1]]:
+def greedy(ptr: list[int], adj: list[int], n_other: int,
+           start: str = "id") -> tuple[list[int], list[int]]:
+    """The greedy start: rows in id or (degree, id) order, each takes its
+    first free column (`degree-cols`: its free column of fewest entries)."""
+    n = len(ptr) - 1
+    order = range(n) if start == "id" else sorted(range(n), key=lambda u: (ptr[u + 1] - ptr[u], u))
+    col_degree = [0] * n_other
+    for v in adj:
+        col_degree[v] += 1
+    mate_row, mate_col = [-1] * n, [-1] * n_other
+    for u in order:
+        row = adj[ptr[u]:ptr[u + 1]]
+        if start == "degree-cols":
+            row = sorted(row, key=lambda v: col_degree[v])
+        for v in row:
             if mate_col[v] == -1:
                 mate_row[u], mate_col[v] = v, u
                 break
@@ -51,12 +66,13 @@ def must_search_again(met: set[int], torn: set[int], mode: str) -> bool:
     return len(met) > slots or bool(met & torn)
 
 
-def run(graph, mode: str, seed: int = 0) -> dict:
+def run(graph, mode: str, start: str = "id", seed: int = 0) -> dict:
     """Phases of APFB-WR on `graph` (rows search); counts per phase."""
     rng = random.Random(seed)
     ptr, adj = graph.indptr.tolist(), graph.indices.tolist()
     n = len(ptr) - 1
-    mate_row, mate_col = greedy(ptr, adj, graph.shape[1])
+    mate_row, mate_col = greedy(ptr, adj, graph.shape[1], start)
+    start_size = sum(1 for x in mate_row if x != -1)
     root, pred = [-1] * n, [-1] * graph.shape[1]
     met: list[set[int]] = [set() for _ in range(n)]
     frontier = [u for u in range(n) if mate_row[u] == -1 and ptr[u + 1] > ptr[u]]
@@ -116,7 +132,7 @@ def run(graph, mode: str, seed: int = 0) -> dict:
             if root[u] == -1:
                 root[u] = u
     matched = sum(1 for x in mate_row if x != -1)
-    return {"matched": matched, "edges": edges, "levels": levels}
+    return {"start": start_size, "matched": matched, "edges": edges, "levels": levels}
 
 
 def main() -> None:
@@ -124,14 +140,16 @@ def main() -> None:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--graphs", nargs="+", default=["rmat16"], choices=sorted(GRAPHS))
     p.add_argument("--modes", nargs="+", default=["scratch", "graft-k4", "graft-exact"])
+    p.add_argument("--starts", nargs="+", default=["id"], choices=["id", "degree", "degree-cols"])
     args = p.parse_args()
     for name in args.graphs:
         graph = GRAPHS[name]().tocsr()
-        for mode in args.modes:
-            out = run(graph, mode)
-            print(f"{name:<11} {mode:<12} matched {out['matched']} phases {len(out['edges'])} "
-                  f"edges {sum(out['edges'])} {out['edges']} levels {sum(out['levels'])}",
-                  flush=True)
+        for start in args.starts:
+            for mode in args.modes:
+                out = run(graph, mode, start)
+                print(f"{name:<11} {start:<11} {mode:<12} start {out['start']} matched "
+                      f"{out['matched']} phases {len(out['edges'])} edges {sum(out['edges'])} "
+                      f"{out['edges']} levels {sum(out['levels'])}", flush=True)
 
 
 if __name__ == "__main__":
