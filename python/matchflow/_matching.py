@@ -247,7 +247,9 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
     init : {"karp-sipser", "cheap", "none"}, optional
         Initial matching the method starts from.  Default: "karp-sipser"
         for "pr" and "pdbfs", "cheap" (greedy, run in parallel for the
-        OpenMP methods) for the others: the fastest measured.
+        OpenMP methods) for the others: the fastest measured.  On a GPU,
+        "cheap" takes the rows in id order, or, on a host graph of skewed
+        degrees, rows of fewer entries first.
     relabel_k : float, optional
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).
