@@ -473,31 +473,22 @@ def test_gpu_stats_split_the_time(method):
 DIAGONAL_SEARCH_MAX = 4096
 
 
-# Rows of at most this many entries take their columns by preference in the
-# degree-ranked start (graph_upload_kernels.cuh, alone_walk).
-PREFERENCE_WALK_MAX = 32
-
-
-def _greedy_start_size(g: sp.csr_array, order: str = "degree") -> int:
-    """The device start, sequentially: rows by (degree, id) ("degree",
-    "degree-rows") or by id ("id"), each takes its diagonal column when it
-    has that entry, the column is free and the row holds at most
-    DIAGONAL_SEARCH_MAX entries, else its first free column in stored order,
-    or ("degree", rows of at most PREFERENCE_WALK_MAX entries) by fewest
-    column entries, then stored order (the papers' cheap matching, but for
-    the order and the diagonal's preference)."""
+def _greedy_start_size(g: sp.csr_array, by_degree: bool = True) -> int:
+    """The device start, sequentially: rows by (degree, id), or by id alone,
+    each takes its diagonal column when it has that entry, the column is free
+    and the row holds at most DIAGONAL_SEARCH_MAX entries, else its first
+    free column in stored order (the papers' cheap matching, but for the
+    order and the diagonal's preference)."""
     degrees = np.diff(g.indptr)
-    col_degrees = np.bincount(g.indices, minlength=g.shape[1])
     ids = np.arange(g.shape[0])
+    order = np.lexsort((ids, degrees)) if by_degree else ids
     taken = np.zeros(g.shape[1], dtype=bool)
-    for u in ids if order == "id" else np.lexsort((ids, degrees)):
+    for u in order:
         row = g.indices[g.indptr[u]:g.indptr[u + 1]]
         short = row.size <= DIAGONAL_SEARCH_MAX
         if short and u < g.shape[1] and u in row and not taken[u]:
             taken[u] = True
             continue
-        if order == "degree" and row.size <= PREFERENCE_WALK_MAX:
-            row = row[np.argsort(col_degrees[row], kind="stable")]
         for v in row:
             if not taken[v]:
                 taken[v] = True
@@ -518,12 +509,11 @@ def _long_row_with_its_diagonal(n: int = 6000) -> sp.csr_array:
 
 
 @pytest.mark.parametrize("method", GPU_ONLY)
-@pytest.mark.parametrize("order", ["degree", "degree-rows", "id"])
+@pytest.mark.parametrize("order", ["degree", "id"])
 def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
     """The device start (rounds of proposals, smallest (degree, id) wins, or
-    smallest id, the papers' row order; short rows walking by their columns'
-    entries or not; MATCHFLOW_START_ORDER forces one) is exactly the
-    sequential greedy in that order with the diagonal preferred:
+    smallest id, the papers' row order; MATCHFLOW_START_ORDER forces one) is
+    exactly the sequential greedy in that order with the diagonal preferred:
     same size on random, permuted, mesh and duplicate-laden graphs (some
     with diagonal entries by chance, some with rows of hundreds of entries,
     one past the diagonal's search); perfect on a mesh with its diagonal,
@@ -547,7 +537,7 @@ def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
     graphs.append(_long_row_with_its_diagonal())
     for g in graphs:
         g = sp.csr_array(g)
-        expected_start = _greedy_start_size(g, order)
+        expected_start = _greedy_start_size(g, by_degree=order == "degree")
         for _ in range(GPU_REPEATS):
             r = solve(g, method)
             assert r.stats.init_cardinality == expected_start
@@ -563,13 +553,11 @@ def test_gpu_start_is_the_sequential_greedy(method, order, monkeypatch):
 
 @pytest.mark.parametrize("method", GPU_ONLY)
 def test_gpu_start_ranks_rows_by_degree_where_degrees_are_skewed(method, monkeypatch):
-    """Left to itself, the device start ranks rows by (degree, id), short
-    rows taking their columns of fewest entries first, on skewed degrees
-    (power-law, R-MAT: rows and columns of one entry keep their partner) and
-    rows by id, columns in stored order, on near-regular graphs (uniform
-    random, a permuted grid); forced, the degree order matches the long path
-    perfectly (its last row, of one entry, first), where the row order
-    leaves its two ends to the solve."""
+    """Left to itself, the device start ranks rows by (degree, id) on skewed
+    degrees (power-law, R-MAT: rows of one entry keep their column) and by id
+    on near-regular graphs (uniform random, a permuted grid); forced, the degree
+    order matches the long path perfectly (its last row, of one entry,
+    first), where the row order leaves its two ends to the solve."""
     monkeypatch.delenv("MATCHFLOW_START_ORDER", raising=False)
     skewed = [generators.power_law(4000, degree=4.0, seed=1), generators.rmat(12, edge_factor=8,
                                                                               seed=1)]
@@ -578,15 +566,14 @@ def test_gpu_start_ranks_rows_by_degree_where_degrees_are_skewed(method, monkeyp
     regular = [generators.uniform_random(4000, degree=3.0, seed=1),
                generators.random_permutation(generators.grid_road(60, 60, p_delete=0.1, seed=1),
                                              seed=2)]
-    for g, order in [(g, "degree") for g in skewed] + [(g, "id") for g in regular]:
+    for g, by_degree in [(g, True) for g in skewed] + [(g, False) for g in regular]:
         g = sp.csr_array(g)
-        sizes = {o: _greedy_start_size(g, o) for o in ("degree", "degree-rows", "id")}
-        assert len(set(sizes.values())) == 3  # the graph tells the three apart
+        assert _greedy_start_size(g, True) != _greedy_start_size(g, False)
         r = solve(g, method)
-        assert r.stats.init_cardinality == sizes[order]
+        assert r.stats.init_cardinality == _greedy_start_size(g, by_degree)
         assert_maximum_matching(g, r)
     path = generators.long_path(50)  # a chain of 50 displacements, under the round cap
-    for order, size in (("degree", 50), ("degree-rows", 50), ("id", 49)):
+    for order, size in (("degree", 50), ("id", 49)):
         monkeypatch.setenv("MATCHFLOW_START_ORDER", order)
         r = solve(path, method)
         assert r.stats.init_cardinality == size

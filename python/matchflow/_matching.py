@@ -135,11 +135,10 @@ def _skewed_degrees(graph: _Sized) -> bool:
 # BFS trees across phases): on R-MAT and power-law graphs of 2^20-2^22
 # vertices its solve took 9-22% less time, on uniform random ones 7-30% more
 # (later phases there take longer paths): NOTES.md, "APFB's tree grafting".
-# And the GPU's cheap start ranks rows by degree, short rows taking their
-# columns of fewest entries first, so that rows and columns of one entry
-# keep their partner: APFB on the GPU there -16% to -29% (rows by degree
-# alone), where naturally ordered meshes and RGGs lost their start's short
-# chains (NOTES.md, "The device start").
+# And the GPU's cheap start ranks rows by degree, so that rows of one entry
+# keep their column: APFB's solve there -13% to -25%, where naturally
+# ordered meshes and RGGs lost their start's short chains (NOTES.md, "The
+# device start").
 _GRAFT_BFS_CODE = 2
 
 
@@ -250,8 +249,7 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
         for "pr" and "pdbfs", "cheap" (greedy, run in parallel for the
         OpenMP methods) for the others: the fastest measured.  On a GPU,
         "cheap" takes the rows in id order, or, on a host graph of skewed
-        degrees, rows of fewer entries first, each taking its columns of
-        fewer entries first.
+        degrees, rows of fewer entries first.
     relabel_k : float, optional
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).

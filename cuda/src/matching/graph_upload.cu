@@ -91,58 +91,36 @@ struct greedy_scratch {
   device_buffer<offset_t> cursor;        ///< per row: next column to propose to
   device_buffer<vertex_t> rows[2];       ///< rows looking in the next round (ping-pong)
   device_buffer<upload::rank_t> holder;  ///< per column: the rank of the row holding it
-  device_buffer<unsigned> col_degree;    ///< per column: its entries (walks by preference)
   device_buffer<int> looking;            ///< length of the list being filled
   device_buffer<unsigned long long> matched;
   greedy_scratch(vertex_t m, vertex_t n)
       : cursor(std::size_t(m)),
         rows{device_buffer<vertex_t>(std::size_t(m)), device_buffer<vertex_t>(std::size_t(m))},
         holder(std::size_t(n)),
-        col_degree(std::size_t(n)),
         looking(1),
         matched(1) {}
   greedy_scratch() = default;
   static std::size_t bytes(vertex_t m, vertex_t n) {
     return std::size_t(m) * (sizeof(offset_t) + 2 * sizeof(vertex_t)) +
-           std::size_t(n) * (sizeof(upload::rank_t) + sizeof(unsigned)) + 64;
+           std::size_t(n) * sizeof(upload::rank_t) + 64;
   }
 };
 
-/// The start's order (graph_upload_kernels.cuh, "Deviations").
-struct start_order {
-  bool by_degree = false;    ///< rows ranked by (degree, id), else by id
-  bool prefer_cols = false;  ///< short rows take their columns of fewest entries first
-};
-
-/// The order `start` asks for; MATCHFLOW_START_ORDER = degree / degree-rows /
-/// id forces both deviations / the rows' rank alone / neither, for A/B runs
-/// and tests.
-start_order order_of(gpu_start start) {
-  switch (matchflow::detail::env_choice("MATCHFLOW_START_ORDER",
-                                        {"auto", "degree", "degree-rows", "id"})) {
-    case 1: return {true, true};
-    case 2: return {true, false};
-    case 3: return {};
-    default: {
-      const bool skewed = start == gpu_start::greedy_by_degree;
-      return {skewed, skewed};
-    }
+/// Whether the start ranks rows by degree, then id (graph_upload_kernels.cuh,
+/// "Deviations"), as `start` asks; MATCHFLOW_START_ORDER = degree / id forces
+/// one order, for A/B runs and tests.
+bool start_by_degree(gpu_start start) {
+  switch (matchflow::detail::env_choice("MATCHFLOW_START_ORDER", {"auto", "degree", "id"})) {
+    case 1: return true;
+    case 2: return false;
+    default: return start == gpu_start::greedy_by_degree;
   }
-}
-
-/// The grid of a grid-stride pass over the entries that ends in atomics on
-/// per-column counters: a few blocks per SM.
-unsigned column_count_blocks(offset_t nnz) {
-  int sms = 1, device = 0;
-  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
-  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::min<unsigned>(blocks_for(nnz), unsigned(sms) * 8);
 }
 
 /// Step 2, the greedy start (graph_upload_kernels.cuh): rounds of proposals
 /// until no row is displaced (or max_greedy_rounds, then the first-come
 /// greedy for the rest), the mates, their count read back.
-std::int64_t greedy_start(device_graph& d, greedy_scratch& g, start_order order, cudaStream_t s,
+std::int64_t greedy_start(device_graph& d, greedy_scratch& g, bool by_degree, cudaStream_t s,
                           matching_stats* stats) {
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(g.cursor.data(), d.row_ptr.data(),
                                      std::size_t(d.m) * sizeof(offset_t), cudaMemcpyDeviceToDevice,
@@ -154,23 +132,14 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, start_order order,
   pinned_value<int> readback;      // rows still looking
   const auto diagonal_max = static_cast<offset_t>(matchflow::detail::env_number(
       "MATCHFLOW_START_DIAGONAL_MAX", double(upload::diagonal_search_max), 0));
-  const unsigned* col_degree = nullptr;  // stored order
-  if (order.prefer_cols) {
-    g.col_degree.fill_bytes(0, s);
-    upload::count_columns_kernel<<<column_count_blocks(d.nnz), threads_per_block, 0, s>>>(
-        d.nnz, d.row_adj.data(), g.col_degree.data());
-    MATCHFLOW_CUDA_CHECK_LAUNCH();
-    ++stats->kernel_launches;
-    col_degree = g.col_degree.data();
-  }
   int looking = d.m;
   int round = 0;
   for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
     vertex_t* next = g.rows[round % 2].data();
     g.looking.fill_bytes(0, s);
     upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, d.n, diagonal_max, order.by_degree, col_degree, rows, d.row_ptr.data(),
-        d.row_adj.data(), g.cursor.data(), g.holder.data(), next, g.looking.data());
+        looking, d.n, diagonal_max, by_degree, rows, d.row_ptr.data(), d.row_adj.data(),
+        g.cursor.data(), g.holder.data(), next, g.looking.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(
         cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -184,8 +153,8 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, start_order order,
   stats->kernel_launches += round + 1;
   if (looking > 0) {  // capped: the first-come greedy finishes
     upload::greedy_kernel<<<blocks_for(d.m), threads_per_block, 0, s>>>(
-        d.m, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), order.prefer_cols,
-        d.col4row.data(), d.row4col.data(), g.matched.data());
+        d.m, d.row_ptr.data(), d.row_adj.data(), g.cursor.data(), d.col4row.data(),
+        d.row4col.data(), g.matched.data());
     MATCHFLOW_CUDA_CHECK_LAUNCH();
     ++stats->kernel_launches;
   }
@@ -227,7 +196,11 @@ void build_columns(device_graph& d, transpose_scratch& scratch, cudaStream_t s,
                                                     row_of.data(), max_op{}, nnz, s));
   // 2. column offsets
   d.col_ptr.fill_bytes(0, s);
-  upload::count_columns_kernel<<<column_count_blocks(nnz), threads_per_block, 0, s>>>(
+  int sms = 1, device = 0;
+  MATCHFLOW_CUDA_TRY(cudaGetDevice(&device));
+  MATCHFLOW_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const unsigned count_blocks = std::min<unsigned>(blocks_for(nnz), unsigned(sms) * 8);
+  upload::count_columns_kernel<<<count_blocks, threads_per_block, 0, s>>>(
       nnz, d.row_adj.data(), reinterpret_cast<unsigned long long*>(d.col_ptr.data()));
   MATCHFLOW_CUDA_CHECK_LAUNCH();
   bytes = temp_bytes;
@@ -421,7 +394,7 @@ void start_matching(const matching_input& in, gpu_start start, device_graph& d,
                     greedy_scratch& greedy, cudaStream_t s, phase_clock& clock,
                     matching_stats* stats) {
   if (device_greedy(start)) {
-    d.init_cardinality = greedy_start(d, greedy, order_of(start), s, stats);
+    d.init_cardinality = greedy_start(d, greedy, start_by_degree(start), s, stats);
     stats->init_cardinality = d.init_cardinality;
     stats->seconds_init += clock.mark();
     greedy = greedy_scratch();

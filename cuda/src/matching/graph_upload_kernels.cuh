@@ -22,17 +22,12 @@
 // (serial dictatorship: a pair (u, v) that u prefers to its mate was taken
 // by a smaller key).
 // Deviations from the papers' greedy:
-//  * Where the host asks for it (skewed degrees), the key is (degree, id),
-//    so rows of few entries choose first (the papers' order is by id
-//    alone), and rows of at most alone_walk entries take their columns in
-//    order of (column degree, position) rather than stored order
-//    (walk_by_preference): a row of one entry that a longer row beat to its
-//    column can match nothing else, nor a column of one entry that its row
-//    passed over.  In a model of the phases on R-MAT 2^16 the row-order
-//    greedy left 2675 of the maximum's pairs to the solve, the degree order
-//    640, with the columns' preference 212 (benchmarks/NOTES.md, "The
-//    device start").  MATCHFLOW_START_ORDER = id / degree-rows / degree
-//    forces the papers' order / the rows' rank alone / both.
+//  * The key is (degree, id), so rows of few entries choose first (the
+//    papers' order is by id alone).  A row of one entry that a longer row
+//    beat to its column can match nothing else; on R-MAT 2^18 (edge factor
+//    16) the row-order greedy left 12.6k of the maximum matching's pairs to
+//    the solve, the degree order 3.2k (benchmarks/NOTES.md, "The device
+//    start").  MATCHFLOW_START_ORDER=id restores the papers' order.
 //  * A row with its diagonal entry (u, u) prefers column u first, then the
 //    stored order (rows of at most diagonal_search_max entries: a longer
 //    row, a hub of a skewed graph, would read all of it for an entry it
@@ -132,52 +127,6 @@ __device__ inline offset_t walk_alone(vertex_t u, rank_t key, offset_t e, offset
   return e;
 }
 
-/// A short row's preference for its entry at `position` (< alone_walk, from
-/// the row's start) holding column v: fewer column entries first, then
-/// stored order.  Unique within the row, so a walk can resume after the
-/// entry it held.  (A count past 2^32 entries wraps: a worse order, still
-/// every entry tried.)
-constexpr offset_t no_preference = INT64_MAX;
-__device__ inline offset_t preference(const unsigned* col_degree, vertex_t v, offset_t position) {
-  return (offset_t(col_degree[v]) << 31) | position;
-}
-
-/// Row u's walk in preference order (a row of at most alone_walk entries,
-/// [b, end), on one thread): first (round 0, `diagonal`) its diagonal column
-/// if it has that entry, then its columns by preference from `from` until
-/// it holds one.  Returns the preference of the entry it holds (0 for the
-/// diagonal: a displaced u walks them all again), or no_preference.  Each
-/// step reads the whole row for the next preference, at most alone_walk^2
-/// loads for a row that loses every proposal.
-__device__ inline offset_t walk_by_preference(vertex_t u, rank_t key, offset_t b, offset_t end,
-                                              offset_t from, bool diagonal, const vertex_t* row_adj,
-                                              const unsigned* col_degree, rank_t* holder,
-                                              vertex_t* next_rows, int* next_count) {
-  if (diagonal)
-    for (offset_t d = b; d < end; ++d) {
-      if (row_adj[d] != u) continue;
-      if (propose(key, u, holder, next_rows, next_count)) return 0;
-      break;
-    }
-  for (offset_t least = from;;) {
-    offset_t best = no_preference;
-    vertex_t best_v = -1;
-    for (offset_t j = b; j < end; ++j) {
-      const vertex_t v = row_adj[j];
-      const offset_t p = preference(col_degree, v, j - b);
-      if (p >= least && p < best) {
-        best = p;
-        best_v = v;
-      }
-    }
-    if (best == no_preference) return best;
-    if (!held_by_smaller(holder, best_v, key) &&
-        propose(key, best_v, holder, next_rows, next_count))
-      return best;
-    least = best + 1;
-  }
-}
-
 /// walk_alone by the whole warp (every lane calls it with the same row): 32
 /// entries a pass, the open columns found by a ballot and proposed to in
 /// order, one lane at a time, so the result is walk_alone's.
@@ -219,37 +168,30 @@ __device__ inline offset_t walk_together(vertex_t u, rank_t key, offset_t e, off
 /// entries first proposing to its diagonal column if it has that entry),
 /// else rows[i].  Each walks its columns from cursor[u] until it holds one
 /// or runs out (cursor[u] = row_ptr[u + 1]); rows with more than alone_walk
-/// entries left are walked by the warp together, one after another.  With
-/// `col_degree` (not null), rows of at most alone_walk entries walk by
-/// preference instead, cursor[u] then the preference they hold (ignored in
-/// round 0, where it is the row's start).  Rows u displaces go to
-/// next_rows.  Every lane stays to the end (the warp's walks).
+/// entries left are walked by the warp together, one after another.  Rows u
+/// displaces go to next_rows.  Every lane stays to the end (the warp's
+/// walks).
 /// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
 /// safe: cursor[u] (one writer: u's lane; u looks at most once per round,
 /// as a row is displaced at most once per round: it holds one column, and
 /// only the atomicMin that replaces it there returns its rank).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
     vertex_t count, vertex_t n_cols, offset_t diagonal_max, bool by_degree,
-    const unsigned* __restrict__ col_degree, const vertex_t* __restrict__ rows,
-    const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
-    offset_t* __restrict__ cursor, rank_t* holder, vertex_t* next_rows, int* next_count) {
+    const vertex_t* __restrict__ rows, const offset_t* __restrict__ row_ptr,
+    const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, rank_t* holder,
+    vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool mine = i < count;
   const vertex_t u = mine ? (rows ? rows[i] : vertex_t(i)) : 0;
   const offset_t e = mine ? cursor[u] : 0;
-  const offset_t b = mine ? row_ptr[u] : 0, end = mine ? row_ptr[u + 1] : 0;
-  const rank_t key = mine ? rank_of(u, end - b, by_degree) : no_holder;
+  const offset_t end = mine ? row_ptr[u + 1] : 0;
+  const rank_t key = mine ? rank_of(u, end - row_ptr[u], by_degree) : no_holder;
   // Round 0 (see the file comment); e is the row's start then.
-  const bool diagonal = !rows && u < n_cols && end - b <= diagonal_max;
-  const bool by_preference = mine && col_degree != nullptr && end - b <= alone_walk;
-  const bool together = mine && !by_preference && end - e > alone_walk;
-  if (by_preference) {
-    cursor[u] = walk_by_preference(u, key, b, end, rows ? e : 0, diagonal, row_adj, col_degree,
-                                   holder, next_rows, next_count);
-  } else if (mine && !together) {
+  const bool diagonal = !rows && u < n_cols && end - e <= diagonal_max;
+  const bool together = mine && end - e > alone_walk;
+  if (mine && !together)
     cursor[u] = walk_alone(u, key, e, end, diagonal, row_adj, holder, next_rows, next_count);
-  }
   for (unsigned rest = __ballot_sync(all, together); rest; rest &= rest - 1) {
     const int owner = __ffs(rest) - 1;
     const offset_t at = walk_together(__shfl_sync(all, u, owner), __shfl_sync(all, key, owner),
@@ -280,22 +222,20 @@ __global__ __launch_bounds__(threads_per_block) void holders_to_mates_kernel(
 
 /// First-come greedy for the rows still unmatched (col4row[u] = -1) after
 /// max_greedy_rounds.  Thread mapping: one thread per row.  Each walks its
-/// columns from cursor[u] (the columns before it are held), or from its
-/// start with `from_start` (the rounds walked by preference, whose cursors
-/// are no positions), and claims the first free one with
-/// atomicCAS(row4col[v], -1, u).  The result is maximal: a row left
-/// unmatched saw each of its columns held.
+/// columns from cursor[u] (the columns before it are held) and claims the
+/// first free one with atomicCAS(row4col[v], -1, u).  The result is maximal:
+/// a row left unmatched saw each of its columns held.
 /// sync: row4col (atomicCAS; relaxed pre-check), *matched (one atomicAdd per block).
 /// safe: col4row[u] (one writer: u's thread), row_ptr, row_adj, cursor (read only).
 __global__ __launch_bounds__(threads_per_block) void greedy_kernel(
     vertex_t m, const offset_t* __restrict__ row_ptr, const vertex_t* __restrict__ row_adj,
-    const offset_t* __restrict__ cursor, bool from_start, vertex_t* __restrict__ col4row,
-    vertex_t* row4col, unsigned long long* matched) {
+    const offset_t* __restrict__ cursor, vertex_t* __restrict__ col4row, vertex_t* row4col,
+    unsigned long long* matched) {
   const std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   bool claimed = false;
   if (u < m && col4row[u] == -1) {
     const offset_t end = row_ptr[u + 1];
-    for (offset_t e = from_start ? row_ptr[u] : cursor[u]; e < end; ++e) {
+    for (offset_t e = cursor[u]; e < end; ++e) {
       const vertex_t v = row_adj[e];
       if (atomic_read(&row4col[v]) != -1) continue;  // cheap test before the CAS
       if (atomicCAS(&row4col[v], vertex_t{-1}, vertex_t(u)) == -1) {
@@ -335,15 +275,13 @@ struct max_op {
   __device__ vertex_t operator()(vertex_t a, vertex_t b) const { return a > b ? a : b; }
 };
 
-/// Thread mapping: grid-stride loop over the edges.  (Also the start's
-/// column degrees, walk_by_preference, as unsigned.)
+/// Thread mapping: grid-stride loop over the edges.
 /// sync: counts (atomicAdd).  safe: row_adj (read only).
-template <class Count>
 __global__ __launch_bounds__(threads_per_block) void count_columns_kernel(
-    offset_t nnz, const vertex_t* __restrict__ row_adj, Count* counts) {
+    offset_t nnz, const vertex_t* __restrict__ row_adj, unsigned long long* counts) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   for (std::int64_t e = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < nnz; e += stride) {
-    atomicAdd(&counts[row_adj[e]], Count{1});
+    atomicAdd(&counts[row_adj[e]], 1ull);
   }
 }
 
