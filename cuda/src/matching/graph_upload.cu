@@ -14,9 +14,9 @@
 //      are and convert them to int64 offsets / int32 ids in one pass on the
 //      device that checks them (load_raw_csr; graph_upload_kernels.cuh): no
 //      pass over the arrays on the host, and int32 offsets travel as int32;
-//   2. initial matching: a greedy of the papers' kind (rows ranked by
-//      degree, then id), computed in parallel rounds of proposals
-//      (graph_upload_kernels.cuh), or the host's mates
+//   2. initial matching: the papers' greedy (rows in id order, or by
+//      (degree, id) where the degrees are skewed), computed in parallel
+//      rounds of proposals (graph_upload_kernels.cuh), or the host's mates
 //      when the caller computed them (Karp-Sipser), or none;
 //   3. only when that matching is not perfect on the smaller side and the
 //      method solves on the columns: the CSC,
@@ -27,9 +27,9 @@
 //
 // Paper 000 (G-PR) and paper 004 (APFB/APsB) both take the graph and the
 // cheap matching as given on the device; everything here is outside what
-// they time.  Their cheap matching is sequential, rows in id order; ours is
-// the same greedy with rows in (degree, id) order, computed in parallel (see
-// graph_upload_kernels.cuh).
+// they time.  Their cheap matching is sequential; ours is the same greedy
+// (on skewed degrees with rows in (degree, id) order), computed in parallel
+// (see graph_upload_kernels.cuh).
 //
 // Timing: each phase ends with a stream synchronize and is added to its
 // stats field (seconds_transfer, seconds_init, seconds_transpose;

@@ -22,12 +22,16 @@
 // (serial dictatorship: a pair (u, v) that u prefers to its mate was taken
 // by a smaller key).
 // Deviations from the papers' greedy:
-//  * The key is (degree, id), so rows of few entries choose first (the
+//  * Where the host asks for it (skewed degrees: gpu_start::greedy_by_degree),
+//    the key is (degree, id), so rows of few entries choose first (the
 //    papers' order is by id alone).  A row of one entry that a longer row
-//    beat to its column can match nothing else; on R-MAT 2^18 (edge factor
-//    16) the row-order greedy left 12.6k of the maximum matching's pairs to
-//    the solve, the degree order 3.2k (benchmarks/NOTES.md, "The device
-//    start").  MATCHFLOW_START_ORDER=id restores the papers' order.
+//    beat to its column can match nothing else: in a model of the phases on
+//    R-MAT 2^16 the row-order greedy left 2675 of the maximum matching's
+//    pairs to the solve, the degree order 640, and on the H200 gpu-apfb's
+//    time on the GPU fell 16-29% on power-law and R-MAT graphs; on natural
+//    meshes and RGGs, whose row order keeps the chains of displacements
+//    short, it rose (benchmarks/NOTES.md, "The device start").
+//    MATCHFLOW_START_ORDER = degree / id forces one order.
 //  * A row with its diagonal entry (u, u) prefers column u first, then the
 //    stored order (rows of at most diagonal_search_max entries: a longer
 //    row, a hub of a skewed graph, would read all of it for an entry it
