@@ -166,7 +166,8 @@ def _default_init(method: str) -> str:
     the CPU"): Karp-Sipser for "pr" and "pdbfs" (over the rows in parallel
     for P-DBFS: no transpose); the greedy one for "msbfs-graft", whose whole
     solve the sequential Karp-Sipser pass outweighs.  GPU methods keep the
-    papers' cheap one."""
+    papers' cheap one (on skewed degrees with rows of fewer entries first:
+    _skewed_choices)."""
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
