@@ -633,6 +633,25 @@ def test_gpu_auto_method_on_skewed_degrees(log2):
         assert _auto_method(_raw_csr(g), "cuda") == "gpu-pr"
 
 
+def test_skewed_degrees_ask_for_grafting_and_the_degree_start():
+    """Where `auto`'s skew test holds, the host asks the GPU methods for the
+    degree-ranked start, and gpu-apfb with GPUBFS-WR for grafting (BFS code
+    2); elsewhere, and for the CPU methods, neither.  No GPU needed to ask."""
+    from matchflow._matching import _raw_csr, _skewed_choices, _tuning
+    from matchflow._validation import as_bipartite
+    skewed = generators.power_law(1 << 14, degree=4.0, seed=1)
+    uniform = generators.uniform_random(1 << 14, degree=3.0, seed=1)
+    wr, plain = _tuning(), _tuning(bfs="gpubfs")
+    for form in (as_bipartite, _raw_csr):
+        assert _skewed_choices(form(skewed), "gpu-apfb", wr) == (2, True)
+        assert _skewed_choices(form(skewed), "gpu-apfb", plain) == (0, True)
+        assert _skewed_choices(form(skewed), "gpu-apsb", wr) == (1, True)
+        assert _skewed_choices(form(skewed), "gpu-pr", wr) == (1, True)
+        assert _skewed_choices(form(skewed), "msbfs-graft", wr) == (1, False)
+        assert _skewed_choices(form(uniform), "gpu-apfb", wr) == (1, False)
+        assert _skewed_choices(form(uniform), "gpu-pr", wr) == (1, False)
+
+
 def test_gil_is_released():
     """A Python thread keeps running while another matches (CPU methods)."""
     g = generators.uniform_random(300_000, degree=3, seed=2)
