@@ -136,9 +136,9 @@ def _skewed_degrees(graph: _Sized) -> bool:
 # vertices its solve took 9-22% less time, on uniform random ones 7-30% more
 # (later phases there take longer paths): NOTES.md, "APFB's tree grafting".
 # And the GPU's cheap start ranks rows by degree, so that rows of one entry
-# keep their column: APFB's solve there -13% to -25%, where naturally
-# ordered meshes and RGGs lost their start's short chains (NOTES.md, "The
-# device start").
+# keep their column: gpu-apfb's time on the GPU there -16% to -29%, where
+# naturally ordered meshes and RGGs lost their start's short chains
+# (NOTES.md, "The device start").
 _GRAFT_BFS_CODE = 2
 
 
