@@ -157,17 +157,14 @@ def solver_list(args) -> list[dict]:
         for t in counts:
             label = m if t is None else f"{m}/t{t}"
             solvers.append(dict(label=label, method=m, device="cpu", threads=t, kind="cpu"))
-    if _device.cuda_available():
-        for m in GPU_METHODS:
-            solvers.append(dict(label=m, method=m, device="cuda", threads=None, kind="gpu"))
-            for name, value in (spec.split("=", 1) for spec in args.gpu_env):
-                solvers.append(dict(label=f"{m}[{value}]", method=m, device="cuda",
-                                    threads=None, kind="gpu", env={name: value}))
-    solvers.append(dict(label="auto", method="auto", device="auto", threads=None, kind="auto"))
-    if _device.cuda_available():
-        for name, value in (spec.split("=", 1) for spec in args.gpu_env):
-            solvers.append(dict(label=f"auto[{value}]", method="auto", device="auto",
-                                threads=None, kind="auto", env={name: value}))
+    # Each GPU method and `auto` also run once per --gpu-env setting: METHOD[VALUE].
+    env_settings = [spec.split("=", 1) for spec in args.gpu_env] if _device.cuda_available() else []
+    gpu = [(m, "cuda", "gpu") for m in GPU_METHODS] if _device.cuda_available() else []
+    for m, device, kind in gpu + [("auto", "auto", "auto")]:
+        solvers.append(dict(label=m, method=m, device=device, threads=None, kind=kind))
+        for name, value in env_settings:
+            solvers.append(dict(label=f"{m}[{value}]", method=m, device=device, threads=None,
+                                kind=kind, env={name: value}))
     if args.methods:
         wanted = set(args.methods)
         solvers = [s for s in solvers if s["label"] in wanted
