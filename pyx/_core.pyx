@@ -231,14 +231,14 @@ def sum_capacities(const capacity_element_t[::1] caps, const int32_t[::1] heads,
 
 
 cdef matching_options _matching_options(int init, int threads, double relabel_k,
-                                        int bfs_kernel, bint start_by_degree, int thread_layout,
+                                        int bfs_kernel, bint skewed_degrees, int thread_layout,
                                         int device, bint paper_structure):
     cdef matching_options opt
     opt.threads = threads
     opt.init = <matching_init>init
     opt.relabel_k = relabel_k
     opt.bfs_kernel = bfs_kernel
-    opt.start_by_degree = start_by_degree
+    opt.skewed_degrees = skewed_degrees
     opt.thread_layout = thread_layout
     opt.device = device
     opt.paper_structure = paper_structure
@@ -247,12 +247,12 @@ cdef matching_options _matching_options(int init, int threads, double relabel_k,
 
 def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
              int n_cols, int method, int init, int threads, double relabel_k,
-             int bfs_kernel, bint start_by_degree, int thread_layout, int device,
+             int bfs_kernel, bint skewed_degrees, int thread_layout, int device,
              bint paper_structure):
     """Maximum matching; returns (col4row, row4col, stats)."""
     cdef bipartite_view g = _bipartite(row_ptr, row_adj, n_cols)
     cdef matching_options opt = _matching_options(init, threads, relabel_k, bfs_kernel,
-                                                  start_by_degree, thread_layout, device,
+                                                  skewed_degrees, thread_layout, device,
                                                   paper_structure)
     col4row = np.empty(g.rows.n, dtype=np.int32)
     row4col = np.empty(g.cols.n, dtype=np.int32)
@@ -268,7 +268,7 @@ def matching(const int64_t[::1] row_ptr, const int32_t[::1] row_adj,
 
 def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int index_bytes,
                  int64_t nnz, int n_rows, int n_cols, bint on_device, int method, int init,
-                 double relabel_k, int bfs_kernel, bint start_by_degree, int thread_layout,
+                 double relabel_k, int bfs_kernel, bint skewed_degrees, int thread_layout,
                  int device, bint paper_structure, uintptr_t stream, uintptr_t col4row,
                  uintptr_t row4col):
     """Maximum matching (GPU methods) of a CSR given by addresses of the
@@ -286,7 +286,7 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
     g.index_bytes = index_bytes
     g.on_device = on_device
     cdef matching_options opt = _matching_options(init, 0, relabel_k, bfs_kernel,
-                                                  start_by_degree, thread_layout, device,
+                                                  skewed_degrees, thread_layout, device,
                                                   paper_structure)
     cdef matching_stats stats
     cdef status st
@@ -296,6 +296,26 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
     _check(st)
     return stats
 
+
+def sampled_row_offsets(uintptr_t indptr, int offset_bytes, int n_rows, int64_t step, int device,
+                        uintptr_t stream):
+    """(starts, ends): the offsets of rows 0, step, 2 step, ... of a CSR in
+    GPU memory, read on `stream`."""
+    cdef raw_csr g
+    g.n_rows = n_rows
+    g.indptr = <const void*>indptr
+    g.offset_bytes = offset_bytes
+    g.on_device = True
+    count = (n_rows + step - 1) // step
+    starts = np.empty(count, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    cdef int64_t* first = _mutable_data_or_null[int64_t](starts)
+    cdef int64_t* last = _mutable_data_or_null[int64_t](ends)
+    cdef status st
+    with nogil:
+        st = sample_row_offsets(g, step, device, stream, first, last)
+    _check(st)
+    return starts, ends
 
 # ---- maximum flow ---------------------------------------------------------------
 

@@ -84,7 +84,7 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
         int thread_layout
         int device
         bint paper_structure
-        bint start_by_degree
+        bint skewed_degrees
     cdef struct matching_stats:
         double seconds_init, seconds_solve, seconds_transfer, seconds_transpose
         double seconds_setup, seconds_per_launch
@@ -96,6 +96,8 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_matching_raw(const raw_csr& g, matching_method method,
                               const matching_options& options, uintptr_t stream,
                               int32_t* col4row, int32_t* row4col, matching_stats* stats)
+    status sample_row_offsets(const raw_csr& g, int64_t step, int device, uintptr_t stream,
+                              int64_t* starts, int64_t* ends)
 
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:

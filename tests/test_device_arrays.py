@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import structural_rank as scipy_rank
 
 import matchflow
+from matchflow import generators
 from matchflow import _device_arrays as darr
 
 from conftest import GPU_REPEATS
@@ -246,6 +247,31 @@ def test_matching_from_torch_sparse_csr():
     r = matchflow.maximum_matching(t)
     assert _kind_ok("torch", r.col4row)
     _check_matching(g, _to_host(r.col4row), _to_host(r.row4col), scipy_rank(g))
+
+
+@requires_gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("ptr_dtype", [np.int32, np.int64])
+def test_device_offsets_are_sampled_as_host_ones(lib, ptr_dtype):
+    """The skew test reads the same rows' offsets from GPU memory (one strided
+    copy) as from host memory, at steps of 1, 2 and with a short last one,
+    and so reaches the same answer: a power-law graph skewed, a uniform
+    random one not."""
+    from matchflow._matching import _raw_csr, _sampled_offsets, _skewed_degrees
+    graphs = [sp.csr_array(sp.random_array((rows, 50), density=0.05, rng=rows))
+              for rows in (1, 7, 4096, 4097, 8192, 12345)]
+    skewed = generators.power_law(1 << 17, degree=4.0, seed=1)
+    uniform = generators.uniform_random(1 << 17, degree=3.0, seed=1)
+    for g in graphs + [skewed, uniform, sp.csr_array((0, 5))]:
+        dev = darr.sparse_pattern((_to_device(lib, g.indptr.astype(ptr_dtype)),
+                                   _to_device(lib, g.indices), g.shape))
+        host = _raw_csr(g)
+        got, want = _sampled_offsets(dev), _sampled_offsets(host)
+        assert (got is None) == (want is None) == (g.shape[0] == 0)
+        for a, b in zip(got or (), want or ()):
+            assert a.dtype == np.int64 and np.array_equal(a, b)
+        assert _skewed_degrees(dev) == _skewed_degrees(host)
+        assert _skewed_degrees(dev) == (g is skewed)
 
 
 @requires_gpu

@@ -634,22 +634,56 @@ def test_gpu_auto_method_on_skewed_degrees(log2):
 
 
 def test_skewed_degrees_ask_for_grafting_and_the_degree_start():
-    """Where `auto`'s skew test holds, the host asks the GPU methods for the
-    degree-ranked start, and gpu-apfb with GPUBFS-WR for grafting (BFS code
-    2); elsewhere, and for the CPU methods, neither.  No GPU needed to ask."""
-    from matchflow._matching import _raw_csr, _skewed_choices, _tuning
+    """Where `auto`'s skew test holds, the host tells the GPU methods that the
+    degrees are skewed (the core then ranks the start's rows by degree, and
+    gpu-apfb with GPUBFS-WR grafts); elsewhere, and to the CPU methods, not.
+    No GPU needed to tell."""
+    from matchflow._matching import _raw_csr, _skewed
     from matchflow._validation import as_bipartite
     skewed = generators.power_law(1 << 14, degree=4.0, seed=1)
     uniform = generators.uniform_random(1 << 14, degree=3.0, seed=1)
-    wr, plain = _tuning(), _tuning(bfs="gpubfs")
     for form in (as_bipartite, _raw_csr):
-        assert _skewed_choices(form(skewed), "gpu-apfb", wr) == (2, True)
-        assert _skewed_choices(form(skewed), "gpu-apfb", plain) == (0, True)
-        assert _skewed_choices(form(skewed), "gpu-apsb", wr) == (1, True)
-        assert _skewed_choices(form(skewed), "gpu-pr", wr) == (1, True)
-        assert _skewed_choices(form(skewed), "msbfs-graft", wr) == (1, False)
-        assert _skewed_choices(form(uniform), "gpu-apfb", wr) == (1, False)
-        assert _skewed_choices(form(uniform), "gpu-pr", wr) == (1, False)
+        for method in GPU_METHODS:
+            assert _skewed(form(skewed), method)
+            assert not _skewed(form(uniform), method)
+        assert not _skewed(form(skewed), "msbfs-graft")
+
+
+@pytest.mark.cuda
+def test_device_graph_of_skewed_degrees(monkeypatch):
+    """A graph in GPU memory is sampled for skew as a host one is (its offsets
+    read by one strided copy): a power-law graph under 4 edges a row gets
+    gpu-apfb from `auto`, the degree-ranked start, and grafting (from no
+    start, its launches fit the count with grafting forced); a uniform
+    random one gets gpu-pr and the row order."""
+    cupy = pytest.importorskip("cupy")
+    from types import SimpleNamespace
+    monkeypatch.delenv("MATCHFLOW_START_ORDER", raising=False)
+    monkeypatch.delenv("MATCHFLOW_AP_GRAFT", raising=False)
+
+    def on_device(g, **kwargs):
+        r = matchflow.maximum_matching((cupy.asarray(g.indptr), cupy.asarray(g.indices), g.shape),
+                                       **kwargs)
+        assert_maximum_matching(g, SimpleNamespace(
+            col4row=r.col4row.get(), row4col=r.row4col.get(), cardinality=r.cardinality))
+        return r
+
+    skewed = generators.power_law(1 << 13, degree=4.0, seed=2)
+    uniform = generators.uniform_random(1 << 13, degree=3.0, seed=2)
+    for g, method, by_degree in ((skewed, "gpu-apfb", True), (uniform, "gpu-pr", False)):
+        assert _greedy_start_size(g, True) != _greedy_start_size(g, False)
+        for _ in range(GPU_REPEATS):
+            r = on_device(g)
+            assert r.method == method
+            assert r.stats.init_cardinality == _greedy_start_size(g, by_degree)
+
+    def other_launches(graft=None):
+        if graft is not None:
+            monkeypatch.setenv("MATCHFLOW_AP_GRAFT", graft)
+        s = on_device(skewed, method="gpu-apfb", init="none").stats
+        assert s.iterations > 1
+        return s.kernel_launches - s.bfs_levels - 4 * s.iterations
+    assert other_launches() == other_launches("1") != other_launches("0")
 
 
 def test_gil_is_released():

@@ -33,6 +33,11 @@ status gpu_ap_raw(const raw_csr&, gpu_start, bool, const matching_options&, std:
   return unavailable();
 }
 
+status sample_row_offsets(const raw_csr&, std::int64_t, int, std::uintptr_t, std::int64_t*,
+                          std::int64_t*) noexcept {
+  return unavailable();
+}
+
 status gpu_maxflow(const flow_network&, const flow_options&, flow_result*, flow_stats*) noexcept {
   return unavailable();
 }

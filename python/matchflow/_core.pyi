@@ -26,14 +26,16 @@ def sum_capacities(caps: npt.NDArray[np.int32] | npt.NDArray[np.int64],
                    skip: int) -> int: ...
 def matching(row_ptr: npt.NDArray[np.int64], row_adj: npt.NDArray[np.int32],
              n_cols: int, method: int, init: int, threads: int, relabel_k: float,
-             bfs_kernel: int, start_by_degree: bool, thread_layout: int, device: int,
+             bfs_kernel: int, skewed_degrees: bool, thread_layout: int, device: int,
              paper_structure: bool,
              ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], dict[str, Any]]: ...
 def matching_raw(indptr: int, offset_bytes: int, indices: int, index_bytes: int, nnz: int,
                  n_rows: int, n_cols: int, on_device: bool, method: int, init: int,
-                 relabel_k: float, bfs_kernel: int, start_by_degree: bool, thread_layout: int,
+                 relabel_k: float, bfs_kernel: int, skewed_degrees: bool, thread_layout: int,
                  device: int, paper_structure: bool, stream: int, col4row: int, row4col: int,
                  ) -> dict[str, Any]: ...
+def sampled_row_offsets(indptr: int, offset_bytes: int, n_rows: int, step: int, device: int,
+                        stream: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
 def lsap_sparse(row_ptr: npt.NDArray[np.int64], col_idx: npt.NDArray[np.int32],
                 weight: npt.NDArray[np.float64] | npt.NDArray[np.int64], n_cols: int,
                 threads: int, device: int,

@@ -109,52 +109,63 @@ class _Sized(Protocol):
     def nnz(self) -> int: ...
 
 
-def _host_offsets(graph: _Sized) -> np.ndarray | None:
-    """The stored orientation's offsets when they are in host memory."""
-    ptr = getattr(graph, "row_ptr", None)
-    if ptr is None:
-        ptr = getattr(graph, "indptr", None)
-    return ptr if isinstance(ptr, np.ndarray) else None
+def _sampled_offsets(graph: _Sized) -> tuple[np.ndarray, np.ndarray] | None:
+    """The first and past-the-end offsets of every ceil(rows / SKEW_SAMPLE_ROWS)-th
+    row of the stored orientation, rows 0, step, 2 step, ...: read in place from
+    host memory, or, for a graph in GPU memory, by one strided copy on its
+    stream (the core's sample_row_offsets).  None when there is no row."""
+    rows = graph.n_rows
+    if rows == 0:
+        return None
+    step = -(-rows // SKEW_SAMPLE_ROWS)
+    if isinstance(graph, _darr.DeviceCSR):
+        ptr = graph.indptr
+        return _core.sampled_row_offsets(ptr.ptr, ptr.dtype.itemsize, rows, step, graph.device,
+                                         ptr.stream)
+    if isinstance(graph, Bipartite):
+        offsets = graph.row_ptr
+    elif isinstance(graph, _RawCSR):
+        offsets = graph.indptr
+    else:
+        return None
+    return offsets[0:rows:step], offsets[1:rows + 1:step]
 
 
 def _skewed_degrees(graph: _Sized) -> bool:
     """Whether evenly spaced rows of the stored orientation are empty far more
-    often than in a uniform random graph of the same density.  A graph in GPU
-    memory is not sampled (its offsets are there): the degree rule alone."""
-    ptr = _host_offsets(graph)
-    if ptr is None or ptr.shape[0] < 2:
+    often than in a uniform random graph of the same density."""
+    sample = _sampled_offsets(graph)
+    if sample is None:
         return False
-    rows = ptr.shape[0] - 1
-    sample = np.linspace(0, rows - 1, min(rows, SKEW_SAMPLE_ROWS), dtype=np.int64)
-    empty = int(np.count_nonzero(ptr[sample + 1] == ptr[sample])) / sample.size
-    uniform = math.exp(-int(ptr[-1]) / rows)
+    starts, ends = sample
+    empty = int(np.count_nonzero(starts == ends)) / starts.size
+    uniform = math.exp(-graph.nnz / graph.n_rows)
     return empty >= SKEW_EMPTY_SHARE and empty >= SKEW_EMPTY_EXCESS * uniform
 
 
-# Where the degrees are skewed, APFB with GPUBFS-WR grafts (keeps its live
-# BFS trees across phases): on R-MAT and power-law graphs of 2^20-2^22
-# vertices its solve took 9-22% less time, on uniform random ones 7-30% more
-# (later phases there take longer paths): NOTES.md, "APFB's tree grafting".
-# And the GPU's cheap start ranks rows by degree, so that rows of one entry
-# keep their column: gpu-apfb's time on the GPU there -16% to -29%, where
-# naturally ordered meshes and RGGs lost their start's short chains
-# (NOTES.md, "The device start").
-_GRAFT_BFS_CODE = 2
+# Where the degrees are skewed, the GPU methods are told so
+# (matching_options::skewed_degrees), and
+# - APFB with GPUBFS-WR grafts (keeps its live BFS trees across phases): on
+#   R-MAT and power-law graphs of 2^20-2^22 vertices its solve took 9-22%
+#   less time, on uniform random ones 7-30% more (later phases there take
+#   longer paths): NOTES.md, "APFB's tree grafting";
+# - the GPU's cheap start ranks rows by degree, so that rows of one entry
+#   keep their column: gpu-apfb's time on the GPU there -16% to -29%, where
+#   naturally ordered meshes and RGGs lost their start's short chains
+#   (NOTES.md, "The device start").
+def _skewed(graph: _Sized, method: str) -> bool:
+    """Whether the core hears that `graph`'s degrees are skewed (GPU methods)."""
+    return method.startswith("gpu") and _skewed_degrees(graph)
 
 
-def _skewed_choices(graph: _Sized, method: str, t: _Tuning) -> tuple[int, bool]:
-    """The core's BFS kernel code for `method` on `graph`, and whether the
-    GPU start ranks rows by degree."""
-    skewed = method.startswith("gpu") and _skewed_degrees(graph)
-    graft = skewed and method == "gpu-apfb" and t.bfs == _BFS_CODES["gpubfs-wr"]
-    return (_GRAFT_BFS_CODE if graft else t.bfs), skewed
+def _gpu_auto_method(graph: _Sized, skewed: bool) -> str:
+    degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
+    return "gpu-apfb" if degree >= GPU_AUTO_APFB_DEGREE or skewed else "gpu-pr"
 
 
 def _auto_method(graph: _Sized, device: str, threads: int = 0) -> str:
     if device == "cuda":
-        degree = graph.nnz / max(graph.n_rows, graph.n_cols, 1)
-        apfb = degree >= GPU_AUTO_APFB_DEGREE or _skewed_degrees(graph)
-        return "gpu-apfb" if apfb else "gpu-pr"
+        return _gpu_auto_method(graph, _skewed_degrees(graph))
     team = team_size(threads)
     if graph.nnz >= AUTO_PARALLEL_EDGES and team >= AUTO_PARALLEL_THREADS:
         return "msbfs-graft"
@@ -167,7 +178,7 @@ def _default_init(method: str) -> str:
     for P-DBFS: no transpose); the greedy one for "msbfs-graft", whose whole
     solve the sequential Karp-Sipser pass outweighs.  GPU methods keep the
     papers' cheap one (on skewed degrees with rows of fewer entries first:
-    _skewed_choices)."""
+    _skewed)."""
     return "karp-sipser" if method in ("pr", "pdbfs") else "cheap"
 
 
@@ -210,7 +221,7 @@ def _solve(graph: Bipartite, method: str, ordinal: int, t: _Tuning):
     init = t.init or _default_init(method)
     return _core.matching(graph.row_ptr, graph.row_adj, graph.n_cols,
                           _METHOD_CODES[method], _INIT_CODES[init], t.threads, t.relabel_k,
-                          *_skewed_choices(graph, method, t), t.layout, ordinal,
+                          t.bfs, _skewed(graph, method), t.layout, ordinal,
                           t.paper_structure)
 
 
@@ -249,14 +260,14 @@ def maximum_matching(graph, *, method: str = "auto", device: str = "auto",
         Initial matching the method starts from.  Default: "karp-sipser"
         for "pr" and "pdbfs", "cheap" (greedy, run in parallel for the
         OpenMP methods) for the others: the fastest measured.  On a GPU,
-        "cheap" takes the rows in id order, or, on a host graph of skewed
+        "cheap" takes the rows in id order, or, on a graph of skewed
         degrees, rows of fewer entries first.
     relabel_k : float, optional
         Global-relabel frequency: every k*(m+n) pushes for "pr" (default
         0.5), every k*maxLevel iterations for "gpu-pr" (default 0.7).
     bfs : {"gpubfs-wr", "gpubfs"}
         BFS kernel of "gpu-apfb" / "gpu-apsb" (paper 004).  "gpu-apfb" with
-        "gpubfs-wr" on a host graph of skewed degrees also grafts: its BFS
+        "gpubfs-wr" on a graph of skewed degrees also grafts: its BFS
         trees that found no path outlive their phase.
     layout : {"ct", "mt"}
         Thread layout of "gpu-apfb" / "gpu-apsb": CT, a fixed grid with
@@ -332,7 +343,7 @@ def _solve_raw(g: _RawCSR, method: str, ordinal: int, t: _Tuning):
     stats = _core.matching_raw(
         g.indptr.ctypes.data, g.indptr.itemsize, g.indices.ctypes.data, g.indices.itemsize,
         g.nnz, g.n_rows, g.n_cols, False, _METHOD_CODES[method],
-        _INIT_CODES[t.init or "cheap"], t.relabel_k, *_skewed_choices(g, method, t), t.layout,
+        _INIT_CODES[t.init or "cheap"], t.relabel_k, t.bfs, _skewed(g, method), t.layout,
         ordinal, t.paper_structure, 0, mates[0].ctypes.data, mates[1].ctypes.data)
     col4row, row4col = mates[::-1] if g.transposed else mates
     return col4row, row4col, stats
@@ -357,8 +368,9 @@ def _match_host(graph, start: float, method: str, device, tuning: _Tuning,
                   tuning)
 
 
-def _device_method(g: _darr.DeviceCSR, method: str, device, tuning: _Tuning) -> str:
-    """The GPU method for a graph in GPU memory (it is solved where it is)."""
+def _check_device_method(g: _darr.DeviceCSR, method: str, device, tuning: _Tuning) -> None:
+    """Raises unless `method`, `device` and `tuning` can solve a graph in GPU
+    memory (it is solved where it is)."""
     check_choice(method, "method", METHODS)
     _darr.check_device_choice(device, g.device, "graph")
     if method in CPU_METHODS:
@@ -369,7 +381,6 @@ def _device_method(g: _darr.DeviceCSR, method: str, device, tuning: _Tuning) -> 
     if tuning.init == "karp-sipser":
         raise ValueError("init='karp-sipser' runs on the host; a graph in GPU memory "
                          "starts from 'cheap' or 'none'")
-    return _auto_method(g, "cuda") if method == "auto" else method
 
 
 def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
@@ -377,13 +388,15 @@ def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
     """`_match` for a CSR in GPU memory: solved there on the caller's stream,
     the mates returned as arrays of the caller's kind on its device (their
     copies not waited for; the cardinality is counted by the core)."""
-    method = _device_method(g, method, device, tuning)
+    _check_device_method(g, method, device, tuning)
+    skewed = _skewed_degrees(g)  # one read of the sample, for `auto` and the core
+    method = _gpu_auto_method(g, skewed) if method == "auto" else method
     mates = [_darr.empty(g.kind, g.device, (k,), np.int32) for k in (g.n_rows, g.n_cols)]
     stats = _core.matching_raw(
         g.indptr.ptr, g.indptr.dtype.itemsize, g.indices.ptr, g.indices.dtype.itemsize,
         g.nnz, g.n_rows, g.n_cols, True, _METHOD_CODES[method],
         _INIT_CODES[tuning.init or "cheap"],
-        tuning.relabel_k, *_skewed_choices(g, method, tuning), tuning.layout, g.device,
+        tuning.relabel_k, tuning.bfs, skewed, tuning.layout, g.device,
         tuning.paper_structure,
         g.indptr.stream, _darr.pointer(mates[0]), _darr.pointer(mates[1]))
     col4row, row4col = mates[::-1] if g.transposed else mates

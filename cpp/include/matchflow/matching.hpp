@@ -30,13 +30,13 @@ struct matching_options {
   int threads = 0;  ///< OpenMP threads; 0 = omp_get_max_threads()
   matching_init init = matching_init::cheap;
   double relabel_k = -1.0;       ///< global-relabel frequency k; < 0 = method default
-  int bfs_kernel = 1;            ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR, 2 = GPUBFS-WR
-                                 ///< with tree grafting (APFB; else as 1)
+  int bfs_kernel = 1;            ///< APFB/APsB: 0 = GPUBFS, 1 = GPUBFS-WR
   int thread_layout = 0;         ///< APFB/APsB: 0 = CT (fixed grid), 1 = MT (thread per vertex)
   int device = 0;                ///< CUDA device ordinal
   bool paper_structure = false;  ///< G-PR: paper 000's kernel structure instead of the tuned one
-  bool start_by_degree = false;  ///< GPU methods' cheap start: rows of fewer entries choose
-                                 ///< first (skewed degrees), else rows in id order
+  bool skewed_degrees = false;   ///< GPU methods, where the host found the degrees skewed:
+                                 ///< the cheap start ranks rows by (degree, id), not id, and
+                                 ///< APFB with GPUBFS-WR grafts (keeps live trees)
 };
 
 /// What a run did; every field a method does not use stays 0.
@@ -89,5 +89,20 @@ status solve_matching(const bipartite_view& g, matching_method method,
 status solve_matching_raw(const raw_csr& g, matching_method method, const matching_options& options,
                           std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
                           matching_stats* stats) noexcept;
+
+/// Rows 0, step, 2 step, ... (ceil(g.n_rows / step) of them) of a CSR in
+/// GPU memory: each one's first and past-the-end offsets, read in one
+/// strided copy ordered on `stream` (the caller's cudaStream_t) and waited
+/// for.  What the host's skew test reads (python/matchflow/_matching.py)
+/// without a pass over the graph.
+///
+/// @param[in]  g       the caller's CSR (g.on_device)
+/// @param[in]  step    at least 1
+/// @param[in]  device  CUDA ordinal g lives on
+/// @param[in]  stream  the caller's stream
+/// @param[out] starts  ceil(g.n_rows / step) offsets, host memory
+/// @param[out] ends    as many
+status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
+                          std::int64_t* starts, std::int64_t* ends) noexcept;
 
 }  // namespace matchflow

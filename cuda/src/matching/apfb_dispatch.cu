@@ -193,15 +193,15 @@ struct ap_buffers {
   device_buffer<ap::ap_control> ctl;
 };
 
-/// Whether APFB grafts (apfb_kernels.cuh, "Tree grafting"): where the
-/// caller asked for it (bfs_kernel 2); MATCHFLOW_AP_GRAFT = 1 / 0 makes APFB
-/// with GPUBFS-WR always / never graft, for A/B runs and tests.
-bool grafting(int bfs_kernel, bool apfb) {
-  if (!apfb || bfs_kernel == 0) return false;
+/// Whether APFB with GPUBFS-WR grafts (apfb_kernels.cuh, "Tree grafting"):
+/// where the host found the degrees skewed; MATCHFLOW_AP_GRAFT = 1 / 0 makes
+/// it always / never graft, for A/B runs and tests.
+bool grafting(const matching_options& options, bool apfb) {
+  if (!apfb || options.bfs_kernel == 0) return false;
   switch (matchflow::detail::env_choice("MATCHFLOW_AP_GRAFT", {"auto", "1", "0"})) {
     case 1: return true;
     case 2: return false;
-    default: return bfs_kernel == 2;
+    default: return options.skewed_degrees;
   }
 }
 
@@ -291,7 +291,7 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   }
   const auto setup_start = clock_type::now();
   const bool wr = options.bfs_kernel != 0;
-  const bool graft = grafting(options.bfs_kernel, apfb);
+  const bool graft = grafting(options, apfb);
   const bool rows = search_rows(in);
   const graph_sides sides = rows ? graph_sides::rows : graph_sides::columns;
   // The buffers' sizes: per searching and per other vertex.

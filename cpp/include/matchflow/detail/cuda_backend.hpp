@@ -41,7 +41,7 @@ constexpr bool device_greedy(gpu_start start) {
 /// The device start that `options` ask for ("cheap" or "none").
 inline gpu_start device_start(const matching_options& options) {
   if (options.init != matching_init::cheap) return gpu_start::empty;
-  return options.start_by_degree ? gpu_start::greedy_by_degree : gpu_start::greedy;
+  return options.skewed_degrees ? gpu_start::greedy_by_degree : gpu_start::greedy;
 }
 
 /// G-PR (paper 000).  The mates arrays hold the maximum matching on exit
@@ -65,6 +65,10 @@ status gpu_pr_raw(const raw_csr& g, gpu_start start, const matching_options& opt
 status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb, const matching_options& options,
                   std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
                   matching_stats* stats) noexcept;
+
+/// matchflow::sample_row_offsets.
+status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
+                          std::int64_t* starts, std::int64_t* ends) noexcept;
 
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
