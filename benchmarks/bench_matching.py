@@ -20,6 +20,9 @@ ECL-MM (github burtscher/ECL-MM, IPDPS 2025) is a column where a GPU is usable a
 its sources are in --ecl (benchmarks/ecl_peer.py builds it): square graphs only, its
 own reported time (the graph already on the GPU), to be read against matchflow's
 on-GPU time; the geometric means give both that ratio and the whole call's.
+--gpu-memory (CuPy needed) adds each GPU method and `auto` on the graph as a CuPy CSR
+triple made before the runs, labelled METHOD/gpu-mem: the whole public call on a graph
+already on the GPU, ECL-MM's setting (the call's time waits for the stream it used).
 
 Timing: each method gets one untimed warm-up call on a small graph at start
 (CUDA context, OpenMP pool), then per graph one untimed warm-up run and up
@@ -165,6 +168,9 @@ def solver_list(args) -> list[dict]:
         for name, value in env_settings:
             solvers.append(dict(label=f"{m}[{value}]", method=m, device=device, threads=None,
                                 kind=kind, env={name: value}))
+        if args.gpu_memory and _device.cuda_available():
+            solvers.append(dict(label=f"{m}/gpu-mem", method=m, device=device, threads=None,
+                                kind=kind, gpu_memory=True))
     if args.methods:
         wanted = set(args.methods)
         solvers = [s for s in solvers if s["label"] in wanted
@@ -187,17 +193,33 @@ def environment(setting: dict[str, str]):
                 os.environ[name] = value
 
 
+def _host(mates) -> np.ndarray:
+    return mates.get() if hasattr(mates, "get") else mates
+
+
 def _matching_summary(graph, r) -> dict:
     """What the suite keeps of a matchflow result: its check, not its arrays."""
-    return dict(invalid=valid_matching(graph, r.col4row, r.row4col), cardinality=r.cardinality,
-                method=r.method, device=r.device, stats=r.stats)
+    return dict(invalid=valid_matching(graph, _host(r.col4row), _host(r.row4col)),
+                cardinality=r.cardinality, method=r.method, device=r.device, stats=r.stats)
 
 
-def run_matchflow(graph, solver):
+def in_gpu_memory(graph: sp.csr_array):
+    """`graph` as a CuPy CSR triple (what the /gpu-mem labels solve)."""
+    import cupy
+    return cupy.asarray(graph.indptr), cupy.asarray(graph.indices), graph.shape
+
+
+def run_matchflow(graph, solver, on_gpu=None):
+    """One timed public call; a /gpu-mem solver takes `on_gpu` (in_gpu_memory's triple),
+    and its time includes waiting for the stream its results are ordered on."""
+    g = on_gpu if solver.get("gpu_memory") else graph
     with environment(solver.get("env", {})):
         t0 = time.perf_counter()
-        r = maximum_matching(graph, method=solver["method"], device=solver["device"],
+        r = maximum_matching(g, method=solver["method"], device=solver["device"],
                              threads=solver["threads"])
+        if g is on_gpu:
+            import cupy
+            cupy.cuda.get_current_stream().synchronize()
         return time.perf_counter() - t0, r
 
 
@@ -351,9 +373,10 @@ def bench_graph(name, graph, gen_seconds, solvers, args) -> dict:
     if args.ecl_binary:
         entry["methods"]["ecl-mm"] = run_ecl(graph, args)
         print(f"   {'ecl-mm':<14} {_fmt_cell(entry['methods']['ecl-mm'])}", flush=True)
+    on_gpu = in_gpu_memory(graph) if any(s.get("gpu_memory") for s in solvers) else None
     for s in solvers:
         try:
-            times, results, warm = timed_runs(lambda: run_matchflow(graph, s), args.repeat,
+            times, results, warm = timed_runs(lambda: run_matchflow(graph, s, on_gpu), args.repeat,
                                               args.long_run,
                                               keep=lambda r: _matching_summary(graph, r))
         except Exception as exc:  # a failing method is reported, the suite goes on
@@ -803,9 +826,10 @@ def finish(results, out: Path) -> None:
 def warm_up(solvers) -> None:
     """One untimed call per solver (CUDA context, OpenMP thread pool)."""
     g = generators.uniform_random(4096, degree=4.0, seed=123)
+    on_gpu = in_gpu_memory(g) if any(s.get("gpu_memory") for s in solvers) else None
     for s in solvers:
         try:
-            run_matchflow(g, s)
+            run_matchflow(g, s, on_gpu)
         except Exception as exc:
             print(f"[warm-up] {s['label']}: {type(exc).__name__}: {exc}", flush=True)
 
@@ -872,6 +896,9 @@ def parse_args(argv=None):
     p.add_argument("--gpu-env", action="append", default=[], metavar="NAME=VALUE",
                    help="also run each GPU method with this environment variable set, "
                         "labelled METHOD[VALUE]: a same-run A/B of a knob the core reads")
+    p.add_argument("--gpu-memory", action="store_true",
+                   help="also run each GPU method and auto on the graph in GPU memory (CuPy), "
+                        "labelled METHOD/gpu-mem")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per method (median)")
     p.add_argument("--long-run", type=float, default=10.0,
                    help="seconds; a run longer than this is not repeated (default %(default)s)")
