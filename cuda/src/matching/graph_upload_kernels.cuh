@@ -111,17 +111,6 @@ __device__ inline bool held_by_smaller(const rank_t* holder, vertex_t v, rank_t 
   return atomic_read(&holder[v]) < key;
 }
 
-/// Entries a thread's walk reads at once.  A batch's column ids, then their
-/// holders, are independent loads, so a batch costs about two loads'
-/// latency: walked one entry after another, a row of 20-30 held columns
-/// took as many dependent pairs of loads, and the rounds after the first
-/// (displaced rows only) 70-100 us each on R-MAT 2^21 (ncu,
-/// benchmarks/matching_kernel_times.py; NOTES.md, "The device start").
-/// Reading the holders ahead of the proposals is safe: holders only decrease,
-/// so a column seen held by a smaller rank stays so, and one seen open is
-/// settled by propose's atomicMin.
-constexpr int walk_batch = 8;
-
 /// Row u's walk from entry e on one thread: first (round 0, `diagonal`) its
 /// diagonal column if it has that entry, then its columns in order until it
 /// holds one.  Returns the entry of the column it holds (e itself for the
@@ -129,27 +118,17 @@ constexpr int walk_batch = 8;
 __device__ inline offset_t walk_alone(vertex_t u, rank_t key, offset_t e, offset_t end,
                                       bool diagonal, const vertex_t* row_adj, rank_t* holder,
                                       vertex_t* next_rows, int* next_count) {
-  if (diagonal) {
-    bool has_diagonal = false;
-    for (offset_t d = e; d < end && !has_diagonal; d += walk_batch) {
-#pragma unroll
-      for (int j = 0; j < walk_batch; ++j) has_diagonal |= d + j < end && row_adj[d + j] == u;
+  if (diagonal)
+    for (offset_t d = e; d < end; ++d) {
+      if (row_adj[d] != u) continue;
+      if (propose(key, u, holder, next_rows, next_count)) return e;
+      break;
     }
-    if (has_diagonal && propose(key, u, holder, next_rows, next_count)) return e;
+  for (; e < end; ++e) {
+    const vertex_t v = row_adj[e];
+    if (!held_by_smaller(holder, v, key) && propose(key, v, holder, next_rows, next_count)) break;
   }
-  for (; e < end; e += walk_batch) {
-    vertex_t v[walk_batch];
-    bool open[walk_batch];
-#pragma unroll
-    for (int j = 0; j < walk_batch; ++j) v[j] = e + j < end ? row_adj[e + j] : 0;
-#pragma unroll
-    for (int j = 0; j < walk_batch; ++j)
-      open[j] = e + j < end && !held_by_smaller(holder, v[j], key);
-#pragma unroll
-    for (int j = 0; j < walk_batch; ++j)
-      if (open[j] && propose(key, v[j], holder, next_rows, next_count)) return e + j;
-  }
-  return end;
+  return e;
 }
 
 /// walk_alone by the whole warp (every lane calls it with the same row): 32
