@@ -174,7 +174,7 @@ def solver_list(args) -> list[dict]:
     if args.methods:
         wanted = set(args.methods)
         solvers = [s for s in solvers if s["label"] in wanted
-                   or (s["method"] in wanted and "env" not in s)]
+                   or (s["method"] in wanted and "env" not in s and "gpu_memory" not in s)]
     return solvers
 
 

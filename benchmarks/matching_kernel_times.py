@@ -55,6 +55,10 @@ def run(name: str, method: str) -> None:
           file=sys.stderr, flush=True)
 
 
+# ncu's time units (short forms by default, long ones in older releases), in microseconds.
+_US_PER = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+
+
 def summary(path: str) -> None:
     rows = [r for r in csv.DictReader(line for line in open(path) if line.startswith('"'))
             if r.get("Metric Name") == "gpu__time_duration.sum"]
@@ -62,7 +66,7 @@ def summary(path: str) -> None:
     for r in rows:
         unit = r["Metric Unit"]
         value = float(r["Metric Value"].replace(",", ""))
-        us = value / 1e3 if unit == "nsecond" else value if unit == "usecond" else value * 1e3
+        us = value * _US_PER[unit]
         per_kernel[r["Kernel Name"].split("(")[0]].append(us)
     total = sum(sum(v) for v in per_kernel.values())
     print(f"{len(rows)} kernels, {total / 1e3:.3f} ms in all")
