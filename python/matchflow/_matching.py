@@ -387,7 +387,8 @@ def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
                      tuning: _Tuning) -> MatchingResult:
     """`_match` for a CSR in GPU memory: solved there on the caller's stream,
     the mates returned as arrays of the caller's kind on its device (their
-    copies not waited for; the cardinality is counted by the core)."""
+    copies not waited for; the cardinality is counted by the core).  The skew
+    sample, a few KiB of offsets, waits for that stream before the solve."""
     _check_device_method(g, method, device, tuning)
     skewed = _skewed_degrees(g)  # one read of the sample, for `auto` and the core
     method = _gpu_auto_method(g, skewed) if method == "auto" else method
