@@ -317,6 +317,7 @@ def sampled_row_offsets(uintptr_t indptr, int offset_bytes, int n_rows, int64_t 
     _check(st)
     return starts, ends
 
+
 # ---- maximum flow ---------------------------------------------------------------
 
 cdef flow_network _flow_network(const int64_t[::1] ptr, const int32_t[::1] heads,
