@@ -91,13 +91,13 @@ struct greedy_scratch {
   device_buffer<offset_t> cursor;        ///< per row: next column to propose to
   device_buffer<vertex_t> rows[2];       ///< rows looking in the next round (ping-pong)
   device_buffer<upload::rank_t> holder;  ///< per column: the rank of the row holding it
-  device_buffer<int> looking;            ///< length of the list being filled
+  device_buffer<int> looking;            ///< per round parity: its list's length
   device_buffer<unsigned long long> matched;
   greedy_scratch(vertex_t m, vertex_t n)
       : cursor(std::size_t(m)),
         rows{device_buffer<vertex_t>(std::size_t(m)), device_buffer<vertex_t>(std::size_t(m))},
         holder(std::size_t(n)),
-        looking(1),
+        looking(2),
         matched(1) {}
   greedy_scratch() = default;
   static std::size_t bytes(vertex_t m, vertex_t n) {
@@ -117,6 +117,14 @@ bool start_by_degree(gpu_start start) {
   }
 }
 
+/// Proposal rounds launched between two reads of the count of rows still
+/// looking.  A round's count never exceeds the one before (a looking row
+/// displaces at most one row), so the last count read sizes the next
+/// rounds' grids, each round reads its own count on the device, and a
+/// round with nothing to do exits at once: one host round trip every
+/// round_batch rounds, not every round (5-7 rounds on R-MAT and power-law).
+constexpr int round_batch = 4;
+
 /// Step 2, the greedy start (graph_upload_kernels.cuh): rounds of proposals
 /// until no row is displaced (or max_greedy_rounds, then the first-come
 /// greedy for the rest), the mates, their count read back.
@@ -128,24 +136,27 @@ std::int64_t greedy_start(device_graph& d, greedy_scratch& g, bool by_degree, cu
   g.holder.fill_bytes(0xff, s);  // no_holder
   d.col4row.fill_bytes(0xff, s);
   g.matched.fill_bytes(0, s);
-  const vertex_t* rows = nullptr;  // round 0: every row
-  pinned_value<int> readback;      // rows still looking
+  pinned_value<int> readback;  // rows still looking
   const auto diagonal_max = static_cast<offset_t>(matchflow::detail::env_number(
       "MATCHFLOW_START_DIAGONAL_MAX", double(upload::diagonal_search_max), 0));
-  int looking = d.m;
+  int looking = d.m;  // at most, until read back
   int round = 0;
-  for (; looking > 0 && round < upload::max_greedy_rounds; ++round) {
-    vertex_t* next = g.rows[round % 2].data();
-    g.looking.fill_bytes(0, s);
-    upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
-        looking, d.n, diagonal_max, by_degree, rows, d.row_ptr.data(), d.row_adj.data(),
-        g.cursor.data(), g.holder.data(), next, g.looking.data());
-    MATCHFLOW_CUDA_CHECK_LAUNCH();
-    MATCHFLOW_CUDA_TRY(
-        cudaMemcpyAsync(readback.get(), g.looking.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  while (looking > 0 && round < upload::max_greedy_rounds) {
+    for (int b = 0; b < round_batch && round < upload::max_greedy_rounds; ++b, ++round) {
+      // Round r reads its rows and count where round r - 1 wrote them (round 0: every row).
+      const vertex_t* rows = round == 0 ? nullptr : g.rows[(round + 1) % 2].data();
+      const int* count = round == 0 ? nullptr : g.looking.data() + round % 2;
+      int* next_count = g.looking.data() + (round + 1) % 2;
+      MATCHFLOW_CUDA_TRY(cudaMemsetAsync(next_count, 0, sizeof(int), s));
+      upload::ordered_greedy_round_kernel<<<blocks_for(looking), threads_per_block, 0, s>>>(
+          looking, count, d.n, diagonal_max, by_degree, rows, d.row_ptr.data(), d.row_adj.data(),
+          g.cursor.data(), g.holder.data(), g.rows[round % 2].data(), next_count);
+      MATCHFLOW_CUDA_CHECK_LAUNCH();
+    }
+    MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(readback.get(), g.looking.data() + round % 2, sizeof(int),
+                                       cudaMemcpyDeviceToHost, s));
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
     looking = *readback.get();
-    rows = next;
   }
   upload::holders_to_mates_kernel<<<blocks_for(d.n), threads_per_block, 0, s>>>(
       d.n, g.holder.data(), d.row4col.data(), d.col4row.data(), g.matched.data());

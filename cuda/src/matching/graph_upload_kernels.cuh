@@ -170,23 +170,25 @@ __device__ inline offset_t walk_together(vertex_t u, rank_t key, offset_t e, off
 /// One round of proposals.  Thread mapping: one thread per looking row: row
 /// `i` in round 0 (`rows` null, every row, each of at most diagonal_max
 /// entries first proposing to its diagonal column if it has that entry),
-/// else rows[i].  Each walks its columns from cursor[u] until it holds one
-/// or runs out (cursor[u] = row_ptr[u + 1]); rows with more than alone_walk
-/// entries left are walked by the warp together, one after another.  Rows u
-/// displaces go to next_rows.  Every lane stays to the end (the warp's
-/// walks).
+/// else rows[i] for i < *count (the last round's list; at most `bound`, which
+/// sizes the grid).  Each walks its columns from cursor[u] until it holds
+/// one or runs out (cursor[u] = row_ptr[u + 1]); rows with more than
+/// alone_walk entries left are walked by the warp together, one after
+/// another.  Rows u displaces go to next_rows.  Every lane stays to the end
+/// (the warp's walks).
 /// sync: holder (atomicMin; relaxed pre-check), next_rows/next_count (push).
 /// safe: cursor[u] (one writer: u's lane; u looks at most once per round,
 /// as a row is displaced at most once per round: it holds one column, and
-/// only the atomicMin that replaces it there returns its rank).
+/// only the atomicMin that replaces it there returns its rank); *count and
+/// rows (read only, written by the round before).
 __global__ __launch_bounds__(threads_per_block) void ordered_greedy_round_kernel(
-    vertex_t count, vertex_t n_cols, offset_t diagonal_max, bool by_degree,
+    vertex_t bound, const int* count, vertex_t n_cols, offset_t diagonal_max, bool by_degree,
     const vertex_t* __restrict__ rows, const offset_t* __restrict__ row_ptr,
     const vertex_t* __restrict__ row_adj, offset_t* __restrict__ cursor, rank_t* holder,
     vertex_t* next_rows, int* next_count) {
   constexpr unsigned all = 0xffffffffu;
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool mine = i < count;
+  const bool mine = i < (count ? *count : bound);
   const vertex_t u = mine ? (rows ? rows[i] : vertex_t(i)) : 0;
   const offset_t e = mine ? cursor[u] : 0;
   const offset_t end = mine ? row_ptr[u + 1] : 0;
