@@ -126,15 +126,47 @@ def report_device(name, graph, method, repeat):
           f"{'met' if total <= budget else 'MISSED'}); setup "
           f"{r.stats.seconds_setup * 1e3:.2f} transfer {r.stats.seconds_transfer * 1e3:.2f}",
           flush=True)
+    for gap in (0.0, 0.005):
+        device_parts(name, call, repeat, gap)
 
 
-def _timed_calls(module, names, call, repeat: int) -> list[dict]:
+# The Python steps of a call on a graph in GPU memory (_matching._match_on_device).
+DEVICE_STEPS = ("_darr.sparse_pattern", "_check_device_method", "_skewed_degrees",
+                "_darr.empty", "_core.matching_raw")
+
+
+def device_parts(name, call, repeat: int, gap_s: float) -> None:
+    """Medians of the parts of the call from GPU memory, each taken inside the
+    call it belongs to: the Python steps, the core call split into its
+    stats' parts and what is left of it ("core rest": stream and context
+    work, the copies of the mates, the frees), and the stream's wait."""
+    from matchflow import _matching
+    rows = _timed_calls(_matching, DEVICE_STEPS, call, repeat, gap_s)
+    for r in rows:
+        s = r["stats"]
+        r["on-GPU"] = s.seconds_init + s.seconds_transpose + s.seconds_solve
+        r["setup"], r["transfer"] = s.seconds_setup, s.seconds_transfer
+        r["core rest"] = r["_core.matching_raw"] - r["on-GPU"] - r["setup"] - r["transfer"]
+        r["rest"] = r["total"] - sum(r[k] for k in DEVICE_STEPS)
+    keys = ("total", "on-GPU", "setup", "transfer", "core rest") + DEVICE_STEPS[:-1] + ("rest",)
+    cells = "  ".join(f"{k.split('.')[-1].strip('_')} "
+                      f"{statistics.median(r[k] for r in rows) * 1e3:.3f}" for k in keys)
+    print(f"{'':<24} {'':<9} parts (ms, {gap_s * 1e3:.0f} ms idle before each call): {cells}",
+          flush=True)
+
+
+def _timed_calls(module, names, call, repeat: int, gap_s: float = 0.0) -> list[dict]:
     """`repeat` calls (after a warm-up), each with the wall time of every
     function in `names` of `module` it ran (wrapped for the duration) and
     its own total: parts and total come from the same call, so their
     difference is what ran outside the parts (separately taken medians
-    differ by the calls' own variation)."""
-    saved = {name: getattr(module, name) for name in names}
+    differ by the calls' own variation).  A name "mod.fn" wraps `fn` of the
+    module `module.mod`.  `gap_s`: the host sleeps that long before each
+    call (as a harness checking the last answer leaves the GPU idle)."""
+    def owner(name):
+        head, _, tail = name.rpartition(".")
+        return (getattr(module, head) if head else module), tail
+    saved = {name: getattr(*owner(name)) for name in names}
     parts: dict = {}
 
     def timed(name, fn):
@@ -149,17 +181,18 @@ def _timed_calls(module, names, call, repeat: int) -> list[dict]:
     rows = []
     try:
         for name, fn in saved.items():
-            setattr(module, name, timed(name, fn))
+            setattr(*owner(name), timed(name, fn))
         last = call()  # warm-up
         for _ in range(repeat):
             parts.clear()
             del last  # the previous result is freed outside the timing
+            time.sleep(gap_s)
             t0 = time.perf_counter()
             last = call()
             rows.append(dict(parts, total=time.perf_counter() - t0, stats=last.stats))
     finally:
         for name, fn in saved.items():
-            setattr(module, name, fn)
+            setattr(*owner(name), fn)
     return rows
 
 

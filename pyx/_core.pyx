@@ -297,25 +297,21 @@ def matching_raw(uintptr_t indptr, int offset_bytes, uintptr_t indices, int inde
     return stats
 
 
-def sampled_row_offsets(uintptr_t indptr, int offset_bytes, int n_rows, int64_t step, int device,
-                        uintptr_t stream):
-    """(starts, ends): the offsets of rows 0, step, 2 step, ... of a CSR in
-    GPU memory, read on `stream`."""
+def empty_sampled_rows(uintptr_t indptr, int offset_bytes, int n_rows, int64_t step, int device,
+                       uintptr_t stream):
+    """How many of rows 0, step, 2 step, ... of a CSR in GPU memory are
+    empty, counted on `stream`."""
     cdef raw_csr g
     g.n_rows = n_rows
     g.indptr = <const void*>indptr
     g.offset_bytes = offset_bytes
     g.on_device = True
-    count = (n_rows + step - 1) // step
-    starts = np.empty(count, dtype=np.int64)
-    ends = np.empty(count, dtype=np.int64)
-    cdef int64_t* first = _mutable_data_or_null[int64_t](starts)
-    cdef int64_t* last = _mutable_data_or_null[int64_t](ends)
+    cdef int64_t empty = 0
     cdef status st
     with nogil:
-        st = sample_row_offsets(g, step, device, stream, first, last)
+        st = count_empty_sampled_rows(g, step, device, stream, &empty)
     _check(st)
-    return starts, ends
+    return empty
 
 
 # ---- maximum flow ---------------------------------------------------------------

@@ -96,8 +96,8 @@ cdef extern from "matchflow/matching.hpp" namespace "matchflow" nogil:
     status solve_matching_raw(const raw_csr& g, matching_method method,
                               const matching_options& options, uintptr_t stream,
                               int32_t* col4row, int32_t* row4col, matching_stats* stats)
-    status sample_row_offsets(const raw_csr& g, int64_t step, int device, uintptr_t stream,
-                              int64_t* starts, int64_t* ends)
+    status count_empty_sampled_rows(const raw_csr& g, int64_t step, int device,
+                                    uintptr_t stream, int64_t* empty)
 
 
 cdef extern from "matchflow/lsap.hpp" namespace "matchflow" nogil:

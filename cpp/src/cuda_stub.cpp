@@ -33,8 +33,8 @@ status gpu_ap_raw(const raw_csr&, gpu_start, bool, const matching_options&, std:
   return unavailable();
 }
 
-status sample_row_offsets(const raw_csr&, std::int64_t, int, std::uintptr_t, std::int64_t*,
-                          std::int64_t*) noexcept {
+status count_empty_sampled_rows(const raw_csr&, std::int64_t, int, std::uintptr_t,
+                                std::int64_t*) noexcept {
   return unavailable();
 }
 

@@ -34,8 +34,8 @@ def matching_raw(indptr: int, offset_bytes: int, indices: int, index_bytes: int,
                  relabel_k: float, bfs_kernel: int, skewed_degrees: bool, thread_layout: int,
                  device: int, paper_structure: bool, stream: int, col4row: int, row4col: int,
                  ) -> dict[str, Any]: ...
-def sampled_row_offsets(indptr: int, offset_bytes: int, n_rows: int, step: int, device: int,
-                        stream: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+def empty_sampled_rows(indptr: int, offset_bytes: int, n_rows: int, step: int, device: int,
+                       stream: int) -> int: ...
 def lsap_sparse(row_ptr: npt.NDArray[np.int64], col_idx: npt.NDArray[np.int32],
                 weight: npt.NDArray[np.float64] | npt.NDArray[np.int64], n_cols: int,
                 threads: int, device: int,

@@ -109,36 +109,37 @@ class _Sized(Protocol):
     def nnz(self) -> int: ...
 
 
-def _sampled_offsets(graph: _Sized) -> tuple[np.ndarray, np.ndarray] | None:
-    """The first and past-the-end offsets of every ceil(rows / SKEW_SAMPLE_ROWS)-th
-    row of the stored orientation, rows 0, step, 2 step, ...: read in place from
-    host memory, or, for a graph in GPU memory, by one strided copy on its
-    stream (the core's sample_row_offsets).  None when there is no row."""
+def _empty_sampled_rows(graph: _Sized) -> tuple[int, int] | None:
+    """(empty, sampled): how many of rows 0, step, 2 step, ... of the stored
+    orientation, step = ceil(rows / SKEW_SAMPLE_ROWS), are empty, and how many
+    those are.  Counted in place in host memory, or, for a graph in GPU
+    memory, on its stream by the core (count_empty_sampled_rows).  None when
+    there is no row."""
     rows = graph.n_rows
     if rows == 0:
         return None
     step = -(-rows // SKEW_SAMPLE_ROWS)
+    sampled = -(-rows // step)
     if isinstance(graph, _darr.DeviceCSR):
         ptr = graph.indptr
-        return _core.sampled_row_offsets(ptr.ptr, ptr.dtype.itemsize, rows, step, graph.device,
-                                         ptr.stream)
+        return _core.empty_sampled_rows(ptr.ptr, ptr.dtype.itemsize, rows, step, graph.device,
+                                        ptr.stream), sampled
     if isinstance(graph, Bipartite):
         offsets = graph.row_ptr
     elif isinstance(graph, _RawCSR):
         offsets = graph.indptr
     else:
         return None
-    return offsets[0:rows:step], offsets[1:rows + 1:step]
+    return int(np.count_nonzero(offsets[0:rows:step] == offsets[1:rows + 1:step])), sampled
 
 
 def _skewed_degrees(graph: _Sized) -> bool:
     """Whether evenly spaced rows of the stored orientation are empty far more
     often than in a uniform random graph of the same density."""
-    sample = _sampled_offsets(graph)
+    sample = _empty_sampled_rows(graph)
     if sample is None:
         return False
-    starts, ends = sample
-    empty = int(np.count_nonzero(starts == ends)) / starts.size
+    empty = sample[0] / sample[1]
     uniform = math.exp(-graph.nnz / graph.n_rows)
     return empty >= SKEW_EMPTY_SHARE and empty >= SKEW_EMPTY_EXCESS * uniform
 

@@ -90,19 +90,17 @@ status solve_matching_raw(const raw_csr& g, matching_method method, const matchi
                           std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
                           matching_stats* stats) noexcept;
 
-/// Rows 0, step, 2 step, ... (ceil(g.n_rows / step) of them) of a CSR in
-/// GPU memory: each one's first and past-the-end offsets, read in one
-/// strided copy ordered on `stream` (the caller's cudaStream_t) and waited
-/// for.  What the host's skew test reads (python/matchflow/_matching.py)
-/// without a pass over the graph.
+/// How many of rows 0, step, 2 step, ... (ceil(g.n_rows / step) of them)
+/// of a CSR in GPU memory are empty: counted on `stream` (the caller's
+/// cudaStream_t) and waited for.  What the host's skew test reads
+/// (python/matchflow/_matching.py) without a pass over the graph.
 ///
 /// @param[in]  g       the caller's CSR (g.on_device)
 /// @param[in]  step    at least 1
 /// @param[in]  device  CUDA ordinal g lives on
 /// @param[in]  stream  the caller's stream
-/// @param[out] starts  ceil(g.n_rows / step) offsets, host memory
-/// @param[out] ends    as many
-status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
-                          std::int64_t* starts, std::int64_t* ends) noexcept;
+/// @param[out] empty   the count (0 when there is no row)
+status count_empty_sampled_rows(const raw_csr& g, std::int64_t step, int device,
+                                std::uintptr_t stream, std::int64_t* empty) noexcept;
 
 }  // namespace matchflow

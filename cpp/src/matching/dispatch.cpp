@@ -157,9 +157,9 @@ status solve_matching_raw(const raw_csr& g, matching_method method, const matchi
   });
 }
 
-status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
-                          std::int64_t* starts, std::int64_t* ends) noexcept {
-  return cuda::sample_row_offsets(g, step, device, stream, starts, ends);
+status count_empty_sampled_rows(const raw_csr& g, std::int64_t step, int device,
+                                std::uintptr_t stream, std::int64_t* empty) noexcept {
+  return cuda::count_empty_sampled_rows(g, step, device, stream, empty);
 }
 
 }  // namespace matchflow

@@ -1,7 +1,8 @@
 // APFB / APsB host driver: maximum cardinality bipartite matching by GPU
 // augmenting paths (paper 004, Algorithm 1; kernels in apfb_kernels.cuh).
 //
-// Algorithm 1 becomes one CUDA graph launched once per solve:
+// Algorithm 1 becomes one CUDA graph launched once per solve (built, and
+// kept for later solves of its shape, in apfb_graph.cuh):
 //
 //   first_init                              (line 4 of the first phase)
 //   while phase_loop:                       (Algorithm 1 line 2)
@@ -49,6 +50,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +60,7 @@
 #include "common/launch.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
 #include "matchflow/detail/environment.hpp"
+#include "matching/apfb_graph.cuh"
 #include "matching/apfb_kernels.cuh"
 #include "matching/graph_upload.cuh"
 
@@ -70,25 +73,6 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Owns a graph and its executable form.
-class graph_owner {
- public:
-  graph_owner() { MATCHFLOW_CUDA_TRY(cudaGraphCreate(&graph_, 0)); }
-  ~graph_owner() {
-    if (exec_) cudaGraphExecDestroy(exec_);
-    if (graph_) cudaGraphDestroy(graph_);
-  }
-  graph_owner(const graph_owner&) = delete;
-  graph_owner& operator=(const graph_owner&) = delete;
-  cudaGraph_t graph() const { return graph_; }
-  void instantiate() { MATCHFLOW_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0)); }
-  void launch(cudaStream_t s) { MATCHFLOW_CUDA_TRY(cudaGraphLaunch(exec_, s)); }
-
- private:
-  cudaGraph_t graph_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-};
-
 /// Grid sizes of the two thread layouts.
 struct layout {
   bool mt = false;
@@ -99,69 +83,34 @@ struct layout {
   }
 };
 
-/// Appends a kernel node taking `args` to `g` after `dep` (if any).
-cudaGraphNode_t add_kernel(cudaGraph_t g, cudaGraphNode_t dep, void* func, unsigned int blocks,
-                           ap::ap_args* args) {
-  cudaKernelNodeParams p{};
-  p.func = func;
-  p.gridDim = dim3(blocks > 0 ? blocks : 1);
-  p.blockDim = dim3(blocks > 0 ? threads_per_block : 1);  // 0 blocks: one thread
-  p.sharedMemBytes = 0;
-  void* params[] = {args};
-  p.kernelParams = params;
-  cudaGraphNode_t node = nullptr;
-  MATCHFLOW_CUDA_TRY(cudaGraphAddKernelNode(&node, g, dep ? &dep : nullptr, dep ? 1 : 0, &p));
-  return node;
-}
-
-/// Appends a `while` node on `handle` after `dep`; returns its body graph.
-cudaGraph_t add_while(cudaGraph_t g, cudaGraphNode_t dep, cudaGraphConditionalHandle handle,
-                      cudaGraphNode_t* node) {
-  cudaGraphNodeParams p{};
-  p.type = cudaGraphNodeTypeConditional;
-  p.conditional.handle = handle;
-  p.conditional.type = cudaGraphCondTypeWhile;
-  p.conditional.size = 1;
-  MATCHFLOW_CUDA_TRY(cudaGraphAddNode(node, g, dep ? &dep : nullptr, nullptr, dep ? 1 : 0, &p));
-  return p.conditional.phGraph_out[0];
-}
-
+/// The graph's kernels for this variant and layout (apfb_graph.cuh).
 template <bool WR, bool GRAFT>
-void build_graph(graph_owner& owner, ap::ap_args& args, const layout& lay) {
-  cudaGraph_t top = owner.graph();
-  MATCHFLOW_CUDA_TRY(
-      cudaGraphConditionalHandleCreate(&args.phase_loop, top, 1, cudaGraphCondAssignDefault));
-  // Kernel parameters are copied when a node is added, so both handles must
-  // be in `args` before the first kernel node: create the phase loop's
-  // body first, then the level loop's handle in it.
-  cudaGraphNode_t phase_node = nullptr;
-  cudaGraph_t phase_body = add_while(top, nullptr, args.phase_loop, &phase_node);
-  MATCHFLOW_CUDA_TRY(cudaGraphConditionalHandleCreate(&args.level_loop, phase_body, 1,
-                                                      cudaGraphCondAssignDefault));
+ap_shape graph_shape(const ap::ap_args& args, const layout& lay, int device) {
   const unsigned int col_blocks = lay.blocks(args.n_cols);
   const unsigned int row_blocks = lay.blocks(args.n_rows);
-  cudaGraphNode_t first = add_kernel(
-      top, nullptr, reinterpret_cast<void*>(&ap::first_init_kernel<WR, GRAFT>), col_blocks, &args);
-  MATCHFLOW_CUDA_TRY(cudaGraphAddDependencies(top, &first, &phase_node, nullptr, 1));
-  cudaGraphNode_t begin =
-      add_kernel(phase_body, nullptr, reinterpret_cast<void*>(&ap::phase_begin_kernel), 0, &args);
-  cudaGraphNode_t level_node = nullptr;
-  cudaGraph_t level_body = add_while(phase_body, begin, args.level_loop, &level_node);
-  add_kernel(level_body, nullptr, reinterpret_cast<void*>(&ap::bfs_kernel<WR, GRAFT>), col_blocks,
-             &args);
-  void* alternate = (WR && args.shortest) ? reinterpret_cast<void*>(&ap::alternate_kernel<true>)
-                                          : reinterpret_cast<void*>(&ap::alternate_kernel<false>);
-  cudaGraphNode_t alt = add_kernel(phase_body, level_node, alternate, row_blocks, &args);
+  auto kernel = [](auto* func, unsigned int blocks) {
+    return ap_kernel{reinterpret_cast<void*>(func), blocks};
+  };
+  ap_shape shape;
+  shape.device = device;
+  shape.kernels = {kernel(&ap::first_init_kernel<WR, GRAFT>, col_blocks),
+                   kernel(&ap::phase_begin_kernel, 0),
+                   kernel(&ap::bfs_kernel<WR, GRAFT>, col_blocks),
+                   (WR && args.shortest) ? kernel(&ap::alternate_kernel<true>, row_blocks)
+                                         : kernel(&ap::alternate_kernel<false>, row_blocks)};
   if (GRAFT) {
-    cudaGraphNode_t sorted = add_kernel(
-        phase_body, alt, reinterpret_cast<void*>(&ap::graft_classify_kernel), col_blocks, &args);
-    add_kernel(phase_body, sorted, reinterpret_cast<void*>(&ap::graft_apply_kernel), col_blocks,
-               &args);
+    shape.kernels.push_back(kernel(&ap::graft_classify_kernel, col_blocks));
+    shape.kernels.push_back(kernel(&ap::graft_apply_kernel, col_blocks));
   } else {
-    add_kernel(phase_body, alt, reinterpret_cast<void*>(&ap::fix_reset_kernel<WR>), col_blocks,
-               &args);
+    shape.kernels.push_back(kernel(&ap::fix_reset_kernel<WR>, col_blocks));
   }
-  owner.instantiate();
+  return shape;
+}
+
+ap_shape graph_shape(bool wr, bool graft, const ap::ap_args& args, const layout& lay, int device) {
+  if (graft) return graph_shape<true, true>(args, lay, device);
+  if (wr) return graph_shape<true, false>(args, lay, device);
+  return graph_shape<false, false>(args, lay, device);
 }
 
 /// The launch layout over the device's resident threads.
@@ -314,19 +263,14 @@ status run_ap(const matching_input& in, gpu_start start, bool apfb, const matchi
   phase_clock clock(s);
   ap_buffers buf(n_other, n_search, wr, graft);
   ap::ap_args args = make_args(searched(d, rows), buf, wr, apfb, graft, s);
-  graph_owner graph;
-  if (graft) {
-    build_graph<true, true>(graph, args, lay);
-  } else if (wr) {
-    build_graph<true, false>(graph, args, lay);
-  } else {
-    build_graph<false, false>(graph, args, lay);
-  }
+  std::unique_ptr<ap_graph> graph =
+      kept_ap_graphs::take(graph_shape(wr, graft, args, lay, options.device), args);
   stats->seconds_setup += clock.mark();
-  graph.launch(s);
+  graph->launch(s);
   ap::ap_control ctl{};
   MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(&ctl, buf.ctl.data(), sizeof(ctl), cudaMemcpyDeviceToHost, s));
   stats->seconds_solve += clock.mark();
+  kept_ap_graphs::give_back(std::move(graph));  // its launch is over
   download_matching(d, in, s, stats);
   record_search(ctl, graft, stats);
   if (ctl.error != 0) {

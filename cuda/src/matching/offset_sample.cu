@@ -1,59 +1,59 @@
-// The sample of a GPU-resident CSR's row offsets that the host's skew test
-// reads (matchflow::sample_row_offsets): the pairs (indptr[r], indptr[r+1])
-// of every step-th row, gathered by one strided copy (cudaMemcpy2DAsync:
-// `step` offsets apart on the device, packed on the host), no kernel.
+// The skew test's sample of a GPU-resident CSR
+// (matchflow::count_empty_sampled_rows): how many of rows 0, step, 2 step,
+// ... are empty (indptr[r] == indptr[r + 1]), counted by one block that
+// writes the count into pinned host memory, so the host waits for one
+// launch and copies nothing: NOTES, "The whole call from GPU memory".
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstring>
-#include <vector>
+#include <cub/block/block_reduce.cuh>
 
 #include "common/error.cuh"
+#include "common/launch.cuh"
+#include "common/pinned.cuh"
 #include "matchflow/detail/cuda_backend.hpp"
 
 namespace matchflow::cuda {
 
 namespace {
 
-/// Offset `i` of a packed host array of 4- or 8-byte offsets.
-std::int64_t offset_at(const std::vector<unsigned char>& bytes, int width, std::size_t i) {
-  if (width == 4) {
-    std::int32_t v;
-    std::memcpy(&v, bytes.data() + i * 4, 4);
-    return v;
+template <typename Offset>
+__global__ __launch_bounds__(threads_per_block) void count_empty_kernel(
+    const Offset* __restrict__ indptr, std::int64_t count, std::int64_t step, long long* empty) {
+  long long mine = 0;
+  for (std::int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+    const std::int64_t r = i * step;
+    mine += indptr[r] == indptr[r + 1];
   }
-  std::int64_t v;
-  std::memcpy(&v, bytes.data() + i * 8, 8);
-  return v;
+  using reduce = cub::BlockReduce<long long, threads_per_block>;
+  __shared__ typename reduce::TempStorage scratch;
+  const long long total = reduce(scratch).Sum(mine);
+  if (threadIdx.x == 0) *empty = total;
 }
 
 }  // namespace
 
-status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
-                          std::int64_t* starts, std::int64_t* ends) noexcept {
+status count_empty_sampled_rows(const raw_csr& g, std::int64_t step, int device,
+                                std::uintptr_t stream, std::int64_t* empty) noexcept {
   return cuda_guarded([&] {
-    const auto s = reinterpret_cast<cudaStream_t>(stream);
-    const auto width = static_cast<std::size_t>(g.offset_bytes);
-    const auto rows = static_cast<std::size_t>(g.n_rows);
-    const auto every = static_cast<std::size_t>(step);
-    const std::size_t count = (rows + every - 1) / every;
+    const std::int64_t count = (g.n_rows + step - 1) / step;
+    *empty = 0;
     if (count == 0) return status::ok;
     MATCHFLOW_CUDA_TRY(cudaSetDevice(device));
-    // step 1 reads the whole array (a pitch below the pair's width is not a 2-D copy).
-    const bool whole = every == 1;
-    std::vector<unsigned char> bytes((whole ? rows + 1 : 2 * count) * width);
-    if (whole) {
-      MATCHFLOW_CUDA_TRY(
-          cudaMemcpyAsync(bytes.data(), g.indptr, bytes.size(), cudaMemcpyDeviceToHost, s));
+    const auto s = reinterpret_cast<cudaStream_t>(stream);
+    pinned_value<long long> counted;
+    long long* out = nullptr;  // the pinned block as the device addresses it
+    MATCHFLOW_CUDA_TRY(cudaHostGetDevicePointer(reinterpret_cast<void**>(&out), counted.get(), 0));
+    if (g.offset_bytes == 4) {
+      count_empty_kernel<<<1, threads_per_block, 0, s>>>(static_cast<const std::int32_t*>(g.indptr),
+                                                         count, step, out);
     } else {
-      MATCHFLOW_CUDA_TRY(cudaMemcpy2DAsync(bytes.data(), 2 * width, g.indptr, every * width,
-                                           2 * width, count, cudaMemcpyDeviceToHost, s));
+      count_empty_kernel<<<1, threads_per_block, 0, s>>>(static_cast<const std::int64_t*>(g.indptr),
+                                                         count, step, out);
     }
+    MATCHFLOW_CUDA_CHECK_LAUNCH();
     MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
-    for (std::size_t i = 0; i < count; ++i) {
-      starts[i] = offset_at(bytes, g.offset_bytes, whole ? i : 2 * i);
-      ends[i] = offset_at(bytes, g.offset_bytes, whole ? i + 1 : 2 * i + 1);
-    }
+    *empty = *counted.get();
     return status::ok;
   });
 }

@@ -66,9 +66,9 @@ status gpu_ap_raw(const raw_csr& g, gpu_start start, bool apfb, const matching_o
                   std::uintptr_t stream, vertex_t* col4row, vertex_t* row4col,
                   matching_stats* stats) noexcept;
 
-/// matchflow::sample_row_offsets.
-status sample_row_offsets(const raw_csr& g, std::int64_t step, int device, std::uintptr_t stream,
-                          std::int64_t* starts, std::int64_t* ends) noexcept;
+/// matchflow::count_empty_sampled_rows.
+status count_empty_sampled_rows(const raw_csr& g, std::int64_t step, int device,
+                                std::uintptr_t stream, std::int64_t* empty) noexcept;
 
 /// CU-TREE (`tree` true) or CU-CLASS Hungarian (paper 001); same contract as
 /// matchflow::solve_lsap_dense.
