@@ -60,7 +60,24 @@ def check_matching() -> int:
             ok = r.cardinality == expected
             wrong += not ok
             print(f"{name:<11} {method:<9} {kw} {'ok' if ok else 'WRONG'}")
+        wrong += check_from_gpu_memory(name, g, expected)
     return wrong
+
+
+def check_from_gpu_memory(name, g, expected) -> int:
+    """`auto` on the graph as a CuPy CSR triple (the skew sample counted on
+    the device); 0 without CuPy."""
+    try:
+        import cupy
+    except ImportError:
+        return 0
+    g = sp.csr_array(g)
+    triple = (cupy.asarray(g.indptr), cupy.asarray(g.indices), g.shape)
+    r = matchflow.maximum_matching(triple)
+    cupy.cuda.get_current_stream().synchronize()
+    ok = r.cardinality == expected
+    print(f"{name:<11} auto/gpu-mem ({r.method}) {'ok' if ok else 'WRONG'}")
+    return int(not ok)
 
 
 def costs():

@@ -184,6 +184,38 @@ def test_gpu_ap_searches_from_the_stored_rows(method, shape, init):
 
 
 @pytest.mark.cuda
+@pytest.mark.parametrize("layout", ["ct", "mt"])
+def test_gpu_ap_from_threads_at_once(layout):
+    """Eight threads solving with APFB / APsB at once, each graph a size of
+    its own (the mt layout's grids then differ; the power-law ones graft):
+    each solve takes an instantiated CUDA graph of its shape or builds one,
+    and hands it back; every answer is certified."""
+    import threading
+    graphs = [_with_duplicates_unsorted((n, n + 37 * k), 3, seed=k)
+              for k, n in enumerate((900, 1500, 2500, 4000, 1200, 3000))]
+    graphs += [generators.power_law(n, degree=4.0, seed=n) for n in (20000, 30000)]  # grafting
+    expected = [scipy_cardinality(g) for g in graphs]
+    errors: list[str] = []
+
+    def work(k):
+        try:
+            for r in range(GPU_REPEATS):
+                method = ("gpu-apfb", "gpu-apsb")[(k + r) % 2]
+                for bfs in ("gpubfs-wr", "gpubfs"):
+                    res = solve(graphs[k], method, layout=layout, bfs=bfs)
+                    assert_maximum_matching(graphs[k], res, expected=expected[k])
+        except Exception as exc:  # reported below: a thread's assert does not fail the test
+            errors.append(f"graph {k}: {exc!r}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(graphs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.cuda
 def test_gpu_pr_paper_structure():
     for seed in range(60):
         check(random_graph(3000 + seed), "gpu-pr", variant="paper")
