@@ -1,13 +1,14 @@
-// What a CUDA graph shaped as APFB's costs the host (apfb_graph.cuh): its
-// build, instantiation, launch, the refresh of its kernel nodes' arguments
-// in the instantiated graph (those in the loops' bodies too: the relaunch
-// must then count 12 levels into the new buffer), its destruction, and for
-// comparison cudaMemGetInfo and 16 stream-ordered allocations of 4 MiB
-// (the default pool, whose release threshold is 0 here, unlike matchflow's).
-// The kernels are stand-ins with APFB's argument passing (one struct with
-// the two conditional handles); five rounds, the first ones warming up.
+// What APFB's CUDA graph (cuda/src/matching/apfb_graph.cuh) costs the
+// host: a new ap_graph (build and instantiate), one taken from the keep and
+// refreshed with new kernel arguments (kept_ap_graphs::take, whose relaunch
+// must then count 12 levels into the new buffer: the refresh reached the
+// nodes inside the loops' bodies), the launch, the give-back, a graph's
+// destruction, and for comparison cudaMemGetInfo.  The kernels are stand-ins
+// on the solve's argument, ap::ap_args, that drive the two loops through its
+// handles (3 phases of 4 levels); six rounds, the first ones warming up.
 //
-//     nvcc -std=c++17 -arch=sm_90 -o /tmp/graph_update_cost benchmarks/graph_update_cost.cu
+//     nvcc -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Icuda/src -Icuda/include \
+//         -Icpp/include -o /tmp/graph_update_cost benchmarks/graph_update_cost.cu
 //     /tmp/graph_update_cost
 //
 // Results: results/h200/graph-update-cost.txt.
@@ -15,148 +16,95 @@
 
 #include <chrono>
 #include <cstdio>
-struct args_t {
-  int* p;
-  int n;
-  cudaGraphConditionalHandle a, b;
-};
-__global__ void k_init(args_t x) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) x.p[0] = 3;
+#include <memory>
+
+#include "matching/apfb_graph.cuh"
+
+using namespace matchflow::cuda;
+
+namespace {
+
+// Stand-ins: counter[0] counts the phases down, counter[1] the levels up.
+__global__ void init_kernel(const ap::ap_args a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) a.bfs_array[0] = 3;
 }
-__global__ void k_begin(args_t x) { cudaGraphSetConditional(x.b, 1); }
-__global__ void k_bfs(args_t x) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    x.p[1]++;
-    cudaGraphSetConditional(x.b, x.p[1] % 4 != 0);
+__global__ void begin_kernel(const ap::ap_args a) { cudaGraphSetConditional(a.level_loop, 1); }
+__global__ void level_kernel(const ap::ap_args a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const int level = ++a.bfs_array[1];
+    cudaGraphSetConditional(a.level_loop, level % 4 != 0);
   }
 }
-__global__ void k_alt(args_t x) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) {
-    x.p[0]--;
-    cudaGraphSetConditional(x.a, x.p[0] > 0);
+__global__ void phase_end_kernel(const ap::ap_args a) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    cudaGraphSetConditional(a.phase_loop, --a.bfs_array[0] > 0);
   }
 }
-__global__ void k_fix(args_t x) {}
-#define T(e)                                         \
-  do {                                               \
-    cudaError_t r = (e);                             \
-    if (r) {                                         \
-      printf("%s: %s\n", #e, cudaGetErrorString(r)); \
-    }                                                \
-  } while (0)
-using clk = std::chrono::steady_clock;
-double us(clk::time_point a) {
-  return std::chrono::duration<double, std::micro>(clk::now() - a).count();
+__global__ void tail_kernel(const ap::ap_args) {}
+
+using clock_type = std::chrono::steady_clock;
+double us_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::micro>(clock_type::now() - t).count();
 }
-cudaGraphNode_t add_kernel(cudaGraph_t g, cudaGraphNode_t dep, void* f, unsigned b, args_t* a) {
-  cudaKernelNodeParams p{};
-  p.func = f;
-  p.gridDim = dim3(b);
-  p.blockDim = dim3(256);
-  void* params[] = {a};
-  p.kernelParams = params;
-  cudaGraphNode_t n;
-  T(cudaGraphAddKernelNode(&n, g, dep ? &dep : nullptr, dep ? 1 : 0, &p));
-  return n;
+
+ap_shape stand_in_shape() {
+  auto kernel = [](auto* func, unsigned int blocks) {
+    return ap_kernel{reinterpret_cast<void*>(func), blocks};
+  };
+  ap_shape shape;
+  shape.kernels = {kernel(&init_kernel, 256), kernel(&begin_kernel, 0), kernel(&level_kernel, 256),
+                   kernel(&phase_end_kernel, 256), kernel(&tail_kernel, 256)};
+  return shape;
 }
-cudaGraph_t add_while(cudaGraph_t g, cudaGraphNode_t dep, cudaGraphConditionalHandle h,
-                      cudaGraphNode_t* node) {
-  cudaGraphNodeParams p{};
-  p.type = cudaGraphNodeTypeConditional;
-  p.conditional.handle = h;
-  p.conditional.type = cudaGraphCondTypeWhile;
-  p.conditional.size = 1;
-  T(cudaGraphAddNode(node, g, dep ? &dep : nullptr, nullptr, dep ? 1 : 0, &p));
-  return p.conditional.phGraph_out[0];
+
+/// Runs `g` on a zeroed counter pair; returns its level count.
+int run(ap_graph& g, int* counter, cudaStream_t s) {
+  MATCHFLOW_CUDA_TRY(cudaMemsetAsync(counter, 0, 2 * sizeof(int), s));
+  g.launch(s);
+  int host[2] = {0, 0};
+  MATCHFLOW_CUDA_TRY(cudaMemcpyAsync(host, counter, sizeof(host), cudaMemcpyDeviceToHost, s));
+  MATCHFLOW_CUDA_TRY(cudaStreamSynchronize(s));
+  return host[1];
 }
-struct built {
-  cudaGraph_t g;
-  cudaGraphExec_t e;
-  cudaGraphNode_t nodes[5];
-  args_t a;
-};
-void build(built& B, int* p) {
-  T(cudaGraphCreate(&B.g, 0));
-  B.a.p = p;
-  B.a.n = 1 << 20;
-  T(cudaGraphConditionalHandleCreate(&B.a.a, B.g, 1, cudaGraphCondAssignDefault));
-  cudaGraphNode_t pn;
-  cudaGraph_t pb = add_while(B.g, nullptr, B.a.a, &pn);
-  T(cudaGraphConditionalHandleCreate(&B.a.b, pb, 1, cudaGraphCondAssignDefault));
-  B.nodes[0] = add_kernel(B.g, nullptr, (void*)k_init, 4096, &B.a);
-  T(cudaGraphAddDependencies(B.g, &B.nodes[0], &pn, nullptr, 1));
-  B.nodes[1] = add_kernel(pb, nullptr, (void*)k_begin, 1, &B.a);
-  cudaGraphNode_t ln;
-  cudaGraph_t lb = add_while(pb, B.nodes[1], B.a.b, &ln);
-  B.nodes[2] = add_kernel(lb, nullptr, (void*)k_bfs, 4096, &B.a);
-  B.nodes[3] = add_kernel(pb, ln, (void*)k_alt, 4096, &B.a);
-  B.nodes[4] = add_kernel(pb, B.nodes[3], (void*)k_fix, 4096, &B.a);
-}
+
+}  // namespace
+
 int main() {
   cudaStream_t s;
-  T(cudaStreamCreate(&s));
-  int* p;
-  T(cudaMalloc(&p, 64));
-  T(cudaMemset(p, 0, 64));
-  for (int rep = 0; rep < 5; ++rep) {
-    auto t0 = clk::now();
-    built B;
-    build(B, p);
-    double tb = us(t0);
-    t0 = clk::now();
-    T(cudaGraphInstantiate(&B.e, B.g, 0));
-    double ti = us(t0);
-    t0 = clk::now();
-    T(cudaGraphLaunch(B.e, s));
-    T(cudaStreamSynchronize(s));
-    double tl = us(t0);
-    // update params: new pointer, other grid
-    int* q;
-    T(cudaMalloc(&q, 64));
-    T(cudaMemset(q, 0, 64));
-    args_t a2 = B.a;
-    a2.p = q;
-    t0 = clk::now();
-    cudaError_t err = cudaSuccess;
-    for (int i = 0; i < 5; ++i) {
-      cudaKernelNodeParams kp{};
-      T(cudaGraphKernelNodeGetParams(B.nodes[i], &kp));
-      void* params[] = {&a2};
-      kp.kernelParams = params;
-      kp.gridDim = dim3(2048 + (i == 1 ? -2047 : 0));
-      cudaError_t r = cudaGraphExecKernelNodeSetParams(B.e, B.nodes[i], &kp);
-      if (r) {
-        err = r;
-        printf("set %d: %s\n", i, cudaGetErrorString(r));
-        cudaGetLastError();
-      }
-    }
-    double tu = us(t0);
-    t0 = clk::now();
-    T(cudaGraphLaunch(B.e, s));
-    int h[2];
-    T(cudaMemcpyAsync(h, q, 8, cudaMemcpyDeviceToHost, s));
-    T(cudaStreamSynchronize(s));
-    double tl2 = us(t0);
-    t0 = clk::now();
-    T(cudaGraphExecDestroy(B.e));
-    T(cudaGraphDestroy(B.g));
-    double td = us(t0);
-    size_t f, tt;
-    t0 = clk::now();
-    T(cudaMemGetInfo(&f, &tt));
-    double tm = us(t0);
-    t0 = clk::now();
-    void* v[16];
-    for (int i = 0; i < 16; ++i) T(cudaMallocAsync(&v[i], 1 << 22, s));
-    double ta = us(t0);
-    t0 = clk::now();
-    for (int i = 0; i < 16; ++i) T(cudaFreeAsync(v[i], s));
-    double tf = us(t0);
-    printf(
-        "build %.1f us, instantiate %.1f, launch+sync %.1f, set 5 nodes %.1f (err %d), relaunch "
-        "%.1f (q = %d %d), destroy %.1f, memGetInfo %.1f, 16 mallocAsync %.1f, 16 freeAsync %.1f\n",
-        tb, ti, tl, tu, (int)err, tl2, h[0], h[1], td, tm, ta, tf);
-    cudaFree(q);
+  MATCHFLOW_CUDA_TRY(cudaStreamCreate(&s));
+  int *first = nullptr, *second = nullptr;
+  MATCHFLOW_CUDA_TRY(cudaMalloc(&first, 2 * sizeof(int)));
+  MATCHFLOW_CUDA_TRY(cudaMalloc(&second, 2 * sizeof(int)));
+  const ap_shape shape = stand_in_shape();
+  for (int round = 0; round < 6; ++round) {
+    ap::ap_args args{};
+    args.bfs_array = first;
+    auto t = clock_type::now();
+    auto fresh = std::make_unique<ap_graph>(shape, args);
+    const double built = us_since(t);
+    const int levels = run(*fresh, first, s);
+    t = clock_type::now();
+    fresh.reset();
+    const double destroyed = us_since(t);
+
+    kept_ap_graphs::give_back(kept_ap_graphs::take(shape, args));  // one kept
+    args.bfs_array = second;
+    t = clock_type::now();
+    auto kept = kept_ap_graphs::take(shape, args);
+    const double taken = us_since(t);
+    const int kept_levels = run(*kept, second, s);
+    t = clock_type::now();
+    kept_ap_graphs::give_back(std::move(kept));
+    const double given = us_since(t);
+
+    std::size_t free_bytes = 0, total = 0;
+    t = clock_type::now();
+    MATCHFLOW_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
+    const double info = us_since(t);
+    std::printf(
+        "new graph (build + instantiate) %.1f us, destroy %.1f, kept graph taken and refreshed "
+        "%.1f, given back %.1f, cudaMemGetInfo %.1f; levels %d (new) %d (kept, new buffer)\n",
+        built, destroyed, taken, given, info, levels, kept_levels);
   }
+  return 0;
 }
