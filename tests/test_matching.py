@@ -683,8 +683,8 @@ def test_skewed_degrees_ask_for_grafting_and_the_degree_start():
 
 @pytest.mark.cuda
 def test_device_graph_of_skewed_degrees(monkeypatch):
-    """A graph in GPU memory is sampled for skew as a host one is (its offsets
-    read by one strided copy): a power-law graph under 4 edges a row gets
+    """A graph in GPU memory is sampled for skew as a host one is (its sample's
+    empty rows counted on the device): a power-law graph under 4 edges a row gets
     gpu-apfb from `auto`, the degree-ranked start, and grafting (from no
     start, its launches fit the count with grafting forced); a uniform
     random one gets gpu-pr and the row order."""

@@ -389,7 +389,8 @@ def _match_on_device(g: _darr.DeviceCSR, start: float, method: str, device,
     """`_match` for a CSR in GPU memory: solved there on the caller's stream,
     the mates returned as arrays of the caller's kind on its device (their
     copies not waited for; the cardinality is counted by the core).  The skew
-    sample, a few KiB of offsets, waits for that stream before the solve."""
+    sample (the core counts its empty rows on that stream) waits for the work
+    queued there before the solve."""
     _check_device_method(g, method, device, tuning)
     skewed = _skewed_degrees(g)  # one read of the sample, for `auto` and the core
     method = _gpu_auto_method(g, skewed) if method == "auto" else method
